@@ -1,0 +1,79 @@
+"""File helpers: atomic writes, hashing and JSON reading with errors that name the file."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from abduct.errors import AbductError, DataError
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that readers see the old file or the new one, never half."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_json(path: Path, obj: Any) -> None:
+    atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=False, allow_nan=False) + "\n")
+
+
+def atomic_write_jsonl(path: Path, records: Iterable[Any]) -> None:
+    atomic_write_text(path, "".join(json.dumps(r, allow_nan=False) + "\n" for r in records))
+
+
+def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def require_file(path: Path, what: str = "file") -> Path:
+    path = Path(path)
+    if not path.exists():
+        raise AbductError(f"{what} not found: {path}")
+    if not path.is_file():
+        raise AbductError(f"{what} is not a file: {path}")
+    return path
+
+
+def require_dir(path: Path, what: str = "directory") -> Path:
+    path = Path(path)
+    if not path.exists():
+        raise AbductError(f"{what} not found: {path}")
+    if not path.is_dir():
+        raise AbductError(f"{what} is not a directory: {path}")
+    return path
+
+
+def read_json(path: Path, what: str = "file") -> Any:
+    """Parse a JSON file; a missing file or malformed JSON becomes a one-line DataError."""
+    require_file(path, what)
+    try:
+        with open(path, encoding="utf-8-sig") as handle:
+            return json.load(handle)
+    except json.JSONDecodeError as exc:
+        raise DataError(f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})", file=path) from None
+    except UnicodeDecodeError as exc:
+        raise DataError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=path) from None

@@ -1,0 +1,255 @@
+"""Plugin discovery and the registry of named components.
+
+The plugin manager is built by a function (never at import time). Entry points in the
+``abduct`` group are loaded one by one: a plugin that fails to import, or whose hooks raise
+or return malformed records, is reported and skipped. Registrations are lazy: a record
+holds ``"module:attr"``, imported only when the component is used, so listing never
+imports torch.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata as md
+import os
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pluggy
+
+from abduct import hookspecs
+from abduct.errors import PluginError, UnknownNameError
+
+KINDS = ("dataset", "task", "scorer", "generator", "metric")
+_HOOK_FOR_KIND = {kind: f"register_{kind}s" for kind in KINDS}
+_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+_FACTORY = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+CORE_PLUGIN = "core"
+
+
+@dataclass(frozen=True)
+class Registration:
+    """A named component: ``factory`` is ``"module:attr"``, imported on first use."""
+
+    name: str
+    description: str
+    factory: str
+
+    def load(self) -> Callable[..., Any]:
+        module_name, _, attr = self.factory.partition(":")
+        obj: Any = importlib.import_module(module_name)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+        return obj  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True)
+class Component:
+    """A registration together with its kind and the plugin that provided it."""
+
+    kind: str
+    plugin: str
+    registration: Registration
+
+    @property
+    def name(self) -> str:
+        return self.registration.name
+
+    @property
+    def description(self) -> str:
+        return self.registration.description
+
+
+@dataclass
+class PluginInfo:
+    """One installed plugin as ``abduct plugins`` shows it."""
+
+    name: str
+    distribution: str | None
+    version: str | None
+    registers: dict[str, list[str]] = field(default_factory=dict)
+    error: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "distribution": self.distribution,
+            "version": self.version,
+            "registers": self.registers,
+            "error": self.error,
+        }
+
+
+def disabled_plugins() -> set[str]:
+    """Names listed in ``ABDUCT_DISABLE_PLUGINS`` (comma separated)."""
+    raw = os.environ.get("ABDUCT_DISABLE_PLUGINS", "")
+    return {part.strip() for part in raw.split(",") if part.strip()}
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}".strip().splitlines()[0]
+
+
+class Registry:
+    """All plugins and what they register, with lookups that suggest close names."""
+
+    def __init__(self, manager: pluggy.PluginManager, plugins: list[PluginInfo]) -> None:
+        self.manager = manager
+        self.plugins = plugins
+        self._components: dict[str, dict[str, Component]] = {kind: {} for kind in KINDS}
+        self._conflicts: dict[tuple[str, str], list[str]] = {}
+        self._collect()
+
+    def _collect(self) -> None:
+        by_name = {info.name: info for info in self.plugins}
+        found: dict[str, list[Component]] = {name: [] for name in by_name}
+        for kind in KINDS:
+            for impl in getattr(self.manager.hook, _HOOK_FOR_KIND[kind]).get_hookimpls():
+                info = by_name[impl.plugin_name]
+                if info.error is not None:
+                    continue
+                try:
+                    for record in impl.function() or ():
+                        comp = Component(kind, impl.plugin_name, _validate(record, impl.plugin_name, kind))
+                        found[impl.plugin_name].append(comp)
+                except Exception as exc:  # a broken plugin is reported, never fatal
+                    info.error = _describe(exc)
+        # Plugins in discovery order, so the first one installed keeps a contested name.
+        for info in self.plugins:
+            if info.error is None:
+                for comp in found[info.name]:
+                    self._add(comp, info)
+
+    def call_each(self, hook_name: str, **kwargs: Any) -> None:
+        """Call a hook on every healthy plugin; one that raises is reported, not fatal."""
+        by_name = {info.name: info for info in self.plugins}
+        for impl in getattr(self.manager.hook, hook_name).get_hookimpls():
+            info = by_name[impl.plugin_name]
+            if info.error is not None:
+                continue
+            try:
+                impl.function(**kwargs)
+            except Exception as exc:
+                info.error = _describe(exc)
+
+    def _add(self, comp: Component, info: PluginInfo) -> None:
+        table = self._components[comp.kind]
+        if comp.name in table:
+            first = table[comp.name].plugin
+            self._conflicts.setdefault((comp.kind, comp.name), [first]).append(comp.plugin)
+            info.error = (
+                f"{comp.kind} '{comp.name}' is also registered by plugin '{first}'; "
+                f"the name is refused until one of the two is removed or disabled"
+            )
+            return
+        table[comp.name] = comp
+        info.registers.setdefault(comp.kind, []).append(comp.name)
+
+    def components(self, kind: str) -> list[Component]:
+        return sorted(self._components[kind].values(), key=lambda c: c.name)
+
+    def get(self, kind: str, name: str) -> Component:
+        """The component ``name`` of ``kind``; UnknownNameError or PluginError otherwise."""
+        if (kind, name) in self._conflicts:
+            owners = " and ".join(f"'{p}'" for p in self._conflicts[(kind, name)])
+            raise PluginError(
+                f"{kind} '{name}' is registered by plugins {owners}; "
+                "uninstall one or set ABDUCT_DISABLE_PLUGINS"
+            )
+        table = self._components[kind]
+        if name not in table:
+            raise UnknownNameError(kind, name, table)
+        return table[name]
+
+    def create(self, kind: str, name: str, *args: Any, **kwargs: Any) -> Any:
+        """Import the component's factory and call it."""
+        comp = self.get(kind, name)
+        try:
+            factory = comp.registration.load()
+        except Exception as exc:
+            raise PluginError(
+                f"{kind} '{name}' from plugin '{comp.plugin}' failed to load: {_describe(exc)}"
+            ) from exc
+        return factory(*args, **kwargs)
+
+
+def _validate(record: object, plugin: str, kind: str) -> Registration:
+    if not isinstance(record, Registration):
+        raise PluginError(
+            f"plugin '{plugin}' returned {type(record).__name__} from register_{kind}s, "
+            "expected abduct.plugins.Registration"
+        )
+    if not _NAME.match(record.name):
+        raise PluginError(f"plugin '{plugin}': {kind} name '{record.name}' is not a lowercase kebab name")
+    if not _FACTORY.match(record.factory):
+        raise PluginError(
+            f"plugin '{plugin}': {kind} '{record.name}' factory '{record.factory}' is not 'module:attr'"
+        )
+    return record
+
+
+def _entry_points() -> Iterable[md.EntryPoint]:
+    return md.entry_points(group=hookspecs.PROJECT)
+
+
+def build_registry(extra_plugins: Iterable[tuple[str, object]] = ()) -> Registry:
+    """Discover plugins (built-ins, entry points, ``extra_plugins``) and build the registry."""
+    from abduct import builtins
+
+    manager = pluggy.PluginManager(hookspecs.PROJECT)
+    manager.add_hookspecs(hookspecs)
+    disabled = disabled_plugins()
+    infos: list[PluginInfo] = []
+
+    core_version = md.version("abduct-core") if _has_dist("abduct-core") else None
+    manager.register(builtins, name=CORE_PLUGIN)
+    infos.append(PluginInfo(CORE_PLUGIN, "abduct-core", core_version))
+
+    seen = {CORE_PLUGIN}
+    for ep in sorted(_entry_points(), key=lambda e: e.name):
+        if ep.name in disabled or ep.name in seen:
+            continue
+        seen.add(ep.name)
+        dist = ep.dist.name if ep.dist is not None else None
+        version = ep.dist.version if ep.dist is not None else None
+        info = PluginInfo(ep.name, dist, version)
+        infos.append(info)
+        try:
+            module = ep.load()
+            manager.register(module, name=ep.name)
+        except Exception as exc:  # reported by `abduct plugins`, never fatal
+            info.error = _describe(exc)
+    for name, module in extra_plugins:
+        if name in disabled:
+            continue
+        manager.register(module, name=name)
+        infos.append(PluginInfo(name, None, None))
+    manager.check_pending()
+    return Registry(manager, infos)
+
+
+def _has_dist(name: str) -> bool:
+    try:
+        md.version(name)
+    except md.PackageNotFoundError:
+        return False
+    return True
+
+
+_REGISTRY: Registry | None = None
+
+
+def get_registry() -> Registry:
+    """The process-wide registry, built on first use."""
+    global _REGISTRY
+    if _REGISTRY is None:
+        _REGISTRY = build_registry()
+    return _REGISTRY
+
+
+def reset_registry(registry: Registry | None = None) -> None:
+    """Forget (or replace) the process-wide registry; for tests and long-lived processes."""
+    global _REGISTRY
+    _REGISTRY = registry

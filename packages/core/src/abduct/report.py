@@ -1,0 +1,39 @@
+"""The human-readable Markdown report of a run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4f}".rstrip("0").rstrip(".") if abs(value) < 1e6 else f"{value:.4g}"
+    return str(value)
+
+
+def _flatten(metrics: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    rows: list[tuple[str, Any]] = []
+    for key, value in metrics.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            rows.extend(_flatten(value, name + "."))
+        elif isinstance(value, (int, float, str)) or value is None:
+            rows.append((name, value))
+    return rows
+
+
+def markdown_report(results: dict[str, Any]) -> str:
+    lines = [
+        f"# {results['task']} — {results['model']['spec']}",
+        "",
+        f"- data: `{results['data']['dir']}` (split `{results['split']}`)",
+        f"- seed: {results['seed']}, limit: {results['limit']}",
+        f"- wall time: {results['timings']['total_seconds']:.1f} s "
+        f"(model {results['timings']['model_seconds']:.1f} s)",
+        "",
+        "| metric | value |",
+        "|---|---|",
+    ]
+    lines += [f"| {name} | {_fmt(value)} |" for name, value in _flatten(results["metrics"])]
+    lines += ["", "Per-sample predictions: `predictions.jsonl`. Full record: `results.json`.", ""]
+    return "\n".join(lines)

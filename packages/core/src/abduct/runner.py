@@ -1,0 +1,141 @@
+"""The evaluation runner, shared by every task.
+
+``Run`` is what a task receives: the data location and settings, the scoring engine, and
+``map_units``, which runs the task's work unit by unit and appends each finished unit's
+per-sample records to a shard file with an atomic rename. A run killed at any moment and
+started again into the same output directory skips the finished units; because metrics are
+computed from the stored records, they equal an uninterrupted run's.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+
+from abduct.engine import ScoringEngine
+from abduct.errors import AbductError
+from abduct.io import atomic_write_jsonl
+from abduct.progress import progress
+
+T = TypeVar("T")
+PARTIAL_DIR = ".partial"
+FLUSH_SECONDS = 1.0
+
+
+def seed_everything(seed: int) -> None:
+    """Seed Python, NumPy and (when already imported) torch."""
+    random.seed(seed)
+    np.random.seed(seed % (2**32))
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.manual_seed(seed)
+
+
+class UnitStore:
+    """Finished units' records in ``directory/shard-NNNNNN.jsonl`` files."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.done: dict[str, list[dict[str, Any]]] = {}
+        self._pending: list[tuple[str, list[dict[str, Any]]]] = []
+        self._next = 0
+        self._last_flush = time.monotonic()
+        if directory.is_dir():
+            for shard in sorted(directory.glob("shard-*.jsonl")):
+                self._next = max(self._next, int(shard.stem.split("-")[1]) + 1)
+                with open(shard, encoding="utf-8") as handle:
+                    for line in handle:
+                        entry = json.loads(line)
+                        self.done[entry["unit"]] = entry["records"]
+
+    def add(self, unit: str, records: list[dict[str, Any]]) -> None:
+        self.done[unit] = records
+        self._pending.append((unit, records))
+        if time.monotonic() - self._last_flush >= FLUSH_SECONDS:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self._pending:
+            return
+        path = self.directory / f"shard-{self._next:06d}.jsonl"
+        atomic_write_jsonl(path, ({"unit": u, "records": r} for u, r in self._pending))
+        self._next += 1
+        self._pending = []
+        self._last_flush = time.monotonic()
+
+
+@dataclass
+class Run:
+    """Everything a task needs to evaluate a model."""
+
+    data_dir: Path
+    split: str
+    engine: ScoringEngine | None = None
+    model: object = None
+    seed: int = 0
+    limit: int | None = None
+    batch_size: int = 64
+    device: str = "cpu"
+    quiet: bool = False
+    out_dir: Path | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+    _store: UnitStore | None = field(default=None, repr=False)
+
+    def require_engine(self) -> ScoringEngine:
+        if self.engine is None:
+            raise AbductError("this task needs a scorer model (random, constant, clip, …)")
+        return self.engine
+
+    def progress(self, iterable: Iterable[T], desc: str, total: int | None = None) -> Iterator[T]:
+        return progress(iterable, desc=desc, total=total, quiet=self.quiet)
+
+    def apply_limit(self, items: Sequence[T]) -> Sequence[T]:
+        """The first ``--limit`` items (all of them without a limit)."""
+        return items if self.limit is None else items[: self.limit]
+
+    def map_units(
+        self, stage: str, units: Sequence[tuple[str, T]], fn: Callable[[T], list[dict[str, Any]]]
+    ) -> list[dict[str, Any]]:
+        """Run ``fn`` on each ``(unit_id, payload)`` and return all records in unit order.
+
+        Units finished by an earlier, interrupted run into the same ``out_dir`` are not
+        run again. Unit ids must be unique within a stage.
+        """
+        if self._store is None and self.out_dir is not None:
+            self._store = UnitStore(self.out_dir / PARTIAL_DIR)
+        store = self._store
+        results: list[dict[str, Any]] = []
+        todo = sum(1 for uid, _ in units if store is None or f"{stage}/{uid}" not in store.done)
+        bar = progress(range(todo), desc=stage, total=todo, quiet=self.quiet or todo < 2, unit="unit")
+        ticks = iter(bar)
+        start = time.perf_counter()
+        for uid, payload in units:
+            key = f"{stage}/{uid}"
+            if store is not None and key in store.done:
+                results.extend(store.done[key])
+                continue
+            records = fn(payload)
+            if store is not None:
+                store.add(key, records)
+            results.extend(records)
+            next(ticks, None)
+        for _ in ticks:  # close the bar
+            pass
+        if store is not None:
+            store.flush()
+        self.timings[stage] = self.timings.get(stage, 0.0) + time.perf_counter() - start
+        return results
+
+    def discard_partial(self) -> None:
+        if self.out_dir is not None:
+            shutil.rmtree(self.out_dir / PARTIAL_DIR, ignore_errors=True)
+        self._store = None

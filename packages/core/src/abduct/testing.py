@@ -1,0 +1,169 @@
+"""Reusable contract tests for plugin authors.
+
+Subclass a contract in your package's tests and fill in its ``make_*`` methods; pytest then
+runs every ``test_*`` method against your component::
+
+    from abduct.testing import ScorerContract
+
+    class TestMyScorer(ScorerContract):
+        def make_scorer(self):
+            return MyScorer()
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from abduct.engine import ScoringEngine
+from abduct.evaluate import EvalConfig, run_evaluation
+from abduct.plugins import Registry, build_registry
+from abduct.protocols import DualEncoder, MatrixScorer, Metric, MetricResult, Scorer, Task
+from abduct.records import Box, Region, VisualInput
+from abduct.runner import Run
+
+
+def make_images(directory: Path, count: int = 3, size: tuple[int, int] = (64, 48), seed: int = 0) -> list[Path]:
+    """Write ``count`` small random RGB JPEGs and return their paths."""
+    rng = np.random.default_rng(seed)
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for i in range(count):
+        pixels = rng.integers(0, 256, size=(size[1], size[0], 3), dtype=np.uint8)
+        path = directory / f"image_{i}.jpg"
+        Image.fromarray(pixels).save(path)
+        paths.append(path)
+    return paths
+
+
+class ScorerContract:
+    """Every scorer: right shapes, finite, deterministic; fast paths agree with ``score``."""
+
+    def make_scorer(self) -> object:
+        raise NotImplementedError
+
+    def make_visuals(self, tmp_path: Path) -> list[VisualInput]:
+        paths = make_images(tmp_path / "contract_images", 3)
+        region = Region((Box(4, 4, 20, 16),))
+        return [VisualInput(str(paths[0])), VisualInput(str(paths[1]), region), VisualInput(str(paths[2]), region)]
+
+    texts: Sequence[str] = ("a dog is waiting for its owner", "it rained recently", "someone is cooking")
+
+    def test_is_a_scorer(self) -> None:
+        assert isinstance(self.make_scorer(), (Scorer, MatrixScorer, DualEncoder))
+
+    def test_matrix_shape_finite_deterministic(self, tmp_path: Path) -> None:
+        visuals = self.make_visuals(tmp_path)
+        first = ScoringEngine(self.make_scorer(), quiet=True).score_matrix(visuals, self.texts)
+        second = ScoringEngine(self.make_scorer(), quiet=True).score_matrix(visuals, self.texts)
+        assert first.shape == (len(visuals), len(self.texts))
+        assert np.isfinite(first).all()
+        np.testing.assert_allclose(first, second, rtol=1e-5, atol=1e-6)
+
+    def test_pairs_agree_with_matrix(self, tmp_path: Path) -> None:
+        visuals = self.make_visuals(tmp_path)
+        engine = ScoringEngine(self.make_scorer(), batch_size=2, quiet=True)
+        matrix = engine.score_matrix(visuals, self.texts)
+        rows = [i for i in range(len(visuals)) for _ in self.texts]
+        cols = [j for _ in visuals for j in range(len(self.texts))]
+        pairs = engine.score_pairs([visuals[i] for i in rows], [self.texts[j] for j in cols])
+        np.testing.assert_allclose(pairs, matrix[rows, cols], rtol=1e-4, atol=1e-5)
+
+    def test_dual_encoder_embeddings_are_normalised(self, tmp_path: Path) -> None:
+        scorer = self.make_scorer()
+        if not isinstance(scorer, DualEncoder):
+            return
+        v = np.asarray(scorer.encode_visual(self.make_visuals(tmp_path)), dtype=np.float64)
+        t = np.asarray(scorer.encode_text(list(self.texts)), dtype=np.float64)
+        np.testing.assert_allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-3)
+        np.testing.assert_allclose(np.linalg.norm(t, axis=1), 1.0, atol=1e-3)
+
+
+class TaskContract:
+    """Every task: evaluates ``random`` end to end, deterministically, and resumes exactly."""
+
+    task_name: str = ""
+    model_spec: str = "random"
+
+    def make_data(self, tmp_path: Path) -> Path:
+        """Write a small dataset in the benchmark's layout and return its directory."""
+        raise NotImplementedError
+
+    def make_registry(self) -> Registry:
+        return build_registry()
+
+    def _eval(self, data: Path, out: Path, **kwargs: Any) -> dict[str, Any]:
+        config = EvalConfig(task=self.task_name, model=self.model_spec, data_dir=data, out_dir=out,
+                            quiet=True, use_cache=False, **kwargs)
+        return run_evaluation(config, self.make_registry())
+
+    def test_is_a_task(self) -> None:
+        task = self.make_registry().create("task", self.task_name)
+        assert isinstance(task, Task)
+
+    def test_eval_writes_outputs_and_is_deterministic(self, tmp_path: Path) -> None:
+        data = self.make_data(tmp_path / "data")
+        first = self._eval(data, tmp_path / "a", seed=3)
+        second = self._eval(data, tmp_path / "b", seed=3)
+        assert first["metrics"] == second["metrics"]
+        for name in ("results.json", "predictions.jsonl", "report.md"):
+            assert (tmp_path / "a" / name).is_file()
+        assert json.loads((tmp_path / "a" / "results.json").read_text())["metrics"] == first["metrics"]
+        assert not (tmp_path / "a" / ".partial").exists()
+
+    def test_resume_after_interruption_gives_same_metrics(self, tmp_path: Path) -> None:
+        data = self.make_data(tmp_path / "data")
+        registry = self.make_registry()
+        task = registry.create("task", self.task_name)
+        reference = self._eval(data, tmp_path / "ref")
+
+        class Interrupt(Exception):
+            pass
+
+        calls = {"n": 0}
+
+        def failing(payload: Any, fn: Any) -> Any:
+            calls["n"] += 1
+            if calls["n"] > 1:
+                raise Interrupt
+            return fn(payload)
+
+        out = tmp_path / "resumed"
+        original = Run.map_units
+
+        def interrupted_map_units(self: Run, stage: str, units: Any, fn: Any) -> Any:
+            return original(self, stage, units, lambda p: failing(p, fn))
+
+        Run.map_units = interrupted_map_units  # type: ignore[method-assign]
+        try:
+            self._eval(data, out)
+        except Interrupt:
+            pass
+        finally:
+            Run.map_units = original  # type: ignore[method-assign]
+        resumed = self._eval(data, out)
+        assert resumed["metrics"] == reference["metrics"]
+        assert task is not None
+
+
+class MetricContract:
+    """Every metric: corpus values are finite numbers; per-sample ids match the input."""
+
+    def make_metric(self) -> Metric:
+        raise NotImplementedError
+
+    predictions = {"a": "a man is riding a horse", "b": "two dogs play in the snow"}
+    references = {"a": ["a man rides a horse", "a person on a horse"], "b": ["dogs playing in snow"]}
+    questions: dict[str, str] | None = None
+
+    def test_result_shape(self) -> None:
+        result = self.make_metric().compute(self.predictions, self.references, self.questions)
+        assert isinstance(result, MetricResult)
+        assert result.corpus and all(np.isfinite(v) for v in result.corpus.values())
+        if result.per_sample:
+            assert set(result.per_sample) == set(self.predictions)
