@@ -118,20 +118,22 @@ class Run:
         bar = progress(range(todo), desc=stage, total=todo, quiet=self.quiet or todo < 2, unit="unit")
         ticks = iter(bar)
         start = time.perf_counter()
-        for uid, payload in units:
-            key = f"{stage}/{uid}"
-            if store is not None and key in store.done:
-                results.extend(store.done[key])
-                continue
-            records = fn(payload)
+        try:
+            for uid, payload in units:
+                key = f"{stage}/{uid}"
+                if store is not None and key in store.done:
+                    results.extend(store.done[key])
+                    continue
+                records = fn(payload)
+                if store is not None:
+                    store.add(key, records)
+                results.extend(records)
+                next(ticks, None)
+        finally:  # keep what finished, also on Ctrl-C or an error in a later unit
             if store is not None:
-                store.add(key, records)
-            results.extend(records)
-            next(ticks, None)
+                store.flush()
         for _ in ticks:  # close the bar
             pass
-        if store is not None:
-            store.flush()
         self.timings[stage] = self.timings.get(stage, 0.0) + time.perf_counter() - start
         return results
 

@@ -13,6 +13,7 @@ runs every ``test_*`` method against your component::
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,20 @@ from abduct.plugins import Registry, build_registry
 from abduct.protocols import DualEncoder, MatrixScorer, Metric, MetricResult, Scorer, Task
 from abduct.records import Box, Region, VisualInput
 from abduct.runner import Run
+
+
+def shared_data_dir() -> Path | None:
+    """The benchmarks' real annotation files (``shared/data``), found from ``$ABDUCT_SHARED_DATA``
+    or beside the current directory or one of its parents; None when absent."""
+    env = os.environ.get("ABDUCT_SHARED_DATA")
+    if env:
+        return Path(env) if Path(env).is_dir() else None
+    here = Path.cwd().resolve()
+    for folder in (here, *here.parents):
+        candidate = folder / "shared" / "data"
+        if candidate.is_dir():
+            return candidate
+    return None
 
 
 def make_images(directory: Path, count: int = 3, size: tuple[int, int] = (64, 48), seed: int = 0) -> list[Path]:
@@ -146,7 +161,9 @@ class TaskContract:
             pass
         finally:
             Run.map_units = original  # type: ignore[method-assign]
+        assert (out / ".partial").is_dir(), "an interrupted run must keep its finished units"
         resumed = self._eval(data, out)
+        assert resumed["resumed"] is True
         assert resumed["metrics"] == reference["metrics"]
         assert task is not None
 
