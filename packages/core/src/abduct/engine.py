@@ -147,7 +147,8 @@ class ScoringEngine:
             rows = np.repeat(np.arange(len(uv)), len(ut))
             cols = np.tile(np.arange(len(ut)), len(uv))
             matrix = self._score_unique_pairs(uv, ut, rows, cols).reshape(len(uv), len(ut))
-        return np.asarray(matrix, dtype=np.float64)[np.ix_(v_inv, t_inv)]
+        full: np.ndarray = np.asarray(matrix, dtype=np.float64)[np.ix_(v_inv, t_inv)]
+        return full
 
     def score_pairs(self, visuals: Sequence[VisualInput], texts: Sequence[str]) -> np.ndarray:
         """Scores of ``(visuals[i], texts[i])`` for every i."""
@@ -160,11 +161,13 @@ class ScoringEngine:
         if isinstance(self.model, DualEncoder):
             v = self.encode_visual(uv)[v_inv]
             t = self.encode_text(ut)[t_inv]
-            return np.einsum("ij,ij->i", v.astype(np.float64), t.astype(np.float64))
+            dots: np.ndarray = np.einsum("ij,ij->i", v.astype(np.float64), t.astype(np.float64))
+            return dots
         pairs, pair_inv = unique_index(list(zip(v_inv.tolist(), t_inv.tolist())))
         rows = np.array([p[0] for p in pairs])
         cols = np.array([p[1] for p in pairs])
-        return self._score_unique_pairs(uv, ut, rows, cols)[pair_inv]
+        scores: np.ndarray = self._score_unique_pairs(uv, ut, rows, cols)[pair_inv]
+        return scores
 
     def _score_unique_pairs(
         self, uv: list[VisualInput], ut: list[str], rows: np.ndarray, cols: np.ndarray

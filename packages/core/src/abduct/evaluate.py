@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -98,7 +98,6 @@ def run_evaluation(config: EvalConfig, registry: Registry | None = None) -> dict
         raise AbductError(f"--out is not a directory: {out_dir}")
     signature = _signature(config, split, fingerprint)
     resumed = _check_resume(out_dir, signature)
-    atomic_write_json(out_dir / PARTIAL_DIR / "run.json", signature)
 
     engine = None
     if isinstance(model, (Scorer, MatrixScorer, DualEncoder)):
@@ -117,6 +116,7 @@ def run_evaluation(config: EvalConfig, registry: Registry | None = None) -> dict
         device=config.device,
         quiet=config.quiet,
         out_dir=out_dir,
+        signature=signature,
     )
     evaluation = task.evaluate(model, run)
     total = time.perf_counter() - started
@@ -140,7 +140,7 @@ def run_evaluation(config: EvalConfig, registry: Registry | None = None) -> dict
             "model_seconds": engine.model_seconds if engine is not None else None,
             "stages": run.timings,
         },
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
     }
     if results["timings"]["model_seconds"] is None:
         results["timings"]["model_seconds"] = 0.0

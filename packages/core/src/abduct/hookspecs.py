@@ -1,3 +1,4 @@
+# mypy: disable-error-code="empty-body"
 """Hook specifications. Each ``register_*`` hook returns (or yields) Registration records."""
 
 from __future__ import annotations

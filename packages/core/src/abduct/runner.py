@@ -23,7 +23,7 @@ import numpy as np
 
 from abduct.engine import ScoringEngine
 from abduct.errors import AbductError
-from abduct.io import atomic_write_jsonl
+from abduct.io import atomic_write_json, atomic_write_jsonl
 from abduct.progress import progress
 
 T = TypeVar("T")
@@ -41,10 +41,12 @@ def seed_everything(seed: int) -> None:
 
 
 class UnitStore:
-    """Finished units' records in ``directory/shard-NNNNNN.jsonl`` files."""
+    """Finished units' records in ``directory/shard-NNNNNN.jsonl`` files, beside ``run.json``
+    (the run's configuration, so that only the same run resumes from them)."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, signature: dict[str, Any] | None = None) -> None:
         self.directory = directory
+        self.signature = signature
         self.done: dict[str, list[dict[str, Any]]] = {}
         self._pending: list[tuple[str, list[dict[str, Any]]]] = []
         self._next = 0
@@ -66,6 +68,9 @@ class UnitStore:
     def flush(self) -> None:
         if not self._pending:
             return
+        marker = self.directory / "run.json"
+        if self.signature is not None and not marker.exists():
+            atomic_write_json(marker, self.signature)
         path = self.directory / f"shard-{self._next:06d}.jsonl"
         atomic_write_jsonl(path, ({"unit": u, "records": r} for u, r in self._pending))
         self._next += 1
@@ -88,6 +93,7 @@ class Run:
     quiet: bool = False
     out_dir: Path | None = None
     timings: dict[str, float] = field(default_factory=dict)
+    signature: dict[str, Any] | None = None
     _store: UnitStore | None = field(default=None, repr=False)
 
     def require_engine(self) -> ScoringEngine:
@@ -111,7 +117,7 @@ class Run:
         run again. Unit ids must be unique within a stage.
         """
         if self._store is None and self.out_dir is not None:
-            self._store = UnitStore(self.out_dir / PARTIAL_DIR)
+            self._store = UnitStore(self.out_dir / PARTIAL_DIR, self.signature)
         store = self._store
         results: list[dict[str, Any]] = []
         todo = sum(1 for uid, _ in units if store is None or f"{stage}/{uid}" not in store.done)

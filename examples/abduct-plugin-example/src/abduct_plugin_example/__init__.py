@@ -1,0 +1,1 @@
+"""An example abduct plugin; read it as a template for your own."""

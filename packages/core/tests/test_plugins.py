@@ -1,0 +1,211 @@
+"""Discovery, hooks, duplicates, broken plugins and disabling."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import click
+import pytest
+
+from abduct import Registration, hookimpl, hookspecs
+from abduct.cli import main
+from abduct.errors import PluginError, UnknownNameError
+from abduct.plugins import build_registry, reset_registry
+
+
+class EveryHook:
+    """One plugin implementing every hook, so each hook is exercised below."""
+
+    @hookimpl
+    def register_datasets(self) -> Iterator[Registration]:
+        yield Registration("toy-data", "d", "toy_plugin:make_task")
+
+    @hookimpl
+    def register_tasks(self) -> Iterator[Registration]:
+        yield Registration("toy-task", "t", "toy_plugin:make_task")
+
+    @hookimpl
+    def register_scorers(self) -> Iterator[Registration]:
+        yield Registration("toy-scorer", "s", "toy_plugin:make_slow")
+
+    @hookimpl
+    def register_generators(self) -> Iterator[Registration]:
+        yield Registration("toy-generator", "g", "toy_plugin:make_slow")
+
+    @hookimpl
+    def register_metrics(self) -> Iterator[Registration]:
+        yield Registration("toy-metric", "m", "toy_plugin:make_task")
+
+    @hookimpl
+    def register_commands(self, cli: click.Group) -> None:
+        @cli.command("toy-hello")
+        def hello() -> None:
+            click.echo("hello from toy")
+
+
+TESTED_HOOKS = {
+    "register_datasets": "dataset",
+    "register_tasks": "task",
+    "register_scorers": "scorer",
+    "register_generators": "generator",
+    "register_metrics": "metric",
+    "register_commands": None,
+}
+
+
+def test_every_hook_has_a_test() -> None:
+    specs = {name for name in dir(hookspecs) if name.startswith("register_")}
+    assert specs == set(TESTED_HOOKS), f"hooks without a test: {specs - set(TESTED_HOOKS)}"
+
+
+@pytest.mark.parametrize("hook, kind", [(h, k) for h, k in TESTED_HOOKS.items() if k])
+def test_registration_hooks(hook: str, kind: str) -> None:
+    registry = build_registry(extra_plugins=[("every", EveryHook())])
+    name = {"dataset": "toy-data"}.get(kind, f"toy-{kind}")
+    comp = registry.get(kind, name)
+    assert comp.plugin == "every"
+    info = next(p for p in registry.plugins if p.name == "every")
+    assert comp.name in info.registers[kind]
+
+
+def test_register_commands_hook(capsys: pytest.CaptureFixture[str]) -> None:
+    reset_registry(build_registry(extra_plugins=[("every", EveryHook())]))
+    try:
+        assert main(["toy-hello"]) == 0
+    finally:
+        reset_registry()
+    assert "hello from toy" in capsys.readouterr().out
+
+
+def test_builtins_register_through_hooks() -> None:
+    registry = build_registry()
+    assert {c.name for c in registry.components("scorer")} >= {"random", "constant"}
+    assert registry.get("scorer", "random").plugin == "core"
+
+
+class Clash:
+    @hookimpl
+    def register_scorers(self) -> Iterator[Registration]:
+        yield Registration("random", "another random", "abduct.baselines:make_random")
+        yield Registration("fine", "unaffected", "abduct.baselines:make_constant")
+
+
+def test_duplicate_names_are_refused_naming_both_plugins() -> None:
+    registry = build_registry(extra_plugins=[("clash", Clash())])
+    with pytest.raises(PluginError) as err:
+        registry.get("scorer", "random")
+    assert "'core'" in str(err.value) and "'clash'" in str(err.value)
+    clash = next(p for p in registry.plugins if p.name == "clash")
+    assert clash.error is not None and "core" in clash.error
+    assert registry.get("scorer", "constant").plugin == "core"
+
+
+class RaisingHook:
+    @hookimpl
+    def register_tasks(self) -> Iterator[Registration]:
+        raise RuntimeError("boom in hook")
+
+
+class Malformed:
+    @hookimpl
+    def register_metrics(self) -> list[object]:
+        return [{"name": "not-a-record"}]
+
+
+class BadName:
+    @hookimpl
+    def register_metrics(self) -> list[Registration]:
+        return [Registration("Bad Name", "x", "a:b")]
+
+
+@pytest.mark.parametrize(
+    "plugin, expected",
+    [(RaisingHook(), "boom in hook"), (Malformed(), "expected abduct.plugins.Registration"), (BadName(), "kebab")],
+)
+def test_broken_hooks_are_reported_not_fatal(plugin: object, expected: str) -> None:
+    registry = build_registry(extra_plugins=[("broken", plugin)])
+    info = next(p for p in registry.plugins if p.name == "broken")
+    assert info.error is not None and expected in info.error
+    assert registry.get("scorer", "random")
+
+
+def test_unknown_name_suggests() -> None:
+    with pytest.raises(UnknownNameError) as err:
+        build_registry().get("scorer", "randon")
+    assert "did you mean 'random'" in str(err.value)
+
+
+def test_lazy_factory_error_is_reported() -> None:
+    class Lazy:
+        @hookimpl
+        def register_scorers(self) -> list[Registration]:
+            return [Registration("ghost", "missing module", "no_such_module_xyz:make")]
+
+    registry = build_registry(extra_plugins=[("lazy", Lazy())])
+    with pytest.raises(PluginError, match="failed to load.*no_such_module_xyz"):
+        registry.create("scorer", "ghost")
+
+
+def _fake_distribution(site: Path, dist: str, module: str, body: str) -> None:
+    """An installed distribution with an `abduct` entry point, as pip would lay it out."""
+    (site / f"{module}.py").write_text(textwrap.dedent(body))
+    info = site / f"{dist.replace('-', '_')}-0.3.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.3\n")
+    (info / "entry_points.txt").write_text(f"[abduct]\n{module} = {module}\n")
+
+
+BROKEN_BODY = "raise ImportError('this plugin needs a library that is not installed')\n"
+GOOD_BODY = """
+    from abduct import Registration, hookimpl
+
+    @hookimpl
+    def register_scorers():
+        return [Registration("third-party", "a third-party scorer", "abduct.baselines:make_constant")]
+"""
+
+
+def _run_cli(site: Path, *args: str, env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    import os
+
+    env = {**os.environ, "PYTHONPATH": str(site), **(env_extra or {})}
+    return subprocess.run([sys.executable, "-m", "abduct.cli", *args], capture_output=True, text=True, env=env)
+
+
+def test_entry_point_plugins_broken_and_good(tmp_path: Path) -> None:
+    _fake_distribution(tmp_path, "abduct-broken", "broken_plugin", BROKEN_BODY)
+    _fake_distribution(tmp_path, "abduct-good", "good_plugin", GOOD_BODY)
+    listing = _run_cli(tmp_path, "plugins", "--json")
+    assert listing.returncode == 0, listing.stderr
+    plugins = {p["name"]: p for p in json.loads(listing.stdout)}
+    assert "needs a library that is not installed" in plugins["broken_plugin"]["error"]
+    assert plugins["broken_plugin"]["version"] == "0.3"
+    assert plugins["good_plugin"]["error"] is None
+    assert plugins["good_plugin"]["registers"] == {"scorer": ["third-party"]}
+    models = _run_cli(tmp_path, "models", "--json")
+    assert models.returncode == 0
+    assert "third-party" in {m["name"] for m in json.loads(models.stdout)}
+    human = _run_cli(tmp_path, "plugins")
+    assert "ERROR: ImportError" in human.stdout
+
+
+def test_disable_plugins_env(tmp_path: Path) -> None:
+    _fake_distribution(tmp_path, "abduct-good", "good_plugin", GOOD_BODY)
+    result = _run_cli(tmp_path, "models", "--json", env_extra={"ABDUCT_DISABLE_PLUGINS": "good_plugin, other"})
+    assert "third-party" not in {m["name"] for m in json.loads(result.stdout)}
+    assert "good_plugin" not in {p["name"] for p in json.loads(_run_cli(tmp_path, "plugins", "--json", env_extra={"ABDUCT_DISABLE_PLUGINS": "good_plugin"}).stdout)}
+
+
+def test_core_import_is_light() -> None:
+    code = (
+        "import sys, abduct, abduct.cli, abduct.evaluate, abduct.testing;"
+        "from abduct.plugins import build_registry; build_registry();"
+        "heavy = [m for m in ('torch', 'open_clip', 'transformers') if m in sys.modules];"
+        "assert not heavy, heavy"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
