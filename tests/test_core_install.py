@@ -1,0 +1,58 @@
+"""The core on its own, the example plugin, and a broken third-party plugin, through the real CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import abduct
+
+
+def test_fresh_venv_with_only_the_core(tmp_path: Path, root: Path) -> None:
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q"]
+    subprocess.run([*pip, str(root / "packages" / "core")], check=True)
+    listing = subprocess.run([str(venv / "bin" / "abduct"), "plugins", "--json"], capture_output=True, text=True, check=True)
+    plugins = json.loads(listing.stdout)
+    assert [p["name"] for p in plugins] == ["core"]
+    assert plugins[0]["registers"] == {"scorer": ["random", "constant"]} and plugins[0]["error"] is None
+    probe = "import sys, abduct, abduct.cli; assert 'torch' not in sys.modules; print('light')"
+    assert subprocess.run([str(venv / "bin" / "python"), "-c", probe], capture_output=True, text=True, check=True).stdout.strip() == "light"
+
+
+def test_every_installed_plugin_loads_without_torch() -> None:
+    plugins = json.loads(abduct("plugins", "--json").stdout)
+    assert all(p["error"] is None for p in plugins), plugins
+    code = "import sys; from abduct.plugins import build_registry; build_registry(); assert 'torch' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_example_plugin_through_the_cli(tmp_path: Path) -> None:
+    assert "example-colors" in {t["name"] for t in json.loads(abduct("tasks", "--json").stdout)}
+    assert abduct("example", "make-data", "--out", str(tmp_path / "d"), "--items", "16").returncode == 0
+    run = abduct("eval", "example-colors", "--model", "example-color", "--data", str(tmp_path / "d"),
+                 "--out", str(tmp_path / "o"), "--quiet", "--no-cache")
+    assert run.returncode == 0, run.stderr
+    assert json.loads((tmp_path / "o" / "results.json").read_text())["metrics"]["accuracy"] == 100.0
+    key = tmp_path / "d" / "answers.json"
+    scored = abduct("score", "example-colors", "--predictions", str(key), "--answer-key", str(key), "--json")
+    assert json.loads(scored.stdout) == {"accuracy": 100.0}
+
+
+def test_broken_third_party_plugin_is_listed_and_harmless(tmp_path: Path) -> None:
+    (tmp_path / "exploding.py").write_text("raise RuntimeError('exploding plugin')\n")
+    info = tmp_path / "abduct_exploding-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: abduct-exploding\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[abduct]\nexploding = exploding\n")
+    env = {"PYTHONPATH": str(tmp_path)}
+    plugins = {p["name"]: p for p in json.loads(abduct("plugins", "--json", env=env).stdout)}
+    assert plugins["exploding"]["error"] == "RuntimeError: exploding plugin"
+    assert plugins["exploding"]["version"] == "1.0"
+    assert abduct("tasks", env=env).returncode == 0
+    bad = abduct("eval", "example-colours", "--model", "random", "--data", ".", "--out", str(tmp_path / "x"), env=env)
+    assert bad.returncode == 2 and "did you mean 'example-colors'" in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1
