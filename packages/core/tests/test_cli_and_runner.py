@@ -93,7 +93,28 @@ def test_list_commands_json(toy_registry: Registry, capsys: pytest.CaptureFixtur
     assert main(["models", "--json"]) == 0
     assert {"random", "constant", "slow-random"} <= {m["name"] for m in json.loads(capsys.readouterr().out)}
     assert main(["metrics", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out) == []
+    assert all({"name", "plugin", "description"} <= set(m) for m in json.loads(capsys.readouterr().out))
+
+
+def test_command_exit_codes_pass_through(capsys: pytest.CaptureFixture[str]) -> None:
+    import click
+
+    from abduct import hookimpl
+    from abduct.plugins import build_registry, reset_registry
+
+    class Exits:
+        @hookimpl
+        def register_commands(self, cli: click.Group) -> None:
+            @cli.command("exits-3")
+            @click.pass_context
+            def exits(ctx: click.Context) -> None:
+                ctx.exit(3)
+
+    reset_registry(build_registry(extra_plugins=[("exits", Exits())]))
+    try:
+        assert main(["exits-3"]) == 3
+    finally:
+        reset_registry()
 
 
 def _killable_run(data: str, out: str) -> None:

@@ -151,7 +151,7 @@ def build_cli() -> click.Group:
 def main(argv: list[str] | None = None) -> int:
     """Entry point: user errors print one line and exit 2, never a traceback."""
     try:
-        build_cli().main(args=argv, prog_name="abduct", standalone_mode=False)
+        returned = build_cli().main(args=argv, prog_name="abduct", standalone_mode=False)
     except AbductError as exc:
         click.echo(f"error: {exc}", err=True)
         return 2
@@ -165,7 +165,8 @@ def main(argv: list[str] | None = None) -> int:
         return int(exc.exit_code)
     except BrokenPipeError:
         return 0
-    return 0
+    # Without standalone mode, click hands back a command's `ctx.exit(code)` as the return value.
+    return returned if isinstance(returned, int) else 0
 
 
 if __name__ == "__main__":

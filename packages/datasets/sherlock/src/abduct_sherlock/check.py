@@ -1,0 +1,75 @@
+"""``abduct sherlock check``: every problem of a data directory, without running a model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PIL import Image
+
+from abduct.errors import AbductError, DataError
+from abduct_sherlock.keys import ComparisonKey, LocalizationKey, RetrievalKey
+from abduct_sherlock.layout import ANNOTATION_FILES, AUTOBOX_FILE, ImageRoots, leaderboard_dir
+from abduct_sherlock.loader import load_annotation_file
+from abduct_sherlock.proposals import read_proposals
+
+
+def _image_problem(path: Path, width: int, height: int) -> str | None:
+    if not path.is_file():
+        return f"missing image {path}"
+    try:
+        with Image.open(path) as img:
+            size = img.size
+            img.verify()
+    except Exception as exc:  # any decoder error means unreadable
+        return f"unreadable image {path} ({type(exc).__name__}: {exc})"
+    if size != (width, height):
+        return f"image {path} is {size[0]}x{size[1]}, the annotation says {width}x{height}"
+    return None
+
+
+def check_data(data_dir: Path, vg_root: Path | None = None, vcr_root: Path | None = None, images: bool = True) -> list[str]:
+    """Problems found: schema problems of every record, missing or unreadable images (or a
+    size different from the recorded one), malformed leaderboard files."""
+    data_dir = Path(data_dir)
+    if not data_dir.is_dir():
+        raise AbductError(f"data directory not found: {data_dir}")
+    roots = ImageRoots.for_data_dir(data_dir, vg_root, vcr_root)
+    problems: list[str] = []
+    found_any = False
+    checked: set[str] = set()
+    for split, names in ANNOTATION_FILES.items():
+        for name in names:
+            path = data_dir / name
+            if not path.is_file():
+                continue
+            found_any = True
+            try:
+                report = load_annotation_file(path, roots, need_split_idx=split == "val", skip_invalid=True)
+            except DataError as exc:
+                problems.append(str(exc))
+                continue
+            problems.extend(str(e) for e in report.skipped)
+            for inst in report.instances:
+                if images and inst.image_path not in checked:
+                    checked.add(inst.image_path)
+                    issue = _image_problem(Path(inst.image_path), inst.width, inst.height)
+                    if issue:
+                        problems.append(f"{path.name}: {issue} (instance {inst.instance_id})")
+    if not found_any:
+        problems.append(f"no Sherlock annotation file in {data_dir} (expected {ANNOTATION_FILES['val'][0]} "
+                        f"and/or {ANNOTATION_FILES['train'][0]})")
+    if (data_dir / AUTOBOX_FILE).is_file():
+        _try(problems, lambda: read_proposals(data_dir / AUTOBOX_FILE))
+    for task, reader in (("retrieval", RetrievalKey.read), ("localization", LocalizationKey.read),
+                         ("comparison", ComparisonKey.read)):
+        folder = leaderboard_dir(data_dir, "val", task)
+        for key_file in sorted(folder.glob("*_answer_key.json")) if folder.is_dir() else []:
+            _try(problems, lambda f=key_file, r=reader: r(f))
+    return problems
+
+
+def _try(problems: list[str], fn: object) -> None:
+    try:
+        fn()  # type: ignore[operator]
+    except AbductError as exc:
+        problems.append(str(exc))

@@ -1,0 +1,241 @@
+"""The three Sherlock tasks: retrieval, localization and comparison.
+
+Each evaluates a scorer on a data directory in the released layout (``layout.py``) through
+the runner's resumable units and computes its metrics from the stored per-unit records, and
+scores official-format prediction files (``score_files``) exactly like the leaderboard.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from abduct.errors import AbductError
+from abduct.protocols import Evaluation
+from abduct.records import Region, VisualInput
+from abduct.runner import Run
+from abduct_sherlock import metrics
+from abduct_sherlock.build import group_by_image, region_iou
+from abduct_sherlock.keys import (
+    AutoImage,
+    ComparisonKey,
+    GTImage,
+    LocalizationKey,
+    RetrievalKey,
+    auto_image,
+    source_result,
+)
+from abduct_sherlock.layout import AUTOBOX_FILE, ImageRoots, annotation_file, leaderboard_files
+from abduct_sherlock.leaderboard import LeaderboardRow, read_instances
+from abduct_sherlock.loader import load_instances
+from abduct_sherlock.predictions import load_predictions
+from abduct_sherlock.records import SherlockInstance
+from abduct_sherlock.scoring import score_rows
+
+
+def _check_split(run: Run) -> None:
+    if run.split != "val":
+        raise AbductError(f"Sherlock tasks evaluate the validation split (public answer keys), not '{run.split}'")
+
+
+class RetrievalTask:
+    """Per validation chunk: im->txt and txt->im mean rank and P@1, averaged over chunks."""
+
+    default_split = "val"
+
+    def evaluate(self, model: object, run: Run) -> Evaluation:
+        _check_split(run)
+        engine = run.require_engine()
+        instances = load_instances(run.data_dir, run.split)
+        chunks: dict[int, list[SherlockInstance]] = {}
+        for inst in instances:
+            assert inst.split_idx is not None
+            chunks.setdefault(inst.split_idx, []).append(inst)
+        units = run.apply_limit([(f"chunk-{k}", (k, chunks[k])) for k in sorted(chunks)])
+
+        def score_chunk(payload: tuple[int, list[SherlockInstance]]) -> list[dict[str, Any]]:
+            k, members = payload
+            sim = engine.score_matrix([m.visual for m in members], [m.inference for m in members])
+            im2txt, txt2im = metrics.diagonal_ranks(sim)
+            return [
+                {"instance_id": m.instance_id, "split_idx": k, "im2txt_rank": float(a), "txt2im_rank": float(b),
+                 "score": float(sim[i, i])}
+                for i, (m, a, b) in enumerate(zip(members, im2txt, txt2im))
+            ]
+
+        records = run.map_units("retrieval", units, score_chunk)
+        per_chunk: dict[int, dict[str, float]] = {}
+        for k in sorted({r["split_idx"] for r in records}):
+            rows = [r for r in records if r["split_idx"] == k]
+            values = metrics.retrieval_metrics(np.array([r["im2txt_rank"] for r in rows]),
+                                               np.array([r["txt2im_rank"] for r in rows]))
+            per_chunk[k] = {**values, "n": len(rows)}
+        names = ("im2txt", "txt2im", "p_at_1")
+        result: dict[str, Any] = {n: float(np.mean([c[n] for c in per_chunk.values()])) for n in names}
+        result.update(chunks=len(per_chunk), instances=len(records),
+                      chance_mean_rank=float(np.mean([(c["n"] + 1) / 2 for c in per_chunk.values()])))
+        details = {"per_chunk": {str(k): v for k, v in per_chunk.items()}}
+        return Evaluation(result, records, [annotation_file(run.data_dir, run.split)], details)
+
+    def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, float]:
+        key = RetrievalKey.read(answer_key)
+        scores = load_predictions(predictions, set(key.test_ids), instance_ids)
+        return key.score(scores)
+
+
+# -- localization ---------------------------------------------------------------------------
+class _ImageUnit:
+    """One image's GT and auto-box rows to score, with how to read the accuracies off them."""
+
+    def __init__(self, image: str) -> None:
+        self.image = image
+        self.visuals: list[VisualInput] = []
+        self.texts: list[str] = []
+        self.ids: list[str] = []
+        self.gt: GTImage | None = None
+        self.auto: AutoImage | None = None
+
+    def add(self, tid: str, visual: VisualInput, text: str) -> None:
+        self.ids.append(tid)
+        self.visuals.append(visual)
+        self.texts.append(text)
+
+
+def _units_from_leaderboard(data_dir: Path, files: dict[str, Path]) -> list[_ImageUnit]:
+    key = LocalizationKey.read(files["answer_key"])
+    rows = {r.test_id: r for r in read_instances(files["instances"], ImageRoots.for_data_dir(data_dir))}
+    units: dict[str, _ImageUnit] = {}
+
+    def unit(image: str) -> _ImageUnit:
+        return units.setdefault(image, _ImageUnit(image))
+
+    def add(u: _ImageUnit, tid: str) -> None:
+        if tid not in rows:
+            raise AbductError(f"{files['instances']}: test id {tid} of the answer key has no instance row")
+        u.add(tid, rows[tid].visual, rows[tid].inference)
+
+    for g in key.gt:
+        u = unit(g.image)
+        u.gt = g
+        for tid in g.cells:
+            add(u, tid)
+    for a in key.auto:
+        u = unit(a.image)
+        u.auto = a
+        for entries in a.inferences.values():
+            for tid, _ in entries:
+                add(u, tid)
+    return list(units.values())
+
+
+def _units_from_annotations(data_dir: Path, split: str) -> list[_ImageUnit]:
+    """GT rows from the annotation file (every box x every inference of an image) and, when
+    ``sherlock_val_autoboxes.json`` exists, auto rows (every proposal x every inference)."""
+    from abduct_sherlock.proposals import read_proposals
+
+    instances = load_instances(data_dir, split)
+    proposal_file = Path(data_dir) / AUTOBOX_FILE
+    proposals = read_proposals(proposal_file) if proposal_file.is_file() else {}
+    units = []
+    for url, group in group_by_image(instances).items():
+        u = _ImageUnit(url)
+        u.gt = GTImage(url, len(group))
+        for i, box_owner in enumerate(group):
+            for j, inf_owner in enumerate(group):
+                tid = f"gt/{i}/{j}"
+                u.gt.cells[tid] = (i, j)
+                u.add(tid, box_owner.visual, inf_owner.inference)
+        if proposals.get(url):
+            u.auto = AutoImage(url)
+            for j, inf_owner in enumerate(group):
+                entries = u.auto.inferences.setdefault(inf_owner.instance_id, [])
+                for p, box in enumerate(proposals[url]):
+                    tid = f"auto/{p}/{j}"
+                    entries.append((tid, region_iou(box, inf_owner.region)))
+                    u.add(tid, VisualInput(inf_owner.image_path, Region((box,))), inf_owner.inference)
+        units.append(u)
+    return units
+
+
+class LocalizationTask:
+    """GT boxes (one-to-one lapjv assignment per image) and auto boxes (best proposal, IoU > 0.5)."""
+
+    default_split = "val"
+
+    def evaluate(self, model: object, run: Run) -> Evaluation:
+        _check_split(run)
+        engine = run.require_engine()
+        files = leaderboard_files(run.data_dir, run.split, "localization")
+        if files["answer_key"].is_file() and files["instances"].is_file():
+            units = _units_from_leaderboard(run.data_dir, files)
+            source, data_files = "leaderboard", [files["instances"], files["answer_key"]]
+        else:
+            units = _units_from_annotations(run.data_dir, run.split)
+            source, data_files = "annotations", [annotation_file(run.data_dir, run.split)]
+            if (run.data_dir / AUTOBOX_FILE).is_file():
+                data_files.append(run.data_dir / AUTOBOX_FILE)
+        selected = run.apply_limit(units)
+
+        def score_image(u: _ImageUnit) -> list[dict[str, Any]]:
+            scores = dict(zip(u.ids, score_rows(engine, u.visuals, u.texts).tolist()))
+            record: dict[str, Any] = {"image": u.image}
+            if u.gt is not None:
+                record["gt_accuracy"] = metrics.gt_accuracy(u.gt.matrix(scores))
+                record["boxes"] = u.gt.size
+            if u.auto is not None:
+                record["auto_accuracy"], record["auto_oracle"] = auto_image(u.auto, scores)
+            return [record]
+
+        records = run.map_units("localization", [(f"{i}:{u.image}", u) for i, u in enumerate(selected)], score_image)
+        result: dict[str, Any] = {}
+        for name in ("gt_accuracy", "auto_accuracy", "auto_oracle"):
+            values = [r[name] for r in records if name in r]
+            if values:
+                result[name] = metrics.macro_percent(values)
+        result["images"] = len(records)
+        return Evaluation(result, records, data_files, {"source": source})
+
+    def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, float]:
+        key = LocalizationKey.read(answer_key)
+        scores = load_predictions(predictions, key.test_ids, instance_ids)
+        return key.score(scores)
+
+
+# -- comparison -----------------------------------------------------------------------------
+class ComparisonTask:
+    """Pairwise accuracy against two annotators' Likert judgments, with human and oracle figures."""
+
+    default_split = "val"
+    sources_per_unit = 8
+
+    def evaluate(self, model: object, run: Run) -> Evaluation:
+        _check_split(run)
+        engine = run.require_engine()
+        files = leaderboard_files(run.data_dir, run.split, "comparison")
+        key = ComparisonKey.read(files["answer_key"])
+        rows = {r.test_id: r for r in read_instances(files["instances"], ImageRoots.for_data_dir(run.data_dir))}
+        for source in key.sources:
+            for tid, _, _ in source.candidates:
+                if tid not in rows:
+                    raise AbductError(f"{files['instances']}: test id {tid} of the answer key has no instance row")
+        sources = run.apply_limit(key.sources)
+        batches = [sources[i : i + self.sources_per_unit] for i in range(0, len(sources), self.sources_per_unit)]
+
+        def score_batch(batch: Sequence[Any]) -> list[dict[str, Any]]:
+            tids = [t for s in batch for t, _, _ in s.candidates]
+            chosen: list[LeaderboardRow] = [rows[t] for t in tids]
+            scores = dict(zip(tids, score_rows(engine, [r.visual for r in chosen], [r.inference for r in chosen]).tolist()))
+            return [{"source": s.input_iid, "candidates": len(s.candidates), **source_result(s, scores)} for s in batch]
+
+        records = run.map_units("comparison", [(b[0].input_iid, b) for b in batches], score_batch)
+        result: dict[str, Any] = {n: metrics.macro_percent([r[n] for r in records]) for n in ("accuracy", "human", "oracle")}
+        result["sources"] = len(records)
+        return Evaluation(result, records, [files["instances"], files["answer_key"]])
+
+    def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, float]:
+        key = ComparisonKey.read(answer_key)
+        scores = load_predictions(predictions, key.test_ids, instance_ids)
+        return key.score(scores)
