@@ -1,0 +1,141 @@
+"""COCO caption metrics on pycocoevalcap: BLEU-1..4, METEOR, ROUGE-L and CIDEr-D.
+
+All sentences of an evaluation (predictions and references) go through the PTB tokenizer in
+one Java call; the tokenised strings are then handed to pycocoevalcap's own scorers, so the
+values are theirs. Corpus values are what pycocoevalcap reports; per-sample values are its
+per-image scores. ``info["mean_per_sample"]`` holds the mean of the per-sample values, the
+figure VAR reports for METEOR, ROUGE-L and CIDEr (for ROUGE-L and CIDEr it equals the corpus
+value; for METEOR the corpus value is METEOR's own aggregate; BLEU stays corpus-level).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from pycocoevalcap.bleu.bleu import Bleu
+from pycocoevalcap.cider.cider import Cider
+from pycocoevalcap.meteor.meteor import Meteor
+from pycocoevalcap.rouge.rouge import Rouge
+
+from abduct.errors import AbductError
+from abduct.protocols import MetricResult
+from abduct_metrics._ptb import clean_non_ascii as _clean
+from abduct_metrics._ptb import ptb_tokenize
+from abduct_metrics.inputs import validate_inputs
+from abduct_metrics.java import require_java
+
+COCO_METRICS = ("bleu", "meteor", "rouge-l", "cider")
+Tokenised = dict[str, list[str]]
+
+
+def tokenize_all(
+    predictions: Mapping[str, str], references: Mapping[str, Sequence[str]], clean_non_ascii: bool = False
+) -> tuple[Tokenised, Tokenised]:
+    """``(gts, res)`` in pycocoevalcap's shape, from a single tokenizer call."""
+    ids = list(predictions)
+    sentences = [predictions[k] for k in ids] + [r for k in ids for r in references[k]]
+    if clean_non_ascii:
+        sentences = [_clean(s) for s in sentences]
+    tokens = ptb_tokenize(sentences)
+    res = {k: [tokens[i]] for i, k in enumerate(ids)}
+    gts: Tokenised = {}
+    cursor = len(ids)
+    for k in ids:
+        n = len(references[k])
+        gts[k] = tokens[cursor:cursor + n]
+        cursor += n
+    return gts, res
+
+
+def _bleu(gts: Tokenised, res: Tokenised) -> tuple[dict[str, float], list[dict[str, float]]]:
+    corpus, per_n = Bleu(4).compute_score(gts, res, verbose=0)
+    names = [f"bleu_{n}" for n in range(1, 5)]
+    per_sample = [{name: float(per_n[j][i]) for j, name in enumerate(names)} for i in range(len(res))]
+    return {name: float(v) for name, v in zip(names, corpus)}, per_sample
+
+
+def _meteor(gts: Tokenised, res: Tokenised) -> tuple[dict[str, float], list[dict[str, float]]]:
+    scorer = Meteor()
+    try:
+        corpus, scores = scorer.compute_score(gts, res)
+    except ValueError as exc:  # the jar answered with something that is not a number
+        raise AbductError(f"METEOR (Java) failed: {exc}") from exc
+    finally:
+        scorer.meteor_p.stdin.close()
+        scorer.meteor_p.kill()
+        scorer.meteor_p.wait()
+    return {"meteor": float(corpus)}, [{"meteor": float(s)} for s in scores]
+
+
+def _rouge(gts: Tokenised, res: Tokenised) -> tuple[dict[str, float], list[dict[str, float]]]:
+    corpus, scores = Rouge().compute_score(gts, res)
+    return {"rouge_l": float(corpus)}, [{"rouge_l": float(s)} for s in scores]
+
+
+def _cider(gts: Tokenised, res: Tokenised) -> tuple[dict[str, float], list[dict[str, float]]]:
+    corpus, scores = Cider().compute_score(gts, res)
+    return {"cider": float(corpus)}, [{"cider": float(s)} for s in scores]
+
+
+_SCORERS = {"bleu": _bleu, "meteor": _meteor, "rouge-l": _rouge, "cider": _cider}
+
+
+class CocoCaptionMetric:
+    """One or more of ``bleu``, ``meteor``, ``rouge-l``, ``cider`` over one tokenisation.
+
+    A task needing several (e.g. BLEU-4 and CIDEr) builds one object with all of them, so the
+    tokenizer runs once per evaluation.
+    """
+
+    def __init__(self, metrics: Iterable[str] = COCO_METRICS, clean_non_ascii: bool = False) -> None:
+        self.metrics = tuple(metrics)
+        unknown = [m for m in self.metrics if m not in _SCORERS]
+        if unknown or not self.metrics:
+            raise AbductError(f"unknown COCO metric(s) {unknown}; choose from {', '.join(COCO_METRICS)}")
+        self.clean_non_ascii = bool(clean_non_ascii)
+
+    def compute(
+        self,
+        predictions: Mapping[str, str],
+        references: Mapping[str, Sequence[str]],
+        questions: Mapping[str, str] | None = None,
+    ) -> MetricResult:
+        require_java()
+        pred, refs, _ = validate_inputs(predictions, references, questions)
+        gts, res = tokenize_all(pred, refs, self.clean_non_ascii)
+        corpus: dict[str, float] = {}
+        per_sample: dict[str, dict[str, float]] = {k: {} for k in pred}
+        for name in self.metrics:
+            values, rows = _SCORERS[name](gts, res)
+            corpus.update(values)
+            for key, row in zip(pred, rows):
+                per_sample[key].update(row)
+        keys = next(iter(per_sample.values())).keys()
+        info: dict[str, Any] = {
+            "tokenizer": "ptb (pycocoevalcap, stanford-corenlp-3.4.1, one call)",
+            "clean_non_ascii": self.clean_non_ascii,
+            "mean_per_sample": {k: float(np.mean([row[k] for row in per_sample.values()])) for k in keys},
+        }
+        return MetricResult(corpus, per_sample, info)
+
+
+def make_bleu(*, clean_non_ascii: bool = False) -> CocoCaptionMetric:
+    """BLEU-1..4, pycocoevalcap ("closest" reference length), corpus level."""
+    return CocoCaptionMetric(("bleu",), clean_non_ascii)
+
+
+def make_meteor(*, clean_non_ascii: bool = False) -> CocoCaptionMetric:
+    """METEOR 1.5 (Java), pycocoevalcap."""
+    return CocoCaptionMetric(("meteor",), clean_non_ascii)
+
+
+def make_rouge_l(*, clean_non_ascii: bool = False) -> CocoCaptionMetric:
+    """ROUGE-L (beta 1.2), pycocoevalcap."""
+    return CocoCaptionMetric(("rouge-l",), clean_non_ascii)
+
+
+def make_cider(*, clean_non_ascii: bool = False) -> CocoCaptionMetric:
+    """CIDEr-D (pycocoevalcap's ``Cider``), document frequencies from the given references."""
+    return CocoCaptionMetric(("cider",), clean_non_ascii)

@@ -1,0 +1,196 @@
+"""COCO caption metrics equal pycocoevalcap run directly (its tokenizer and scorers)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from pycocoevalcap.bleu.bleu import Bleu
+from pycocoevalcap.cider.cider import Cider
+from pycocoevalcap.meteor.meteor import Meteor
+from pycocoevalcap.rouge.rouge import Rouge
+from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
+
+from abduct.cli import main
+from abduct.errors import AbductError
+from abduct.testing import MetricContract
+from abduct_metrics import _coco
+from abduct_metrics._coco import CocoCaptionMetric, make_bleu, make_cider, make_meteor, make_rouge_l
+from abduct_metrics._ptb import ptb_tokenize
+
+TOL = 1e-9
+
+
+def direct(predictions: dict[str, str], references: dict[str, list[str]]) -> dict:
+    """The pycocoevalcap pipeline as COCOEvalCap runs it: tokenize gts and res, then score."""
+    tokenizer = PTBTokenizer()
+    gts = tokenizer.tokenize({k: [{"caption": r} for r in references[k]] for k in predictions})
+    res = tokenizer.tokenize({k: [{"caption": predictions[k]}] for k in predictions})
+    out = {}
+    bleu, bleu_each = Bleu(4).compute_score(gts, res, verbose=0)
+    out["bleu"] = (bleu, bleu_each)
+    meteor = Meteor()
+    out["meteor"] = meteor.compute_score(gts, res)
+    del meteor
+    out["rouge_l"] = Rouge().compute_score(gts, res)
+    out["cider"] = Cider().compute_score(gts, res)
+    return out
+
+
+@pytest.fixture(scope="module")
+def both(caption_data):
+    predictions, references = caption_data
+    ours = CocoCaptionMetric().compute(predictions, references)
+    return ours, direct(predictions, references), list(predictions)
+
+
+def test_bleu_equals_pycocoevalcap(both) -> None:
+    ours, ref, ids = both
+    corpus, each = ref["bleu"]
+    for n in range(4):
+        assert abs(ours.corpus[f"bleu_{n + 1}"] - corpus[n]) <= TOL
+        got = [ours.per_sample[k][f"bleu_{n + 1}"] for k in ids]
+        np.testing.assert_allclose(got, each[n], rtol=0, atol=TOL)
+
+
+@pytest.mark.parametrize("key", ["meteor", "rouge_l", "cider"])
+def test_per_sample_metrics_equal_pycocoevalcap(both, key) -> None:
+    ours, ref, ids = both
+    corpus, each = ref[key]
+    assert abs(ours.corpus[key] - corpus) <= TOL
+    np.testing.assert_allclose([ours.per_sample[k][key] for k in ids], np.asarray(each, dtype=float), rtol=0, atol=TOL)
+    # VAR's figure: the mean of the per-sample scores.
+    assert abs(ours.info["mean_per_sample"][key] - float(np.mean(each))) <= TOL
+
+
+def test_values_are_not_degenerate(both) -> None:
+    ours, _, _ = both
+    assert 0.0 < ours.corpus["bleu_4"] < ours.corpus["bleu_1"] < 1.0
+    assert ours.corpus["cider"] > 0 and 0 < ours.corpus["meteor"] < 1
+    assert ours.info["mean_per_sample"]["meteor"] != ours.corpus["meteor"]
+
+
+def test_single_metric_factories_match_the_combined_run(both, caption_data) -> None:
+    ours, _, _ = both
+    predictions, references = caption_data
+    for factory, keys in ((make_bleu, ["bleu_1", "bleu_4"]), (make_rouge_l, ["rouge_l"]), (make_cider, ["cider"])):
+        single = factory().compute(predictions, references)
+        assert set(single.corpus) <= set(ours.corpus)
+        for key in keys:
+            assert single.corpus[key] == ours.corpus[key]
+
+
+def test_one_tokenizer_call_per_evaluation(caption_data, monkeypatch) -> None:
+    predictions, references = caption_data
+    calls = []
+    real_run = subprocess.run
+
+    def counting_run(cmd, *args, **kwargs):
+        calls.append(cmd)
+        return real_run(cmd, *args, **kwargs)
+
+    monkeypatch.setattr(subprocess, "run", counting_run)
+    CocoCaptionMetric(("bleu", "rouge-l", "cider")).compute(predictions, references)
+    tokenizer_calls = [c for c in calls if "edu.stanford.nlp.process.PTBTokenizer" in c]
+    assert len(tokenizer_calls) == 1
+
+
+TRICKY = [
+    "A man (in a hat) said: \"hello\" -- twice...",
+    "",
+    "It's the dog's ball; isn't it?",
+    "U.S. troops' 3.5% gain -- well-known!",
+    "``quoted'' and `single' {braces} [brackets]",
+    "Café naïve — déjà vu",
+    "   leading spaces and trailing   ",
+    "?!.,",
+]
+
+
+def test_tokens_equal_pycocoevalcap_tokenizer() -> None:
+    theirs = PTBTokenizer().tokenize({i: [{"caption": s}] for i, s in enumerate(TRICKY)})
+    assert ptb_tokenize(TRICKY) == [theirs[i][0] for i in range(len(TRICKY))]
+
+
+def test_line_break_characters_cannot_shift_sentences() -> None:
+    clean = ["first sentence here", "a dog runs", "last one"]
+    dirty = ["first\rsentence\u2028here", "a dog runs", "last one"]
+    assert ptb_tokenize(dirty) == ptb_tokenize(clean)
+
+
+def test_clean_non_ascii_replaces_characters_with_spaces() -> None:
+    predictions = {"a": "a café by the naïve dog", "b": "dogs – playing"}
+    references = {"a": ["a cafe by the dog"], "b": ["dogs playing"]}
+    cleaned = {k: re.sub(r"[^\x00-\x7f]", " ", v) for k, v in predictions.items()}
+    ours = make_cider(clean_non_ascii=True).compute(predictions, references)
+    theirs = Cider().compute_score(
+        PTBTokenizer().tokenize({k: [{"caption": r} for r in references[k]] for k in predictions}),
+        PTBTokenizer().tokenize({k: [{"caption": cleaned[k]}] for k in predictions}),
+    )
+    assert abs(ours.corpus["cider"] - theirs[0]) <= TOL
+    assert ours.info["clean_non_ascii"] is True
+
+
+def test_missing_java_is_a_clear_error(monkeypatch) -> None:
+    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None)
+    with pytest.raises(AbductError, match="Java.*install"):
+        make_bleu().compute({"a": "a dog"}, {"a": ["a dog"]})
+
+
+def test_missing_java_from_the_cli(tmp_path: Path) -> None:
+    (tmp_path / "p.json").write_text(json.dumps({"a": "a dog"}))
+    (tmp_path / "r.json").write_text(json.dumps({"a": ["a dog"]}))
+    empty_bin = tmp_path / "bin"
+    empty_bin.mkdir()
+    proc = subprocess.run(
+        [sys.executable, "-m", "abduct.cli", "metric", "cider", "--predictions", str(tmp_path / "p.json"),
+         "--references", str(tmp_path / "r.json"), "--json"],
+        env={"PATH": str(empty_bin)}, capture_output=True, text=True, check=False,
+    )
+    assert proc.returncode == 2
+    assert "Java" in proc.stderr and "install" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_cli_json_keys_on_pycocoevalcap_scale(tmp_path, capsys, caption_data) -> None:
+    predictions, references = caption_data
+    (tmp_path / "p.json").write_text(json.dumps(predictions))
+    (tmp_path / "r.json").write_text(json.dumps(references))
+    args = ["--predictions", str(tmp_path / "p.json"), "--references", str(tmp_path / "r.json"), "--json"]
+    assert main(["metric", "bleu", *args]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert list(out) == ["bleu_1", "bleu_2", "bleu_3", "bleu_4"]
+    assert main(["metric", "rouge-l", *args, "--per-sample"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) == {"rouge_l", "per_sample"} and set(out["per_sample"]) == set(predictions)
+
+
+def test_unknown_coco_metric_name() -> None:
+    with pytest.raises(AbductError):
+        CocoCaptionMetric(("spice",))
+    assert _coco.COCO_METRICS == ("bleu", "meteor", "rouge-l", "cider")
+
+
+class TestBleuContract(MetricContract):
+    def make_metric(self):
+        return make_bleu()
+
+
+class TestMeteorContract(MetricContract):
+    def make_metric(self):
+        return make_meteor()
+
+
+class TestRougeContract(MetricContract):
+    def make_metric(self):
+        return make_rouge_l()
+
+
+class TestCiderContract(MetricContract):
+    def make_metric(self):
+        return make_cider(clean_non_ascii=True)

@@ -1,0 +1,58 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from abduct.cli import main
+from abduct.testing import MetricContract
+from abduct_metrics.exact_match import ExactMatch, exact_match, normalize_answer
+
+
+@pytest.mark.parametrize(
+    ("text", "normal"),
+    [
+        ("The Dog", "dog"),
+        ("  a   red\tcar ", "red car"),
+        ("Two dogs.", "2 dogs"),
+        ("twenty-one", "twentyone"),
+        ("an apple, the pear; a plum!", "apple pear plum"),
+        ("Don't stop", "dont stop"),
+        ("U.S.A.", "usa"),
+        ("ten", "10"),
+        ("zero", "0"),
+        ("ninety nine", "90 9"),
+        ("$5 or 10% + 1", "$5 or 10 + 1"),
+        ("THEATRE", "theatre"),
+        ("café", "café"),
+        ("", ""),
+        ("the", ""),
+    ],
+)
+def test_normalisation(text: str, normal: str) -> None:
+    assert normalize_answer(text) == normal
+
+
+def test_exact_match_any_reference() -> None:
+    assert exact_match("Two", ["three", "2"])
+    assert not exact_match("a dog", ["a cat", "dogs"])
+
+
+class TestExactMatchContract(MetricContract):
+    def make_metric(self) -> ExactMatch:
+        return ExactMatch()
+
+
+def test_values_and_cli(tmp_path, capsys) -> None:
+    preds = {"a": "The cat.", "b": "three dogs", "c": "a bird"}
+    refs = {"a": ["cat"], "b": ["a horse", "3 dogs"], "c": ["bird flying"]}
+    result = ExactMatch().compute(preds, refs)
+    assert result.per_sample == {"a": {"exact_match": 1.0}, "b": {"exact_match": 1.0}, "c": {"exact_match": 0.0}}
+    assert result.corpus["exact_match"] == pytest.approx(2 / 3, abs=1e-12)
+    (tmp_path / "p.json").write_text(json.dumps(preds))
+    (tmp_path / "r.json").write_text(json.dumps(refs))
+    assert main(["metric", "exact-match", "--predictions", str(tmp_path / "p.json"),
+                 "--references", str(tmp_path / "r.json"), "--json", "--per-sample"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["exact_match"] == pytest.approx(2 / 3, abs=1e-12)
+    assert out["per_sample"]["c"] == {"exact_match": 0.0}
