@@ -1,0 +1,448 @@
+"""Contrastive fine-tuning of a CLIP model on (image + region, text) pairs.
+
+Symmetric InfoNCE with CLIP's learned temperature, AdamW with linear warm-up, the paper's
+augmentation on each widescreen view, and the multitask clue/inference mode. Every batch is
+a pure function of (seed, step), so a run killed at any point and resumed from its last
+checkpoint continues with exactly the batches an uninterrupted run would have seen.
+
+Under ``torchrun`` each rank encodes its slice of the global batch; embeddings are gathered
+with gradients so every rank computes the loss over the whole global batch, and gradients
+are averaged across ranks: the update equals one process training on the global batch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import math
+import os
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import torch.distributed as dist
+from torch.utils.data import DataLoader, Dataset
+
+from abduct.errors import AbductError
+from abduct.io import atomic_write_bytes, atomic_write_jsonl
+from abduct.records import VisualInput
+from abduct.spec import ModelSpec
+from abduct_clip._encode import (
+    autocast,
+    cpu_threads_beside_workers,
+    encode_images,
+    encode_texts,
+    image_features,
+    text_features,
+)
+from abduct_clip._imaging import Preprocess, collate_views, raise_if_error
+from abduct_clip._loading import LoadedModel, build, checkpoint_meta
+from abduct_clip.settings import TEXT_PREFIXES, ClipSettings, parse_clip_spec
+
+LAST = "last.pt"
+BEST = "best.pt"
+LOG = "train_log.jsonl"
+MAX_LOGIT_SCALE = math.log(100.0)  # CLIP clamps its temperature at 100
+
+
+@dataclass(frozen=True)
+class Example:
+    """One training pair; ``clue`` is used by the multitask mode."""
+
+    visual: VisualInput
+    inference: str
+    clue: str | None = None
+    chunk: int | None = None  # validation retrieval chunk
+
+
+@dataclass
+class TrainConfig:
+    data_dir: Path | None
+    out_dir: Path
+    model: str = "clip:tiny"
+    steps: int = 3000
+    batch_size: int = 64
+    lr: float = 1e-5
+    weight_decay: float = 0.2
+    warmup: int = 500
+    multitask: bool = False
+    no_augment: bool = False
+    checkpoint_every: int = 300
+    val_limit: int | None = None
+    log_every: int = 10
+    workers: int | None = None
+    seed: int = 0
+    device: str | None = None
+    quiet: bool = False
+
+    def resume_signature(self) -> dict[str, Any]:
+        """Settings a resumed run must share with the run that wrote the checkpoint."""
+        keys = ("model", "batch_size", "lr", "weight_decay", "warmup", "multitask", "no_augment", "seed")
+        return {k: getattr(self, k) for k in keys}
+
+
+# -- distributed helpers ---------------------------------------------------------------------
+@dataclass(frozen=True)
+class Ranks:
+    rank: int = 0
+    world: int = 1
+
+    @property
+    def is_main(self) -> bool:
+        return self.rank == 0
+
+
+def current_ranks() -> Ranks:
+    if dist.is_available() and dist.is_initialized():
+        return Ranks(dist.get_rank(), dist.get_world_size())
+    return Ranks()
+
+
+class _GatherWithGrad(torch.autograd.Function):
+    """all_gather whose backward sends every rank's gradient for a slice back to its owner
+    (an all-reduce of the gathered gradient, then this rank's slice)."""
+
+    @staticmethod
+    def forward(ctx: Any, local: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
+        ctx.rank, ctx.count = dist.get_rank(), local.shape[0]
+        parts = [torch.empty_like(local) for _ in range(dist.get_world_size())]
+        dist.all_gather(parts, local.contiguous())
+        return torch.cat(parts)
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
+        grad = grad.contiguous()
+        dist.all_reduce(grad)
+        return grad[ctx.rank * ctx.count : (ctx.rank + 1) * ctx.count]
+
+
+def gather_with_grad(local: torch.Tensor) -> torch.Tensor:
+    """Every rank's rows, in rank order; gradients flow back to the rank that made them."""
+    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1:
+        return local
+    return _GatherWithGrad.apply(local)  # type: ignore[no-any-return]
+
+
+def average_gradients(model: torch.nn.Module) -> None:
+    """Mean of the parameter gradients over ranks (one flat all-reduce)."""
+    ranks = current_ranks()
+    if ranks.world == 1:
+        return
+    grads = [p.grad for p in model.parameters() if p.grad is not None]
+    flat = torch.cat([g.reshape(-1) for g in grads])
+    dist.all_reduce(flat)
+    flat /= ranks.world
+    offset = 0
+    for g in grads:
+        g.copy_(flat[offset : offset + g.numel()].view_as(g))
+        offset += g.numel()
+
+
+def contrastive_loss(images: torch.Tensor, texts: torch.Tensor, logit_scale: torch.Tensor) -> torch.Tensor:
+    """Symmetric InfoNCE over the global batch: row i's image and text are the positives."""
+    images, texts = gather_with_grad(images), gather_with_grad(texts)
+    logits = logit_scale.exp() * images @ texts.T
+    labels = torch.arange(len(logits), device=logits.device)
+    return (torch.nn.functional.cross_entropy(logits, labels) + torch.nn.functional.cross_entropy(logits.T, labels)) / 2
+
+
+# -- the batches -----------------------------------------------------------------------------
+def _seed_for(*parts: int) -> int:
+    digest = hashlib.blake2b(",".join(map(str, parts)).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little") & ((1 << 63) - 1)
+
+
+class StepBatches(Dataset):  # type: ignore[type-arg]
+    """Item ``s`` is this rank's slice of global batch ``s``: (views, owner, texts).
+
+    The global batches walk through per-epoch permutations of the examples as one stream,
+    and every random choice of an example (augmentation, clue or inference) is seeded by
+    its position in that stream.
+    """
+
+    def __init__(
+        self, examples: Sequence[Example], preprocess: Preprocess, settings: ClipSettings, *,
+        batch_size: int, first_step: int, last_step: int, seed: int, multitask: bool, augment: bool,
+        ranks: Ranks,
+    ) -> None:
+        if batch_size % ranks.world:
+            raise AbductError(f"--batch-size {batch_size} must be divisible by the {ranks.world} processes")
+        self.examples = list(examples)
+        self.preprocess, self.settings = preprocess, settings
+        self.batch_size, self.local = batch_size, batch_size // ranks.world
+        self.first_step, self.last_step = first_step, last_step
+        self.seed, self.multitask, self.augment, self.ranks = seed, multitask, augment, ranks
+        self._permutations: dict[int, list[int]] = {}
+
+    def __len__(self) -> int:
+        return max(0, self.last_step - self.first_step)
+
+    def _example_at(self, position: int) -> int:
+        epoch, offset = divmod(position, len(self.examples))
+        if epoch not in self._permutations:
+            g = torch.Generator().manual_seed(_seed_for(self.seed, epoch))
+            self._permutations = {epoch: torch.randperm(len(self.examples), generator=g).tolist()}
+        return self._permutations[epoch][offset]
+
+    def text_for(self, example: Example, g: torch.Generator) -> str:
+        if self.multitask:
+            use_clue = example.clue is not None and float(torch.rand((), generator=g)) < 0.5
+            return TEXT_PREFIXES["clue"] + example.clue if use_clue else TEXT_PREFIXES["inference"] + example.inference  # type: ignore[operator]
+        return self.settings.format_text(example.inference)
+
+    def __getitem__(self, index: int) -> tuple[torch.Tensor, torch.Tensor, list[str]] | AbductError:
+        try:
+            return self._batch(self.first_step + index)
+        except AbductError as exc:
+            return exc  # raised again in the main process (see run)
+
+    def _batch(self, step: int) -> tuple[torch.Tensor, torch.Tensor, list[str]]:
+        start = step * self.batch_size + self.ranks.rank * self.local
+        items, texts = [], []
+        for position in range(start, start + self.local):
+            example = self.examples[self._example_at(position)]
+            g = torch.Generator().manual_seed(_seed_for(self.seed, 1, position))
+            if self.augment:
+                items.append(self.preprocess.augmented_views(example.visual, g))
+            else:
+                items.append(self.preprocess.evaluation_views(example.visual))
+            texts.append(self.text_for(example, g))
+        views, owner = collate_views(items)
+        return views, owner, texts
+
+
+# -- validation --------------------------------------------------------------------------------
+def top1_fraction(sims: np.ndarray) -> float:
+    """Share of rows whose diagonal entry beats every other entry strictly (ties miss)."""
+    if len(sims) < 2:
+        return 1.0
+    sims = np.array(sims, dtype=np.float64)
+    diagonal = np.diag(sims).copy()
+    np.fill_diagonal(sims, -np.inf)
+    return float(np.mean(diagonal > sims.max(axis=1)))
+
+
+def retrieval_p_at_1(model: LoadedModel, examples: Sequence[Example], text_prefix: str, *, batch_size: int,
+                     workers: int, device: torch.device) -> float:
+    """Validation P@1 (×100) within each retrieval chunk: the true inference must outscore
+    every other inference of the chunk strictly (a tie at the top is a miss)."""
+    chunks: dict[int | None, list[Example]] = {}
+    for example in examples:
+        chunks.setdefault(example.chunk, []).append(example)
+    was_training = model.model.training
+    model.model.eval()
+    scores = []
+    for members in chunks.values():
+        v = encode_images(model.model, model.preprocess, [e.visual for e in members],
+                          batch_size=batch_size, workers=workers, device=device)
+        t = encode_texts(model.model, model.tokenizer, [text_prefix + e.inference for e in members],
+                         batch_size=batch_size, device=device)
+        scores.append(top1_fraction((v @ t.T).numpy()))
+    model.model.train(was_training)
+    return 100.0 * float(np.mean(scores)) if scores else 0.0
+
+
+# -- checkpoints -----------------------------------------------------------------------------
+def _save(path: Path, payload: dict[str, Any]) -> None:
+    buffer = io.BytesIO()
+    torch.save(payload, buffer)
+    atomic_write_bytes(path, buffer.getvalue())
+
+
+def _lr_factor(step: int, warmup: int) -> float:
+    """Linear warm-up from lr/warmup to lr over ``warmup`` steps, then constant."""
+    return min(1.0, (step + 1) / warmup) if warmup > 0 else 1.0
+
+
+class Trainer:
+    """Owns the model, optimiser and checkpoints of one training run (on every rank)."""
+
+    def __init__(self, config: TrainConfig, train: Sequence[Example], val: Sequence[Example]) -> None:
+        if not train:
+            raise AbductError("no training examples")
+        self.config, self.train_examples, self.val_examples = config, list(train), list(val)
+        self.ranks = current_ranks()
+        self.device = torch.device(config.device or ("cuda" if torch.cuda.is_available() else "cpu"))
+        if self.device.type == "cuda" and self.ranks.world > 1:
+            self.device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0)))
+            torch.cuda.set_device(self.device)
+        settings = parse_clip_spec(ModelSpec.parse(config.model))
+        if config.workers is not None:
+            settings = settings.with_options(workers=config.workers)
+        if config.multitask:
+            settings = settings.with_options(prefix="inference")  # evaluation text of multitask models
+        self.loaded = build(settings, seed=config.seed, device=str(self.device))
+        self.settings = self.loaded.settings
+        self.model: Any = self.loaded.model
+        decay = [p for n, p in self.model.named_parameters() if p.ndim >= 2 and "embedding" not in n]
+        no_decay = [p for n, p in self.model.named_parameters() if not (p.ndim >= 2 and "embedding" not in n)]
+        self.optimizer = torch.optim.AdamW(
+            [{"params": decay, "weight_decay": config.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+            lr=config.lr, betas=(0.9, 0.98), eps=1e-6,
+        )
+        self.step = 0
+        self.validated_step = -1  # on every rank, so all ranks agree on the final validation
+        self.best = -1.0
+        self.history: list[dict[str, Any]] = []
+        self.log_rows: list[dict[str, Any]] = []
+
+    # checkpoint state ------------------------------------------------------------------------
+    def meta(self) -> dict[str, Any]:
+        return checkpoint_meta(self.loaded.arch, self.settings)
+
+    def save(self) -> None:
+        if not self.ranks.is_main:
+            return
+        out = self.config.out_dir
+        _save(out / LAST, {
+            "model_state_dict": self.model.state_dict(),
+            "abduct": self.meta(),
+            "optimizer": self.optimizer.state_dict(),
+            "step": self.step,
+            "best_p_at_1": self.best,
+            "history": json.dumps(self.history),
+            "signature": json.dumps(self.config.resume_signature(), sort_keys=True),
+        })
+
+    def resume(self) -> bool:
+        path = self.config.out_dir / LAST
+        if not path.is_file():
+            return False
+        state = torch.load(str(path), map_location=self.device, weights_only=True)
+        signature = json.dumps(self.config.resume_signature(), sort_keys=True)
+        if state.get("signature") != signature:
+            raise AbductError(f"{path} was written by a run with other settings ({state.get('signature')}); "
+                              "use another --out or delete it")
+        self.model.load_state_dict(state["model_state_dict"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.step, self.best = int(state["step"]), float(state["best_p_at_1"])
+        self.history = json.loads(state["history"])
+        log = self.config.out_dir / LOG
+        if log.is_file():  # drop log lines of steps the checkpoint does not include
+            rows = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+            self.log_rows = [r for r in rows if r.get("step", 0) <= self.step]
+        return True
+
+    def validate(self) -> None:
+        """Validation P@1 on rank 0; best.pt keeps the best model so far."""
+        self.validated_step = self.step
+        if self.ranks.is_main:
+            value = retrieval_p_at_1(
+                self.loaded, self.val_examples, TEXT_PREFIXES[self.settings.prefix],
+                batch_size=self.config.batch_size, workers=self.settings.num_workers, device=self.device,
+            ) if self.val_examples else 0.0
+            self.history.append({"step": self.step, "val_p_at_1": value})
+            self._log({"step": self.step, "val_p_at_1": value})
+            if value > self.best or not (self.config.out_dir / BEST).is_file():
+                self.best = max(value, self.best)
+                _save(self.config.out_dir / BEST, {
+                    "model_state_dict": self.model.state_dict(),
+                    "abduct": {**self.meta(), "step": self.step, "val_p_at_1": value},
+                })
+        if self.ranks.world > 1:
+            dist.barrier()
+
+    def _log(self, row: dict[str, Any]) -> None:
+        self.log_rows.append(row)
+        atomic_write_jsonl(self.config.out_dir / LOG, self.log_rows)
+        if not self.config.quiet:
+            text = " ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in row.items())
+            print(f"[train clip] {text}", file=sys.stderr, flush=True)
+
+    # the loop ----------------------------------------------------------------------------------
+    def train_step(self, views: torch.Tensor, owner: torch.Tensor, texts: list[str]) -> float:
+        self.model.train()
+        for group in self.optimizer.param_groups:
+            group["lr"] = self.config.lr * _lr_factor(self.step, self.config.warmup)
+        tokens = self.loaded.tokenizer(texts).to(self.device)
+        with autocast(self.device):
+            images = image_features(self.model, views.to(self.device, non_blocking=True), owner, len(texts))
+            embedded = text_features(self.model, tokens)
+            loss = contrastive_loss(images, embedded, self.model.logit_scale)
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        average_gradients(self.model)
+        self.optimizer.step()
+        with torch.no_grad():
+            self.model.logit_scale.clamp_(0, MAX_LOGIT_SCALE)
+        return float(loss.detach())
+
+    def run(self) -> dict[str, Any]:
+        config = self.config
+        if self.ranks.is_main:
+            config.out_dir.mkdir(parents=True, exist_ok=True)
+        resumed = self.resume()
+        if resumed and self.ranks.is_main and not config.quiet:
+            print(f"[train clip] resuming from {config.out_dir / LAST} at step {self.step}", file=sys.stderr)
+        batches = StepBatches(
+            self.train_examples, self.loaded.preprocess, self.settings, batch_size=config.batch_size,
+            first_step=self.step, last_step=config.steps, seed=config.seed, multitask=config.multitask,
+            augment=not config.no_augment, ranks=self.ranks,
+        )
+        loader = DataLoader(batches, batch_size=None, shuffle=False, num_workers=self.settings.num_workers,
+                            pin_memory=self.device.type == "cuda")
+        with cpu_threads_beside_workers(loader.num_workers, self.device):
+            self._loop(loader)
+        if self.validated_step != self.step:
+            self.validate()
+            self.save()
+        return {"step": self.step, "best_p_at_1": self.best, "resumed": resumed, "history": self.history,
+                "best": str(config.out_dir / BEST), "last": str(config.out_dir / LAST)}
+
+    def _loop(self, loader: DataLoader) -> None:  # type: ignore[type-arg]
+        config = self.config
+        started, window = time.perf_counter(), []
+        for batch in loader:
+            raise_if_error(batch)
+            views, owner, texts = batch
+            window.append(self.train_step(views, owner, texts))
+            self.step += 1
+            if self.ranks.is_main and (self.step % config.log_every == 0 or self.step == config.steps):
+                rate = len(window) / max(time.perf_counter() - started, 1e-9)
+                self._log({"step": self.step, "loss": float(np.mean(window)), "lr": self.optimizer.param_groups[0]["lr"],
+                           "temperature": float(self.model.logit_scale.detach().exp()), "steps_per_s": rate})
+                started, window = time.perf_counter(), []
+            if self.step % config.checkpoint_every == 0 or self.step == config.steps:
+                self.validate()
+                self.save()
+
+
+def examples_from_instances(instances: Sequence[Any]) -> list[Example]:
+    """Training pairs from loaded Sherlock instances."""
+    return [Example(i.visual, i.inference, i.clue, i.split_idx) for i in instances]
+
+
+def _init_distributed() -> bool:
+    """Join the process group when started by torchrun (WORLD_SIZE > 1)."""
+    if int(os.environ.get("WORLD_SIZE", "1")) <= 1 or dist.is_initialized():
+        return False
+    dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
+    return True
+
+
+def train_from_data_dir(config: TrainConfig) -> dict[str, Any]:
+    """``abduct train clip``: load the Sherlock train/val splits and train."""
+    from abduct_sherlock import load_instances
+
+    started_group = _init_distributed()
+    try:
+        assert config.data_dir is not None
+        train = examples_from_instances(load_instances(config.data_dir, "train"))
+        val = examples_from_instances(load_instances(config.data_dir, "val"))
+        if config.val_limit is not None:
+            val = val[: config.val_limit]
+        summary = Trainer(config, train, val).run()
+        if current_ranks().is_main and not config.quiet:
+            print(f"[train clip] done at step {summary['step']}; best validation P@1 {summary['best_p_at_1']:.2f} "
+                  f"-> {summary['best']}", file=sys.stderr)
+        return summary
+    finally:
+        if started_group:
+            dist.destroy_process_group()
+
