@@ -124,3 +124,12 @@ def test_bad_model_output_is_reported(visuals: list[VisualInput]) -> None:
 
     with pytest.raises(AbductError, match="shape"):
         ScoringEngine(Wrong(), quiet=True).score_pairs(visuals, ["a", "b", "c"])
+
+
+def test_random_does_not_depend_on_where_the_data_lies(tmp_path: Path) -> None:
+    here = [VisualInput(str(tmp_path / "a" / "VG_100K" / "1.jpg"), Region((Box(1, 2, 3, 4),)))]
+    there = [VisualInput(str(tmp_path / "b" / "c" / "VG_100K" / "1.jpg"), Region((Box(1, 2, 3, 4),)))]
+    other = [VisualInput(str(tmp_path / "a" / "VG_100K_2" / "1.jpg"), Region((Box(1, 2, 3, 4),)))]
+    scorer = RandomScorer(0)
+    np.testing.assert_array_equal(scorer.score_matrix(here, ["t"]), scorer.score_matrix(there, ["t"]))
+    assert scorer.score_matrix(here, ["t"])[0, 0] != scorer.score_matrix(other, ["t"])[0, 0]

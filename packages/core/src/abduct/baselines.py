@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from pathlib import PurePath
 
 import numpy as np
 
@@ -39,8 +40,16 @@ class RandomScorer:
         self.seed = seed
         self.fingerprint = f"random-seed{seed}"
 
+    @staticmethod
+    def _portable_key(visual: VisualInput) -> str:
+        # The image's last two path parts (e.g. ``VG_100K/2370338.jpg``) instead of its full
+        # path, so the same data gives the same scores wherever its directory lies.
+        key = visual.key()
+        tail = "/".join(PurePath(visual.image).parts[-2:])
+        return tail + key[len(visual.image) :]
+
     def _visual_hashes(self, visuals: Sequence[VisualInput]) -> np.ndarray:
-        return np.array([_hash64("v" + v.key(), self.seed) for v in visuals], dtype=np.uint64)
+        return np.array([_hash64("v" + self._portable_key(v), self.seed) for v in visuals], dtype=np.uint64)
 
     def _text_hashes(self, texts: Sequence[str]) -> np.ndarray:
         return np.array([_hash64("t" + t, self.seed) for t in texts], dtype=np.uint64)
