@@ -209,3 +209,16 @@ def test_core_import_is_light() -> None:
         "assert not heavy, heavy"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_two_distributions_with_one_plugin_name(tmp_path: Path) -> None:
+    _fake_distribution(tmp_path, "abduct-good", "good_plugin", GOOD_BODY)
+    info = tmp_path / "abduct_copycat-0.3.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: abduct-copycat\nVersion: 0.3\n")
+    (info / "entry_points.txt").write_text("[abduct]\ngood_plugin = broken_plugin_copy\n")
+    plugins = json.loads(_run_cli(tmp_path, "plugins", "--json").stdout)
+    clash = [p for p in plugins if p["name"].startswith("good_plugin")]
+    assert len(clash) == 2
+    assert sum(p["error"] is None for p in clash) == 1
+    assert any("already taken" in (p["error"] or "") for p in clash)

@@ -137,13 +137,11 @@ def run_evaluation(config: EvalConfig, registry: Registry | None = None) -> dict
         "resumed": resumed,
         "timings": {
             "total_seconds": total,
-            "model_seconds": engine.model_seconds if engine is not None else None,
+            "model_seconds": engine.model_seconds if engine is not None else 0.0,
             "stages": run.timings,
         },
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
     }
-    if results["timings"]["model_seconds"] is None:
-        results["timings"]["model_seconds"] = 0.0
     atomic_write_jsonl(out_dir / "predictions.jsonl", evaluation.predictions)
     atomic_write_text(out_dir / "report.md", markdown_report(results))
     atomic_write_json(out_dir / "results.json", results)

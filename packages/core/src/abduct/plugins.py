@@ -209,11 +209,15 @@ def build_registry(extra_plugins: Iterable[tuple[str, object]] = ()) -> Registry
 
     seen = {CORE_PLUGIN}
     for ep in sorted(_entry_points(), key=lambda e: e.name):
-        if ep.name in disabled or ep.name in seen:
+        if ep.name in disabled:
             continue
-        seen.add(ep.name)
         dist = ep.dist.name if ep.dist is not None else None
         version = ep.dist.version if ep.dist is not None else None
+        if ep.name in seen:  # two distributions claim one plugin name: keep the first
+            infos.append(PluginInfo(ep.name + f" ({dist})", dist, version,
+                                    error=f"plugin name '{ep.name}' is already taken by another distribution"))
+            continue
+        seen.add(ep.name)
         info = PluginInfo(ep.name, dist, version)
         infos.append(info)
         try:
