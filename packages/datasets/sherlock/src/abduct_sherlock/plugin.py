@@ -10,12 +10,6 @@ import click
 from abduct import Registration, hookimpl
 
 
-class ProblemsFound(click.ClickException):
-    """Exit status 1: the check ran and found problems (2 stays for unusable input)."""
-
-    exit_code = 1
-
-
 @hookimpl
 def register_datasets() -> Iterator[Registration]:
     yield Registration("sherlock", "Sherlock (ECCV 2022): 363K region-grounded (clue, inference) pairs",
@@ -44,7 +38,8 @@ def register_commands(cli: click.Group) -> None:
     @click.option("--vcr-root", type=click.Path(path_type=Path), default=None, help="VCR images (default DIR/images/vcr).")
     @click.option("--no-images", is_flag=True, help="Check the annotation files only.")
     @click.option("--json", "as_json", is_flag=True, help="Print the problems as a JSON list.")
-    def check(data_dir: Path, vg_root: Path | None, vcr_root: Path | None, no_images: bool, as_json: bool) -> None:
+    @click.pass_context
+    def check(ctx: click.Context, data_dir: Path, vg_root: Path | None, vcr_root: Path | None, no_images: bool, as_json: bool) -> None:
         """List schema problems and missing or unreadable images; exit 1 if there are any."""
         from abduct.cli import emit_json
         from abduct_sherlock.check import check_data
@@ -55,8 +50,9 @@ def register_commands(cli: click.Group) -> None:
         else:
             for problem in problems:
                 click.echo(problem)
-        if problems:
-            raise ProblemsFound(f"{len(problems)} problem(s) found in {data_dir}")
+        if problems:  # exit 1: the check ran and found problems (2 stays for unusable input)
+            click.echo(f"{len(problems)} problem(s) found in {data_dir}", err=True)
+            ctx.exit(1)
         if not as_json:
             click.echo(f"{data_dir}: no problems found")
 
