@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from abduct.baselines import ConstantScorer, RandomScorer
+from abduct.baselines import ConstantScorer, RandomModel
 from abduct.cache import EmbeddingCache
 from abduct.engine import ScoringEngine, unique_index
 from abduct.records import Box, Region, VisualInput
@@ -19,6 +19,7 @@ class CountingEncoder:
     """A deterministic dual encoder over pixel statistics that counts what it encodes."""
 
     fingerprint = "counting-v1"
+    accepts = frozenset({"image", "region"})
 
     def __init__(self) -> None:
         self.visual_calls: list[str] = []
@@ -30,7 +31,7 @@ class CountingEncoder:
         self.visual_calls += [v.key() for v in visuals]
         rows = []
         for v in visuals:
-            pixels = np.asarray(Image.open(v.image).convert("RGB"), dtype=np.float64).mean(axis=(0, 1))
+            pixels = np.asarray(Image.open(v.media).convert("RGB"), dtype=np.float64).mean(axis=(0, 1))
             box = v.region.boxes[0] if v.region else Box(0, 0, 0, 0)
             rows.append(np.concatenate([pixels, [box.left + 1, box.width + 1]]))
         out = np.array(rows)
@@ -47,7 +48,7 @@ class CountingEncoder:
 
 class TestRandomContract(ScorerContract):
     def make_scorer(self) -> object:
-        return RandomScorer(5)
+        return RandomModel(5)
 
 
 class TestConstantContract(ScorerContract):
@@ -87,13 +88,13 @@ def test_each_unique_input_encoded_once(visuals: list[VisualInput]) -> None:
 
 def test_random_is_order_and_batch_independent(visuals: list[VisualInput]) -> None:
     texts = ["x", "y", "z", "w"]
-    a = ScoringEngine(RandomScorer(1), batch_size=1, quiet=True).score_pairs(visuals, texts[:3])
-    b = ScoringEngine(RandomScorer(1), batch_size=64, quiet=True).score_pairs(visuals[::-1], texts[:3][::-1])[::-1]
+    a = ScoringEngine(RandomModel(1), batch_size=1, quiet=True).score_pairs(visuals, texts[:3])
+    b = ScoringEngine(RandomModel(1), batch_size=64, quiet=True).score_pairs(visuals[::-1], texts[:3][::-1])[::-1]
     np.testing.assert_array_equal(a, b)
-    m = RandomScorer(1).score_matrix(visuals, texts)
+    m = RandomModel(1).score_matrix(visuals, texts)
     assert ((m >= 0) & (m < 1)).all()
     assert len(np.unique(m)) == m.size  # no accidental ties
-    assert not np.array_equal(m, RandomScorer(2).score_matrix(visuals, texts))
+    assert not np.array_equal(m, RandomModel(2).score_matrix(visuals, texts))
 
 
 def test_cache_is_content_addressed(tmp_path: Path, visuals: list[VisualInput]) -> None:
@@ -106,7 +107,7 @@ def test_cache_is_content_addressed(tmp_path: Path, visuals: list[VisualInput]) 
     np.testing.assert_allclose(first, second)
     assert second_model.visual_calls == [] and second_model.text_calls == []
     # New content at the same path is a new key; another fingerprint is another cache.
-    make_images(Path(visuals[0].image).parent, 1, seed=99)
+    make_images(Path(visuals[0].media).parent, 1, seed=99)
     third_model = CountingEncoder()
     ScoringEngine(third_model, cache=EmbeddingCache(cache_root, "counting-v1"), quiet=True).score_matrix(visuals, texts)
     assert third_model.visual_calls == [visuals[0].key()]
@@ -117,6 +118,8 @@ def test_cache_is_content_addressed(tmp_path: Path, visuals: list[VisualInput]) 
 
 def test_bad_model_output_is_reported(visuals: list[VisualInput]) -> None:
     class Wrong:
+        accepts = frozenset({"image", "region"})
+
         def score(self, visuals: Sequence[VisualInput], texts: Sequence[str]) -> np.ndarray:
             return np.zeros(len(texts) + 1)
 
@@ -130,6 +133,6 @@ def test_random_does_not_depend_on_where_the_data_lies(tmp_path: Path) -> None:
     here = [VisualInput(str(tmp_path / "a" / "VG_100K" / "1.jpg"), Region((Box(1, 2, 3, 4),)))]
     there = [VisualInput(str(tmp_path / "b" / "c" / "VG_100K" / "1.jpg"), Region((Box(1, 2, 3, 4),)))]
     other = [VisualInput(str(tmp_path / "a" / "VG_100K_2" / "1.jpg"), Region((Box(1, 2, 3, 4),)))]
-    scorer = RandomScorer(0)
+    scorer = RandomModel(0)
     np.testing.assert_array_equal(scorer.score_matrix(here, ["t"]), scorer.score_matrix(there, ["t"]))
     assert scorer.score_matrix(here, ["t"])[0, 0] != scorer.score_matrix(other, ["t"])[0, 0]

@@ -16,6 +16,7 @@ from abduct import Registration, hookimpl, hookspecs
 from abduct.cli import main
 from abduct.errors import PluginError, UnknownNameError
 from abduct.plugins import build_registry, reset_registry
+from toy_plugin import ToyPlugin
 
 
 class EveryHook:
@@ -23,23 +24,19 @@ class EveryHook:
 
     @hookimpl
     def register_datasets(self) -> Iterator[Registration]:
-        yield Registration("toy-data", "d", "toy_plugin:make_task")
+        yield Registration("toy-data", "d", "toy_plugin:make_choice")
 
     @hookimpl
     def register_tasks(self) -> Iterator[Registration]:
-        yield Registration("toy-task", "t", "toy_plugin:make_task")
+        yield Registration("toy-task", "t", "toy_plugin:make_choice")
 
     @hookimpl
-    def register_scorers(self) -> Iterator[Registration]:
-        yield Registration("toy-scorer", "s", "toy_plugin:make_slow")
-
-    @hookimpl
-    def register_generators(self) -> Iterator[Registration]:
-        yield Registration("toy-generator", "g", "toy_plugin:make_slow")
+    def register_models(self) -> Iterator[Registration]:
+        yield Registration("toy-model", "s", "toy_plugin:make_slow")
 
     @hookimpl
     def register_metrics(self) -> Iterator[Registration]:
-        yield Registration("toy-metric", "m", "toy_plugin:make_task")
+        yield Registration("toy-metric", "m", "toy_plugin:make_choice")
 
     @hookimpl
     def register_commands(self, cli: click.Group) -> None:
@@ -51,8 +48,7 @@ class EveryHook:
 TESTED_HOOKS = {
     "register_datasets": "dataset",
     "register_tasks": "task",
-    "register_scorers": "scorer",
-    "register_generators": "generator",
+    "register_models": "model",
     "register_metrics": "metric",
     "register_commands": None,
 }
@@ -84,13 +80,14 @@ def test_register_commands_hook(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_builtins_register_through_hooks() -> None:
     registry = build_registry()
-    assert {c.name for c in registry.components("scorer")} >= {"random", "constant"}
-    assert registry.get("scorer", "random").plugin == "core"
+    assert {c.name for c in registry.components("model")} >= {"random", "constant"}
+    assert registry.get("model", "random").plugin == "core"
+    assert registry.get("metric", "exact-match").plugin == "core"
 
 
 class Clash:
     @hookimpl
-    def register_scorers(self) -> Iterator[Registration]:
+    def register_models(self) -> Iterator[Registration]:
         yield Registration("random", "another random", "abduct.baselines:make_random")
         yield Registration("fine", "unaffected", "abduct.baselines:make_constant")
 
@@ -98,11 +95,37 @@ class Clash:
 def test_duplicate_names_are_refused_naming_both_plugins() -> None:
     registry = build_registry(extra_plugins=[("clash", Clash())])
     with pytest.raises(PluginError) as err:
-        registry.get("scorer", "random")
+        registry.get("model", "random")
     assert "'core'" in str(err.value) and "'clash'" in str(err.value)
     clash = next(p for p in registry.plugins if p.name == "clash")
     assert clash.error is not None and "core" in clash.error
-    assert registry.get("scorer", "constant").plugin == "core"
+    assert registry.get("model", "constant").plugin == "core"
+
+
+class ScoringTwin:
+    @hookimpl
+    def register_models(self) -> Iterator[Registration]:
+        yield Registration("twin", "a scorer", "toy_plugin:make_slow")
+
+
+class GeneratingTwin:
+    @hookimpl
+    def register_models(self) -> Iterator[Registration]:
+        yield Registration("twin", "a generator", "toy_plugin:make_echo")
+
+
+def test_a_scorer_and_a_generator_cannot_share_a_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    registry = build_registry(extra_plugins=[("toy", ToyPlugin()), ("scoring", ScoringTwin()), ("generating", GeneratingTwin())])
+    with pytest.raises(PluginError) as err:
+        registry.get("model", "twin")
+    assert "'scoring'" in str(err.value) and "'generating'" in str(err.value)
+    reset_registry(registry)
+    try:
+        assert main(["eval", "toy-choice", "--model", "twin", "--data", str(tmp_path), "--out", str(tmp_path / "o")]) == 2
+        assert "'scoring' and 'generating'" in capsys.readouterr().err
+        assert registry.get("model", "random").plugin == "core"  # the other models keep working
+    finally:
+        reset_registry()
 
 
 class RaisingHook:
@@ -131,24 +154,24 @@ def test_broken_hooks_are_reported_not_fatal(plugin: object, expected: str) -> N
     registry = build_registry(extra_plugins=[("broken", plugin)])
     info = next(p for p in registry.plugins if p.name == "broken")
     assert info.error is not None and expected in info.error
-    assert registry.get("scorer", "random")
+    assert registry.get("model", "random")
 
 
 def test_unknown_name_suggests() -> None:
     with pytest.raises(UnknownNameError) as err:
-        build_registry().get("scorer", "randon")
+        build_registry().get("model", "randon")
     assert "did you mean 'random'" in str(err.value)
 
 
 def test_lazy_factory_error_is_reported() -> None:
     class Lazy:
         @hookimpl
-        def register_scorers(self) -> list[Registration]:
+        def register_models(self) -> list[Registration]:
             return [Registration("ghost", "missing module", "no_such_module_xyz:make")]
 
     registry = build_registry(extra_plugins=[("lazy", Lazy())])
     with pytest.raises(PluginError, match="failed to load.*no_such_module_xyz"):
-        registry.create("scorer", "ghost")
+        registry.create("model", "ghost")
 
 
 def _fake_distribution(site: Path, dist: str, module: str, body: str) -> None:
@@ -165,7 +188,7 @@ GOOD_BODY = """
     from abduct import Registration, hookimpl
 
     @hookimpl
-    def register_scorers():
+    def register_models():
         return [Registration("third-party", "a third-party scorer", "abduct.baselines:make_constant")]
 """
 
@@ -186,7 +209,7 @@ def test_entry_point_plugins_broken_and_good(tmp_path: Path) -> None:
     assert "needs a library that is not installed" in plugins["broken_plugin"]["error"]
     assert plugins["broken_plugin"]["version"] == "0.3"
     assert plugins["good_plugin"]["error"] is None
-    assert plugins["good_plugin"]["registers"] == {"scorer": ["third-party"]}
+    assert plugins["good_plugin"]["registers"] == {"model": ["third-party"]}
     models = _run_cli(tmp_path, "models", "--json")
     assert models.returncode == 0
     assert "third-party" in {m["name"] for m in json.loads(models.stdout)}

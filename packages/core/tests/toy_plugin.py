@@ -1,4 +1,6 @@
-"""A minimal in-test plugin: a multiple-choice task over generated images, and a slow scorer."""
+"""The core tests' plugin: a multiple-choice task and a generation task over generated images,
+a slow random model (to kill runs in the middle), a matrix-only scorer, a text-only scorer
+and an echoing generator that counts its calls."""
 
 from __future__ import annotations
 
@@ -10,41 +12,44 @@ from typing import Any
 
 import numpy as np
 
-from abduct import Evaluation, Registration, VisualInput, hookimpl
-from abduct.baselines import RandomScorer
+from abduct import GenerationRequest, Registration, Settings, Spec, TextPool, VisualInput, hookimpl
+from abduct.baselines import RandomModel
 from abduct.errors import DataError
 from abduct.io import read_json
+from abduct.protocols import Decoding
 from abduct.runner import Run
-from abduct.spec import ModelOptions, ModelSpec
+from abduct.tasks import Choice, Evaluation, GenerationItem, accuracy, generate, multiple_choice, score_generations
 from abduct.testing import make_images
 
 
 def write_toy_data(directory: Path, items: int = 12) -> Path:
     paths = make_images(directory / "images", count=items)
     records = [
-        {"id": f"q{i:03d}", "image": f"images/{p.name}", "choices": [f"choice {i} {k}" for k in range(4)], "label": i % 4}
+        {"id": f"q{i:03d}", "image": f"images/{p.name}", "question": f"which one, {i}?",
+         "choices": [f"choice {i} {k}" for k in range(4)], "label": i % 4, "caption": f"image number {i % 3}"}
         for i, p in enumerate(paths)
     ]
     (directory / "toy.json").write_text(json.dumps(records))
     return directory
 
 
-class ToyTask:
+def _items(run: Run) -> list[dict[str, Any]]:
+    return list(run.apply_limit(read_json(run.data_dir / "toy.json")))
+
+
+class ToyChoice:
+    """Four candidates per image, the question as context; either may go unread (a text-only
+    model, a chance model)."""
+
     default_split = "val"
+    optional_inputs = frozenset({"image", "context"})
 
-    def evaluate(self, model: object, run: Run) -> Evaluation:
-        path = run.data_dir / "toy.json"
-        items = run.apply_limit(read_json(path))
-        engine = run.require_engine()
-
-        def score_one(item: dict[str, Any]) -> list[dict[str, Any]]:
-            visual = VisualInput(str(run.data_dir / item["image"]))
-            scores = engine.score_matrix([visual], item["choices"])[0]
-            return [{"id": item["id"], "scores": scores.tolist(), "correct": int(np.argmax(scores)) == item["label"]}]
-
-        records = run.map_units("questions", [(it["id"], it) for it in items], score_one)
-        accuracy = 100.0 * float(np.mean([r["correct"] for r in records]))
-        return Evaluation({"accuracy": accuracy, "n": len(records)}, records, data_files=[path])
+    def evaluate(self, run: Run) -> Evaluation:
+        items = [Choice(it["id"], VisualInput(str(run.data_dir / it["image"]), context=it["question"]),
+                        tuple(it["choices"]), it["label"]) for it in _items(run)]
+        records = multiple_choice(run, "questions", items, per_unit=1)
+        return Evaluation({"accuracy": accuracy(records), "n": len(records)}, records,
+                          data_files=[run.data_dir / "toy.json"])
 
     def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, float]:
         preds, key = read_json(predictions), read_json(answer_key)
@@ -54,8 +59,26 @@ class ToyTask:
         return {"accuracy": 100.0 * float(np.mean([preds[q] == key[q] for q in key]))}
 
 
-class SlowRandom(RandomScorer):
-    """Random scores, slowly: gives a test time to kill a run in the middle."""
+class ToyDescribe:
+    """Generate each image's caption; exact match against it. The pool: every caption."""
+
+    default_split = "val"
+
+    def evaluate(self, run: Run) -> Evaluation:
+        raw = _items(run)
+        items = [GenerationItem(it["id"], GenerationRequest(VisualInput(str(run.data_dir / it["image"])), "Describe."),
+                                (it["caption"],)) for it in raw]
+        pool = TextPool.of([it["caption"] for it in read_json(run.data_dir / "toy.json")])
+        records = generate(run, "describe", items, pool, per_unit=2)
+        metrics = score_generations(run, records, {"exact-match": {}})
+        return Evaluation({**metrics, "n": len(records)}, records, data_files=[run.data_dir / "toy.json"])
+
+    def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, float]:
+        raise DataError("toy-describe has no official format", file=predictions)
+
+
+class SlowRandom(RandomModel):
+    """Random scores and picks, slowly: gives a test time to kill a run in the middle."""
 
     def __init__(self, seed: int, delay: float) -> None:
         super().__init__(seed)
@@ -65,20 +88,88 @@ class SlowRandom(RandomScorer):
         time.sleep(self.delay)
         return super().score_matrix(visuals, texts)
 
+    def score(self, visuals: Sequence[VisualInput], texts: Sequence[str]) -> np.ndarray:
+        time.sleep(self.delay)
+        return super().score(visuals, texts)
 
-def make_task() -> ToyTask:
-    return ToyTask()
+    def generate(self, requests: Sequence[GenerationRequest], decoding: Decoding, pool: TextPool | None) -> list[str]:
+        time.sleep(self.delay)
+        return super().generate(requests, decoding, pool)
 
 
-def make_slow(spec: ModelSpec, options: ModelOptions) -> SlowRandom:
-    return SlowRandom(options.seed, float(spec.argument or 0.05))
+class MatrixOnly:
+    """A scorer offering only ``score_matrix`` (the engine derives pairs from it)."""
+
+    accepts = frozenset({"image", "region"})
+    fingerprint = "matrix-only"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def score_matrix(self, visuals: Sequence[VisualInput], texts: Sequence[str]) -> np.ndarray:
+        self.calls += 1
+        return RandomModel(7).score_matrix(visuals, texts)
+
+
+class TextOnly:
+    """Scores a text by its word overlap with the input's context: sees no image at all."""
+
+    accepts = frozenset({"context"})
+    needs = frozenset({"context"})
+
+    def __init__(self) -> None:
+        self.seen: list[VisualInput] = []
+
+    def score(self, visuals: Sequence[VisualInput], texts: Sequence[str]) -> np.ndarray:
+        self.seen += list(visuals)
+        return np.array([len(set(str(v.context).split()) & set(t.split())) for v, t in zip(visuals, texts)], float)
+
+
+class Echo:
+    """Generates ``prompt + context`` and counts its calls (class-wide, across instances)."""
+
+    accepts = frozenset({"image", "context"})
+    fingerprint = "echo-v1"
+    calls = 0
+
+    def generate(self, requests: Sequence[GenerationRequest], decoding: Decoding, pool: TextPool | None) -> list[str]:
+        Echo.calls += 1
+        return [f"{r.prompt or ''} {r.visual.context or ''}".strip()[: decoding.max_new_tokens] for r in requests]
+
+
+def make_choice(spec: Spec, settings: Settings) -> ToyChoice:
+    return ToyChoice()
+
+
+def make_describe(spec: Spec, settings: Settings) -> ToyDescribe:
+    return ToyDescribe()
+
+
+def make_slow(spec: Spec, settings: Settings) -> SlowRandom:
+    return SlowRandom(settings.seed, float(spec.argument or 0.05))
+
+
+def make_matrix_only(spec: Spec, settings: Settings) -> MatrixOnly:
+    return MatrixOnly()
+
+
+def make_text_only(spec: Spec, settings: Settings) -> TextOnly:
+    return TextOnly()
+
+
+def make_echo(spec: Spec, settings: Settings) -> Echo:
+    return Echo()
 
 
 class ToyPlugin:
     @hookimpl
     def register_tasks(self) -> Iterator[Registration]:
-        yield Registration("toy-choice", "Toy multiple choice", "toy_plugin:make_task")
+        yield Registration("toy-choice", "Toy multiple choice", "toy_plugin:make_choice")
+        yield Registration("toy-describe", "Toy captioning", "toy_plugin:make_describe")
 
     @hookimpl
-    def register_scorers(self) -> Iterator[Registration]:
+    def register_models(self) -> Iterator[Registration]:
         yield Registration("slow-random", "Random, slowly", "toy_plugin:make_slow")
+        yield Registration("matrix-only", "Scores only as a matrix", "toy_plugin:make_matrix_only")
+        yield Registration("text-only", "Reads only the context", "toy_plugin:make_text_only")
+        yield Registration("echo", "Echoes prompt and context", "toy_plugin:make_echo")

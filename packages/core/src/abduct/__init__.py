@@ -1,29 +1,31 @@
-"""abduct: visual abductive reasoning. The core: records, protocols, plugins, runner, CLI.
+"""abduct: visual abductive reasoning. The core: records, protocols, plugins, engines,
+runner, shared task shapes and CLI.
 
 Importing ``abduct`` is cheap and never imports torch.
 """
 
 from abduct.errors import AbductError, DataError, PluginError, UnknownNameError
 from abduct.hookspecs import hookimpl
-from abduct.plugins import Registration
 from abduct.protocols import (
     Dataset,
+    Decoding,
     DualEncoder,
-    Evaluation,
     Generator,
     MatrixScorer,
     Metric,
     MetricResult,
+    PairDataset,
     Scorer,
-    Task,
+    TextPool,
 )
-from abduct.records import Box, Region, VisualInput
-from abduct.spec import ModelOptions, ModelSpec
+from abduct.records import Box, GenerationRequest, GroundedText, Region, VisualInput
+from abduct.registration import Registration
+from abduct.spec import Settings, Spec
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "AbductError", "Box", "DataError", "Dataset", "DualEncoder", "Evaluation", "Generator",
-    "MatrixScorer", "Metric", "MetricResult", "ModelOptions", "ModelSpec", "PluginError",
-    "Region", "Registration", "Scorer", "Task", "UnknownNameError", "VisualInput", "hookimpl",
+    "AbductError", "Box", "DataError", "Dataset", "Decoding", "DualEncoder", "GenerationRequest", "Generator",
+    "GroundedText", "MatrixScorer", "Metric", "MetricResult", "PairDataset", "PluginError", "Region",
+    "Registration", "Scorer", "Settings", "Spec", "TextPool", "UnknownNameError", "VisualInput", "hookimpl",
 ]

@@ -1,16 +1,16 @@
-"""Built-in baselines: a seeded random scorer and a constant scorer."""
+"""Built-in baselines: a seeded random model (it scores and generates) and a constant scorer."""
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from pathlib import PurePath
 
 import numpy as np
 
 from abduct.errors import AbductError
-from abduct.records import VisualInput
-from abduct.spec import ModelOptions, ModelSpec
+from abduct.protocols import Decoding, TextPool
+from abduct.records import FEATURES, GenerationRequest, VisualInput
+from abduct.spec import Settings, Spec
 
 _MASK = np.uint64(0xFFFFFFFFFFFFFFFF)
 
@@ -29,27 +29,25 @@ def _mix(x: np.ndarray) -> np.ndarray:
         return mixed
 
 
-class RandomScorer:
-    """Uniform scores in [0, 1) that depend only on (seed, visual, text).
+class RandomModel:
+    """The chance baseline. Scores: uniform in [0, 1), depending only on (seed, visual, text).
+    Generation: a pick from the task's pool of texts, depending only on (seed, request).
 
-    Hashing instead of drawing from a stream keeps a score the same whatever the batching,
-    order or resumption of a run.
+    Hashing instead of drawing from a stream keeps a score or a pick the same whatever the
+    batching, order or resumption of a run; keys keep only the media paths' last two parts
+    (e.g. ``VG_100K/2370338.jpg``), so the same data gives the same numbers wherever its
+    directory lies. Context text is not read (a chance baseline reads nothing), so tasks that
+    give it treat it as optional.
     """
+
+    accepts = frozenset(FEATURES) - {"context"}
 
     def __init__(self, seed: int = 0) -> None:
         self.seed = seed
         self.fingerprint = f"random-seed{seed}"
 
-    @staticmethod
-    def _portable_key(visual: VisualInput) -> str:
-        # The image's last two path parts (e.g. ``VG_100K/2370338.jpg``) instead of its full
-        # path, so the same data gives the same scores wherever its directory lies.
-        key = visual.key()
-        tail = "/".join(PurePath(visual.image).parts[-2:])
-        return tail + key[len(visual.image) :]
-
     def _visual_hashes(self, visuals: Sequence[VisualInput]) -> np.ndarray:
-        return np.array([_hash64("v" + self._portable_key(v), self.seed) for v in visuals], dtype=np.uint64)
+        return np.array([_hash64("v" + v.key(portable=True), self.seed) for v in visuals], dtype=np.uint64)
 
     def _text_hashes(self, texts: Sequence[str]) -> np.ndarray:
         return np.array([_hash64("t" + t, self.seed) for t in texts], dtype=np.uint64)
@@ -70,9 +68,18 @@ class RandomScorer:
         t = self._text_hashes(texts)[None, :]
         return self._to_unit(v ^ t)
 
+    def generate(self, requests: Sequence[GenerationRequest], decoding: Decoding, pool: TextPool | None) -> list[str]:
+        if pool is None or not pool.texts:
+            raise AbductError("random generation picks from a pool of texts, and this task offers none")
+        keys = [f"{r.visual.key(portable=True)}\x00{r.prompt or ''}" for r in requests]
+        picks = _mix(np.array([_hash64("g" + k, self.seed) for k in keys], dtype=np.uint64)) % np.uint64(len(pool.texts))
+        return [pool.texts[int(i)] for i in picks]
+
 
 class ConstantScorer:
     """Every pair gets the same score: the all-ties case of every metric."""
+
+    accepts = frozenset(FEATURES)
 
     def __init__(self, value: float = 0.0) -> None:
         self.value = float(value)
@@ -85,17 +92,17 @@ class ConstantScorer:
         return np.full((len(visuals), len(texts)), self.value)
 
 
-def make_random(spec: ModelSpec, options: ModelOptions) -> RandomScorer:
+def make_random(spec: Spec, settings: Settings) -> RandomModel:
     """``random`` or ``random:SEED``; without an argument the run's ``--seed`` is used."""
     if spec.argument is None:
-        return RandomScorer(options.seed)
+        return RandomModel(settings.seed)
     try:
-        return RandomScorer(int(spec.argument))
+        return RandomModel(int(spec.argument))
     except ValueError:
         raise AbductError(f"random: seed must be an integer, got '{spec.argument}'") from None
 
 
-def make_constant(spec: ModelSpec, options: ModelOptions) -> ConstantScorer:
+def make_constant(spec: Spec, settings: Settings) -> ConstantScorer:
     """``constant`` or ``constant:VALUE``."""
     if spec.argument is None:
         return ConstantScorer()

@@ -1,14 +1,21 @@
-"""The core's own plugin: baselines registered through the same hooks as everyone else."""
+"""The core's own plugin: baselines and generic metrics, registered through the same hooks
+as everyone else's."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 from abduct.hookspecs import hookimpl
-from abduct.plugins import Registration
+from abduct.registration import Registration
 
 
 @hookimpl
-def register_scorers() -> Iterator[Registration]:
-    yield Registration("random", "Seeded uniform random scores (the chance baseline)", "abduct.baselines:make_random")
+def register_models() -> Iterator[Registration]:
+    yield Registration("random", "Seeded chance baseline: uniform scores; generates a pick from the task's texts",
+                       "abduct.baselines:make_random")
     yield Registration("constant", "The same score for every pair (the all-ties case)", "abduct.baselines:make_constant")
+
+
+@hookimpl
+def register_metrics() -> Iterator[Registration]:
+    yield Registration("exact-match", "Exact match after answer normalisation", "abduct.exact_match:make_exact_match")

@@ -10,8 +10,10 @@ from typing import Any
 import click
 
 from abduct import __version__
+from abduct.cli_options import option_pairs, quiet_and_json, settings_from, settings_options
 from abduct.errors import AbductError
 from abduct.plugins import KINDS, get_registry
+from abduct.spec import Spec
 
 
 def emit_json(obj: Any) -> None:
@@ -75,47 +77,52 @@ def _list_command(name: str, kinds: tuple[str, ...], doc: str) -> None:
 
 
 _list_command("tasks", ("task",), "List evaluation tasks.")
-_list_command("models", ("scorer", "generator"), "List models (scorers and generators).")
+_list_command("models", ("model",), "List models (each scores, generates, or both).")
 _list_command("metrics", ("metric",), "List metrics.")
 _list_command("datasets", ("dataset",), "List datasets.")
-assert set(KINDS) == {"dataset", "task", "scorer", "generator", "metric"}
+assert set(KINDS) == {"dataset", "task", "model", "metric"}
+
+
+def echo_values(values: dict[str, Any], indent: str = "") -> None:
+    for key, value in values.items():
+        if isinstance(value, float):
+            click.echo(f"{indent}{key}: {value:.4f}")
+        elif isinstance(value, (int, str)):
+            click.echo(f"{indent}{key}: {value}")
 
 
 @cli.command("eval")
 @click.argument("task")
-@click.option("--model", "model", required=True, help="Model spec: name[:argument][@tag].")
+@click.option("--model", "model", required=True, help="Model spec: name[:argument][@tag][,key=value...].")
 @click.option("--data", "data_dir", required=True, type=click.Path(path_type=Path), help="Dataset directory.")
 @click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path), help="Output directory.")
 @click.option("--split", default=None, help="Dataset split (the task's default otherwise).")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Evaluate only the first N units.")
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True)
-@click.option("--device", default="cpu", show_default=True)
-@click.option("--cache-dir", type=click.Path(path_type=Path), default=None, help="Embedding cache location.")
-@click.option("--no-cache", is_flag=True, help="Do not read or write the embedding cache.")
-@click.option("--quiet", is_flag=True, help="No progress bars.")
-@click.option("--json", "as_json", is_flag=True, help="Print results.json to stdout.")
-def eval_cmd(
-    task: str, model: str, data_dir: Path, out_dir: Path, split: str | None, limit: int | None,
-    seed: int, batch_size: int, device: str, cache_dir: Path | None, no_cache: bool,
-    quiet: bool, as_json: bool,
-) -> None:
-    """Evaluate MODEL on TASK; writes results.json, predictions.jsonl and report.md."""
+@settings_options()
+@click.option("--cache-dir", type=click.Path(path_type=Path), default=None,
+              help="Cache location for embeddings and generations (default ~/.cache/abduct).")
+@click.option("--no-cache", is_flag=True, help="Do not read or write the caches.")
+@quiet_and_json
+def eval_cmd(task: str, model: str, data_dir: Path, out_dir: Path, split: str | None, limit: int | None,
+             cache_dir: Path | None, no_cache: bool, quiet: bool, as_json: bool, **shared: Any) -> None:
+    """Evaluate MODEL on TASK (a spec too: name[,key=value...]); writes results.json,
+    predictions.jsonl and report.md into --out."""
     from abduct.evaluate import EvalConfig, run_evaluation
 
+    settings = settings_from(shared)
     config = EvalConfig(
         task=task, model=model, data_dir=data_dir, out_dir=out_dir, split=split, limit=limit,
-        seed=seed, batch_size=batch_size, device=device, quiet=quiet, cache_dir=cache_dir,
-        use_cache=not no_cache,
+        seed=settings.seed, batch_size=settings.batch_size, device=settings.device, quiet=quiet,
+        cache_dir=cache_dir, use_cache=not no_cache,
     )
     results = run_evaluation(config)
     if as_json:
         emit_json(results)
         return
     click.echo(f"{task} / {results['model']['spec']}:")
-    for key, value in results["metrics"].items():
-        if isinstance(value, (int, float)):
-            click.echo(f"  {key}: {value:.4f}" if isinstance(value, float) else f"  {key}: {value}")
+    echo_values(results["metrics"], "  ")
+    if results["inputs"]["ignored"]:
+        click.echo(f"  (the model went without: {', '.join(results['inputs']['ignored'])}; the task allows it)")
     click.echo(f"wrote {out_dir / 'results.json'}")
 
 
@@ -125,17 +132,50 @@ def eval_cmd(
 @click.option("--answer-key", required=True, type=click.Path(path_type=Path))
 @click.option("--instance-ids", type=click.Path(path_type=Path), default=None,
               help="Sorted test ids, for .npy predictions.")
+@option_pairs
 @click.option("--json", "as_json", is_flag=True, help="Print the metrics object as JSON.")
-def score_cmd(task: str, predictions: Path, answer_key: Path, instance_ids: Path | None, as_json: bool) -> None:
+def score_cmd(task: str, predictions: Path, answer_key: Path, instance_ids: Path | None,
+              option_pairs: tuple[str, ...], as_json: bool) -> None:
     """Score a predictions file in TASK's official format against an answer key."""
     from abduct.evaluate import load_task
 
-    metrics = load_task(task).score_files(predictions, answer_key, instance_ids)
+    metrics = load_task(Spec.parse(task).with_options(option_pairs)).score_files(predictions, answer_key, instance_ids)
     if as_json:
         emit_json(metrics)
         return
-    for key, value in metrics.items():
-        click.echo(f"{key}: {value:.4f}" if isinstance(value, float) else f"{key}: {value}")
+    echo_values(metrics)
+
+
+@cli.command("metric")
+@click.argument("name")
+@click.option("--predictions", required=True, type=click.Path(path_type=Path), help="JSON {id: text}.")
+@click.option("--references", required=True, type=click.Path(path_type=Path), help="JSON {id: [text, ...]}.")
+@click.option("--questions", type=click.Path(path_type=Path), default=None, help="JSON {id: text} (bem).")
+@option_pairs
+@click.option("--per-sample", is_flag=True, help="Also print the per-sample values.")
+@settings_options()
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def metric_cmd(name: str, predictions: Path, references: Path, questions: Path | None,
+               option_pairs: tuple[str, ...], per_sample: bool, as_json: bool, **shared: Any) -> None:
+    """Score PREDICTIONS against REFERENCES with the metric NAME (see `abduct metrics`);
+    its options go after the name (bertscore,num_layers=17) or in -o."""
+    from abduct.metric_inputs import load_inputs
+
+    pred, refs, ques = load_inputs(predictions, references, questions)
+    spec = Spec.parse(name).with_options(option_pairs)
+    result = get_registry().create("metric", spec, settings_from(shared)).compute(pred, refs, ques)
+    values: dict[str, Any] = dict(result.corpus)
+    if "hash" in result.info:  # e.g. BERTScore's description of model, layer, idf and rescaling
+        values[f"{spec.name.replace('-', '_')}_hash"] = result.info["hash"]
+    if per_sample:
+        values["per_sample"] = {k: dict(v) for k, v in result.per_sample.items()}
+    if as_json:
+        emit_json(values)
+        return
+    for sample, row in values.pop("per_sample", {}).items():
+        click.echo(f"{sample}\t" + "\t".join(f"{k}={v:.6f}" for k, v in row.items()))
+    for key, value in values.items():
+        click.echo(f"{key}: {value:.6f}" if isinstance(value, float) else f"{key}: {value}")
 
 
 def build_cli() -> click.Group:

@@ -1,14 +1,14 @@
-"""The scoring engine: the one place where models are called.
+"""The scoring engine: the one place where models score.
 
-It deduplicates inputs (each unique visual and each unique text is encoded or scored once),
-batches calls, uses the fastest path a model offers (dual encoder, score matrix, pairwise)
-and keeps embeddings in a content-addressed cache.
+It checks every input against what the model accepts (``abduct.inputs``), deduplicates
+(each unique visual and each unique text is encoded or scored once), batches calls, uses
+the fastest path a model offers (dual encoder, score matrix, pairwise) and derives the
+others: pairs from ``score_matrix`` one visual at a time, a matrix from pairwise ``score``.
+Embeddings go to a content-addressed cache.
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
 import time
 from collections.abc import Callable, Hashable, Sequence
 from typing import TypeVar
@@ -16,9 +16,11 @@ from typing import TypeVar
 import numpy as np
 
 from abduct.cache import EmbeddingCache
+from abduct.content import ContentKeys
 from abduct.errors import AbductError
+from abduct.inputs import InputPolicy
 from abduct.progress import progress
-from abduct.protocols import DualEncoder, MatrixScorer, Scorer
+from abduct.protocols import SCORING_PROTOCOLS, DualEncoder, MatrixScorer, Scorer
 from abduct.records import VisualInput
 
 K = TypeVar("K", bound=Hashable)
@@ -33,6 +35,20 @@ def unique_index(items: Sequence[K]) -> tuple[list[K], np.ndarray]:
     return list(position), inverse
 
 
+class Timer:
+    """Seconds spent inside the model, shared by a run's engines."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+
+    def timed(self, fn: Callable[[], np.ndarray]) -> np.ndarray:
+        start = time.perf_counter()
+        try:
+            return np.asarray(fn())
+        finally:
+            self.seconds += time.perf_counter() - start
+
+
 class ScoringEngine:
     """Scores (visual, text) pairs and matrices with ``model``, counting its own time."""
 
@@ -43,50 +59,32 @@ class ScoringEngine:
         batch_size: int = 64,
         cache: EmbeddingCache | None = None,
         quiet: bool = False,
+        policy: InputPolicy | None = None,
+        keys: ContentKeys | None = None,
+        timer: Timer | None = None,
     ) -> None:
-        if not isinstance(model, (Scorer, MatrixScorer, DualEncoder)):
-            raise AbductError(f"{type(model).__name__} is not a scorer (no score/score_matrix/encode methods)")
+        if not isinstance(model, SCORING_PROTOCOLS):
+            raise AbductError(f"{type(model).__name__} does not score (no score/score_matrix/encode methods)")
         self.model = model
         self.batch_size = max(1, int(batch_size))
         self.cache = cache
         self.quiet = quiet
-        self.model_seconds = 0.0
-        self._file_hashes: dict[tuple[str, int, int], str] = {}
+        self.policy = policy or InputPolicy(model, type(model).__name__)
+        self.keys = keys or ContentKeys()
+        self.timer = timer or Timer()
+        self.calls = 0
+
+    @property
+    def model_seconds(self) -> float:
+        return self.timer.seconds
 
     @property
     def is_dual_encoder(self) -> bool:
         return isinstance(self.model, DualEncoder)
 
     def _timed(self, fn: Callable[[], np.ndarray]) -> np.ndarray:
-        start = time.perf_counter()
-        try:
-            return np.asarray(fn())
-        finally:
-            self.model_seconds += time.perf_counter() - start
-
-    # -- content keys for the cache ------------------------------------------------------
-    def _file_hash(self, path: str) -> str:
-        try:
-            st = os.stat(path)
-        except OSError:
-            return "missing:" + path  # the model will raise a clear error when it reads it
-        key = (path, st.st_size, st.st_mtime_ns)
-        if key not in self._file_hashes:
-            digest = hashlib.sha256()
-            with open(path, "rb") as handle:
-                while block := handle.read(1 << 20):
-                    digest.update(block)
-            self._file_hashes[key] = digest.hexdigest()
-        return self._file_hashes[key]
-
-    def _visual_content_key(self, visual: VisualInput) -> str:
-        parts = [self._file_hash(visual.image), visual.key().partition("|")[2]]
-        parts.extend(self._file_hash(p) for p in visual.related)
-        return hashlib.sha256("\x00".join(["v", *parts]).encode()).hexdigest()
-
-    @staticmethod
-    def _text_content_key(text: str) -> str:
-        return hashlib.sha256(("t\x00" + text).encode()).hexdigest()
+        self.calls += 1
+        return self.timer.timed(fn)
 
     # -- encoding ------------------------------------------------------------------------
     def _encode_unique(
@@ -117,8 +115,8 @@ class ScoringEngine:
         """Embeddings of ``visuals`` (dual encoders only); duplicates are encoded once."""
         model = self.model
         assert isinstance(model, DualEncoder)
-        unique, inverse = unique_index(list(visuals))
-        table = self._encode_unique(unique, self._visual_content_key, model.encode_visual, "encoding images")
+        unique, inverse = unique_index(self.policy.prepare_all(visuals))
+        table = self._encode_unique(unique, self.keys.visual, model.encode_visual, "encoding images")
         return table[inverse] if len(unique) else table
 
     def encode_text(self, texts: Sequence[str]) -> np.ndarray:
@@ -126,13 +124,13 @@ class ScoringEngine:
         model = self.model
         assert isinstance(model, DualEncoder)
         unique, inverse = unique_index(list(texts))
-        table = self._encode_unique(unique, self._text_content_key, model.encode_text, "encoding texts")
+        table = self._encode_unique(unique, self.keys.text, model.encode_text, "encoding texts")
         return table[inverse] if len(unique) else table
 
     # -- scoring -------------------------------------------------------------------------
     def score_matrix(self, visuals: Sequence[VisualInput], texts: Sequence[str]) -> np.ndarray:
         """The ``len(visuals) x len(texts)`` matrix of scores."""
-        uv, v_inv = unique_index(list(visuals))
+        uv, v_inv = unique_index(self.policy.prepare_all(visuals))
         ut, t_inv = unique_index(list(texts))
         if not uv or not ut:
             return np.zeros((len(visuals), len(texts)))
@@ -154,7 +152,7 @@ class ScoringEngine:
         """Scores of ``(visuals[i], texts[i])`` for every i."""
         if len(visuals) != len(texts):
             raise ValueError("score_pairs needs as many visuals as texts")
-        uv, v_inv = unique_index(list(visuals))
+        uv, v_inv = unique_index(self.policy.prepare_all(visuals))
         ut, t_inv = unique_index(list(texts))
         if not len(visuals):
             return np.zeros(0)
@@ -164,8 +162,8 @@ class ScoringEngine:
             dots: np.ndarray = np.einsum("ij,ij->i", v.astype(np.float64), t.astype(np.float64))
             return dots
         pairs, pair_inv = unique_index(list(zip(v_inv.tolist(), t_inv.tolist())))
-        rows = np.array([p[0] for p in pairs])
-        cols = np.array([p[1] for p in pairs])
+        rows = np.array([p[0] for p in pairs], dtype=np.int64)
+        cols = np.array([p[1] for p in pairs], dtype=np.int64)
         scores: np.ndarray = self._score_unique_pairs(uv, ut, rows, cols)[pair_inv]
         return scores
 
@@ -174,7 +172,8 @@ class ScoringEngine:
     ) -> np.ndarray:
         model = self.model
         if not isinstance(model, Scorer):
-            raise AbductError(f"{type(model).__name__} offers no pairwise score()")
+            assert isinstance(model, MatrixScorer)
+            return self._pairs_from_matrices(model, uv, ut, rows, cols)
         out = np.empty(len(rows))
         starts = range(0, len(rows), self.batch_size)
         for s in progress(starts, desc="scoring pairs", quiet=self.quiet or len(starts) < 2, unit="batch"):
@@ -183,4 +182,24 @@ class ScoringEngine:
             if scores.shape != (len(r),):
                 raise AbductError(f"the model returned shape {scores.shape} for {len(r)} pairs")
             out[s : s + len(r)] = scores
+        return out
+
+    def _pairs_from_matrices(
+        self, model: MatrixScorer, uv: list[VisualInput], ut: list[str], rows: np.ndarray, cols: np.ndarray
+    ) -> np.ndarray:
+        """Pairwise scores from a matrix-only model: one row per visual, over just the texts
+        paired with it (a Sherlock comparison source: one visual, ~10 candidates)."""
+        out = np.empty(len(rows))
+        order = np.argsort(rows, kind="stable")
+        bounds = np.flatnonzero(np.diff(rows[order])) + 1
+        groups = np.split(order, bounds) if len(order) else []
+        for group in progress(groups, desc="scoring rows", quiet=self.quiet or len(groups) < 2, unit="row"):
+            visual = uv[int(rows[group[0]])]
+            for s in range(0, len(group), self.batch_size):
+                part = group[s : s + self.batch_size]
+                texts = [ut[int(j)] for j in cols[part]]
+                matrix = self._timed(lambda v=visual, t=texts: model.score_matrix([v], t))  # type: ignore[misc]
+                if matrix.shape != (1, len(texts)):
+                    raise AbductError(f"the model returned shape {matrix.shape} for a 1 x {len(texts)} matrix")
+                out[part] = matrix[0]
         return out

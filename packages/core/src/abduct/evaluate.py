@@ -9,16 +9,21 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from abduct.cache import EmbeddingCache, default_cache_dir
-from abduct.engine import ScoringEngine
-from abduct.errors import AbductError, UnknownNameError
+from abduct.cache import EmbeddingCache, TextCache, default_cache_dir
+from abduct.content import ContentKeys
+from abduct.engine import ScoringEngine, Timer
+from abduct.errors import AbductError
+from abduct.generation import GenerationEngine
+from abduct.inputs import InputPolicy
 from abduct.io import atomic_write_json, atomic_write_jsonl, atomic_write_text, require_dir
+from abduct.models import LoadedModel, load_model
 from abduct.plugins import Registry, get_registry
-from abduct.protocols import DualEncoder, MatrixScorer, Scorer, Task
+from abduct.protocols import DualEncoder
 from abduct.provenance import file_hashes, git_revision, package_versions
 from abduct.report import markdown_report
 from abduct.runner import PARTIAL_DIR, Run, seed_everything
-from abduct.spec import ModelOptions, ModelSpec
+from abduct.spec import Settings, Spec
+from abduct.tasks import Task
 
 
 @dataclass(frozen=True)
@@ -36,22 +41,17 @@ class EvalConfig:
     cache_dir: Path | None = None
     use_cache: bool = True
 
+    @property
+    def settings(self) -> Settings:
+        return Settings(device=self.device, batch_size=self.batch_size, seed=self.seed)
 
-def load_task(name: str, registry: Registry | None = None) -> Task:
-    task = (registry or get_registry()).create("task", name)
+
+def load_task(spec: Spec | str, registry: Registry | None = None, settings: Settings | None = None) -> Task:
+    spec = Spec.parse(spec) if isinstance(spec, str) else spec
+    task = (registry or get_registry()).create("task", spec, settings)
     if not isinstance(task, Task):
-        raise AbductError(f"task '{name}' does not implement the Task protocol")
+        raise AbductError(f"task '{spec.name}' does not implement the Task protocol")
     return task
-
-
-def load_model(spec_text: str, options: ModelOptions, registry: Registry | None = None) -> tuple[ModelSpec, Any]:
-    """Build a scorer or generator from a ``name[:argument][@tag]`` spec."""
-    registry = registry or get_registry()
-    spec = ModelSpec.parse(spec_text)
-    known = {c.name: c.kind for kind in ("scorer", "generator") for c in registry.components(kind)}
-    if spec.name not in known:
-        raise UnknownNameError("model", spec.name, known)
-    return spec, registry.create(known[spec.name], spec.name, spec, options)
 
 
 def _signature(config: EvalConfig, split: str, fingerprint: str) -> dict[str, Any]:
@@ -81,67 +81,72 @@ def _check_resume(out_dir: Path, signature: dict[str, Any]) -> bool:
     return True
 
 
+def build_run(config: EvalConfig, task: Task, loaded: LoadedModel, registry: Registry, split: str) -> Run:
+    """The run's engines for the model's abilities, sharing one input policy, one timer and
+    one set of content keys; caches only for models that say what they are (a fingerprint)."""
+    name = loaded.spec.name
+    policy = InputPolicy(loaded.model, name, getattr(task, "optional_inputs", ()))
+    keys, timer = ContentKeys(), Timer()
+    cached = config.use_cache and hasattr(loaded.model, "fingerprint")
+    root = config.cache_dir or default_cache_dir()
+    scoring = generation = None
+    if loaded.scores:
+        cache = EmbeddingCache(root, loaded.fingerprint) if cached and isinstance(loaded.model, DualEncoder) else None
+        scoring = ScoringEngine(loaded.model, batch_size=config.batch_size, cache=cache, quiet=config.quiet,
+                                policy=policy, keys=keys, timer=timer)
+    if loaded.generates:
+        generation = GenerationEngine(loaded.model, decoding=loaded.decoding, batch_size=config.batch_size,
+                                      cache=TextCache(root, loaded.fingerprint) if cached else None,
+                                      quiet=config.quiet, policy=policy, keys=keys, timer=timer)
+    signature = _signature(config, split, loaded.fingerprint)
+    if loaded.generates:
+        signature["decoding"] = loaded.decoding.describe()
+    return Run(data_dir=config.data_dir, split=split, scoring=scoring, generation=generation, model_name=name,
+               settings=config.settings, registry=registry, limit=config.limit, quiet=config.quiet,
+               out_dir=config.out_dir, signature=signature)
+
+
 def run_evaluation(config: EvalConfig, registry: Registry | None = None) -> dict[str, Any]:
     """Evaluate and write results.json, predictions.jsonl and report.md into ``out_dir``."""
     started = time.perf_counter()
     registry = registry or get_registry()
     require_dir(config.data_dir, "data directory")
-    task = load_task(config.task, registry)
+    task = load_task(config.task, registry, config.settings)
     seed_everything(config.seed)
-    options = ModelOptions(device=config.device, batch_size=config.batch_size, seed=config.seed)
-    spec, model = load_model(config.model, options, registry)
-    fingerprint = str(getattr(model, "fingerprint", spec))
+    loaded = load_model(config.model, config.settings, registry)
     split = config.split or task.default_split
+    if config.out_dir.exists() and not config.out_dir.is_dir():
+        raise AbductError(f"--out is not a directory: {config.out_dir}")
+    run = build_run(config, task, loaded, registry, split)
+    assert run.signature is not None
+    resumed = _check_resume(config.out_dir, run.signature)
 
-    out_dir = config.out_dir
-    if out_dir.exists() and not out_dir.is_dir():
-        raise AbductError(f"--out is not a directory: {out_dir}")
-    signature = _signature(config, split, fingerprint)
-    resumed = _check_resume(out_dir, signature)
-
-    engine = None
-    if isinstance(model, (Scorer, MatrixScorer, DualEncoder)):
-        cache = None
-        if config.use_cache and isinstance(model, DualEncoder) and hasattr(model, "fingerprint"):
-            cache = EmbeddingCache(config.cache_dir or default_cache_dir(), fingerprint)
-        engine = ScoringEngine(model, batch_size=config.batch_size, cache=cache, quiet=config.quiet)
-    run = Run(
-        data_dir=config.data_dir,
-        split=split,
-        engine=engine,
-        model=model,
-        seed=config.seed,
-        limit=config.limit,
-        batch_size=config.batch_size,
-        device=config.device,
-        quiet=config.quiet,
-        out_dir=out_dir,
-        signature=signature,
-    )
-    evaluation = task.evaluate(model, run)
-    total = time.perf_counter() - started
+    evaluation = task.evaluate(run)
+    engine = run.scoring or run.generation
+    policy = engine.policy if engine is not None else None
     results: dict[str, Any] = {
         "task": config.task,
-        "model": {"spec": str(spec), "fingerprint": fingerprint},
-        "data": {
-            "dir": str(config.data_dir),
-            "files": file_hashes(evaluation.data_files, config.data_dir),
-        },
+        "model": {"spec": str(loaded.spec), "fingerprint": loaded.fingerprint, "abilities": loaded.abilities},
+        "data": {"dir": str(config.data_dir), "files": file_hashes(evaluation.data_files, config.data_dir)},
         "split": split,
         "seed": config.seed,
         "limit": config.limit,
+        "inputs": {"ignored": sorted(policy.ignored) if policy is not None else []},
         "metrics": evaluation.metrics,
         "details": evaluation.details,
         "versions": package_versions(),
         "git_revision": git_revision(),
         "resumed": resumed,
         "timings": {
-            "total_seconds": total,
-            "model_seconds": engine.model_seconds if engine is not None else 0.0,
+            "total_seconds": time.perf_counter() - started,
+            "model_seconds": engine.timer.seconds if engine is not None else 0.0,
             "stages": run.timings,
         },
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
     }
+    if loaded.generates:
+        results["model"]["decoding"] = loaded.decoding.describe()
+    out_dir = config.out_dir
     atomic_write_jsonl(out_dir / "predictions.jsonl", evaluation.predictions)
     atomic_write_text(out_dir / "report.md", markdown_report(results))
     atomic_write_json(out_dir / "results.json", results)

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 
 import pluggy
 
+from abduct.registration import Registration
+
 if TYPE_CHECKING:
     import click
-
-    from abduct.plugins import Registration
 
 PROJECT = "abduct"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -29,13 +29,8 @@ def register_tasks() -> Iterable[Registration]:
 
 
 @hookspec
-def register_scorers() -> Iterable[Registration]:
-    """Plausibility scorers (models) this plugin provides."""
-
-
-@hookspec
-def register_generators() -> Iterable[Registration]:
-    """Text generators (models) this plugin provides."""
+def register_models() -> Iterable[Registration]:
+    """Models this plugin provides: each may score, generate, or both."""
 
 
 @hookspec

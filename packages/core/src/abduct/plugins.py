@@ -9,11 +9,10 @@ imports torch.
 
 from __future__ import annotations
 
-import importlib
 import importlib.metadata as md
 import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,28 +20,15 @@ import pluggy
 
 from abduct import hookspecs
 from abduct.errors import PluginError, UnknownNameError
+from abduct.options import bind_options
+from abduct.registration import Registration
+from abduct.spec import Settings, Spec
 
-KINDS = ("dataset", "task", "scorer", "generator", "metric")
+KINDS = ("dataset", "task", "model", "metric")
 _HOOK_FOR_KIND = {kind: f"register_{kind}s" for kind in KINDS}
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 _FACTORY = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 CORE_PLUGIN = "core"
-
-
-@dataclass(frozen=True)
-class Registration:
-    """A named component: ``factory`` is ``"module:attr"``, imported on first use."""
-
-    name: str
-    description: str
-    factory: str
-
-    def load(self) -> Callable[..., Any]:
-        module_name, _, attr = self.factory.partition(":")
-        obj: Any = importlib.import_module(module_name)
-        for part in attr.split("."):
-            obj = getattr(obj, part)
-        return obj  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True)
@@ -163,16 +149,19 @@ class Registry:
             raise UnknownNameError(kind, name, table)
         return table[name]
 
-    def create(self, kind: str, name: str, *args: Any, **kwargs: Any) -> Any:
-        """Import the component's factory and call it."""
-        comp = self.get(kind, name)
+    def create(self, kind: str, spec: Spec | str, settings: Settings | None = None, **options: Any) -> Any:
+        """Build the component a spec names: ``factory(spec, settings, **options)``, with the
+        spec's own options and ``options`` (typed values, e.g. from a task) together."""
+        spec = Spec.parse(spec) if isinstance(spec, str) else spec
+        comp = self.get(kind, spec.name)
         try:
             factory = comp.registration.load()
         except Exception as exc:
             raise PluginError(
-                f"{kind} '{name}' from plugin '{comp.plugin}' failed to load: {_describe(exc)}"
+                f"{kind} '{spec.name}' from plugin '{comp.plugin}' failed to load: {_describe(exc)}"
             ) from exc
-        return factory(*args, **kwargs)
+        given: dict[str, Any] = {**spec.option_dict(), **options}
+        return factory(spec, settings or Settings(), **bind_options(kind, spec.name, factory, given))
 
 
 def _validate(record: object, plugin: str, kind: str) -> Registration:
@@ -196,7 +185,7 @@ def _entry_points() -> Iterable[md.EntryPoint]:
 
 def build_registry(extra_plugins: Iterable[tuple[str, object]] = ()) -> Registry:
     """Discover plugins (built-ins, entry points, ``extra_plugins``) and build the registry."""
-    from abduct import builtins
+    from abduct import builtins  # the core's own plugin sits above this module
 
     manager = pluggy.PluginManager(hookspecs.PROJECT)
     manager.add_hookspecs(hookspecs)
@@ -221,17 +210,31 @@ def build_registry(extra_plugins: Iterable[tuple[str, object]] = ()) -> Registry
         info = PluginInfo(ep.name, dist, version)
         infos.append(info)
         try:
-            module = ep.load()
-            manager.register(module, name=ep.name)
+            _register(manager, ep.load(), ep.name)
         except Exception as exc:  # reported by `abduct plugins`, never fatal
             info.error = _describe(exc)
     for name, module in extra_plugins:
         if name in disabled:
             continue
-        manager.register(module, name=name)
-        infos.append(PluginInfo(name, None, None))
-    manager.check_pending()
+        info = PluginInfo(name, None, None)
+        infos.append(info)
+        try:
+            _register(manager, module, name)
+        except PluginError as exc:
+            info.error = str(exc)
     return Registry(manager, infos)
+
+
+def _register(manager: pluggy.PluginManager, module: object, name: str) -> None:
+    """Register a plugin whose hooks all exist; one implementing an unknown hook is refused
+    (pluggy would otherwise fail every later call), with a hint for renamed hooks."""
+    manager.register(module, name=name)
+    unknown = sorted(caller.name for caller in manager.get_hookcallers(module) or [] if caller.spec is None)
+    if unknown:
+        manager.unregister(module)
+        hint = "; register_scorers and register_generators are now register_models" if (
+            {"register_scorers", "register_generators"} & set(unknown)) else ""
+        raise PluginError(f"implements unknown hook(s) {', '.join(unknown)}{hint}")
 
 
 def _has_dist(name: str) -> bool:

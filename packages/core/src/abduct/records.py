@@ -1,8 +1,19 @@
-"""Frozen records shared by every package: boxes, regions and what a model looks at."""
+"""Frozen records shared by every package: boxes, regions and what a model is given.
+
+One ``VisualInput`` serves all five benchmarks: an image with a region and a clue (Sherlock),
+an image with a question and a scene change (CoSIm), a premise beside its hypotheses
+(NL-EYE), a video with the time spans of an event chain (VAR), a text-only input (a text
+scorer's view of any of them).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import PurePath
+
+MEDIA_KINDS = ("image", "video")
+# What an input can carry; models declare which of these they accept (see abduct.inputs).
+FEATURES = ("image", "video", "region", "context", "related")
 
 
 @dataclass(frozen=True)
@@ -48,24 +59,103 @@ class Region:
 
 @dataclass(frozen=True)
 class VisualInput:
-    """What a model sees for one example.
+    """What a model is given for one example.
 
-    ``image`` is a local path to an image (or a video file, with ``span`` in seconds);
-    ``region`` marks the part the text is about; ``related`` lists further images shown
-    together with this one, in order (e.g. an NL-EYE premise beside a hypothesis).
+    - ``media``: local path of an image or a video (``kind``); None for a text-only input;
+    - ``region``: the part of the image the text is about;
+    - ``context``: text that comes with the media (a clue, a question and scene change,
+      a description);
+    - ``spans``: for a video, the time spans in seconds that matter, in order;
+    - ``related``: further inputs shown together with this one, in order, each a full input
+      with its own region or spans (NL-EYE's hypotheses, the other videos of a VAR chain).
     """
 
-    image: str
+    media: str | None = None
     region: Region | None = None
-    span: tuple[float, float] | None = None
-    related: tuple[str, ...] = ()
+    context: str | None = None
+    spans: tuple[tuple[float, float], ...] = ()
+    related: tuple[VisualInput, ...] = ()
+    kind: str = "image"
 
-    def key(self) -> str:
-        """A stable identity string, used to encode each unique input once."""
-        parts = [self.image]
+    def __post_init__(self) -> None:
+        if self.kind not in MEDIA_KINDS:
+            raise ValueError(f"unknown media kind {self.kind!r} (expected image or video)")
+        if self.spans and self.kind != "video":
+            raise ValueError("time spans belong to video inputs (kind='video')")
+        for start, end in self.spans:
+            if not 0 <= start <= end:
+                raise ValueError(f"bad time span ({start}, {end}): need 0 <= start <= end")
+        if self.media is None and (self.region is not None or self.spans):
+            raise ValueError("a region or a time span needs media")
+
+    @classmethod
+    def video(
+        cls, path: str, spans: tuple[tuple[float, float], ...] = (), *, context: str | None = None,
+        related: tuple[VisualInput, ...] = (),
+    ) -> VisualInput:
+        return cls(path, context=context, spans=tuple(spans), related=tuple(related), kind="video")
+
+    def features(self) -> frozenset[str]:
+        """What this input carries, its related inputs included (see ``FEATURES``)."""
+        found = set()
+        if self.media is not None:
+            found.add(self.kind)
+        if self.region is not None:
+            found.add("region")
+        if self.context is not None:
+            found.add("context")
+        if self.related:
+            found.add("related")
+            for other in self.related:
+                found |= other.features()
+        return frozenset(found)
+
+    def without(self, features: frozenset[str]) -> VisualInput:
+        """This input with ``features`` removed, its related inputs included."""
+        if not features & self.features():
+            return self
+        drop_media = self.kind in features
+        return VisualInput(
+            media=None if drop_media else self.media,
+            region=None if drop_media or "region" in features else self.region,
+            context=None if "context" in features else self.context,
+            spans=() if drop_media else self.spans,
+            related=() if "related" in features else tuple(r.without(features) for r in self.related),
+            kind=self.kind,
+        )
+
+    def key(self, *, portable: bool = False) -> str:
+        """A stable identity string. ``portable`` keeps only the media path's last two parts,
+        so the same data gives the same key wherever its directory lies."""
+        media = self.media or ""
+        if portable and self.media is not None:
+            media = "/".join(PurePath(self.media).parts[-2:])
+        parts = [media if self.kind == "image" else f"video:{media}"]
         if self.region is not None:
             parts.append(";".join(f"{b.left},{b.top},{b.width},{b.height}" for b in self.region.boxes))
-        if self.span is not None:
-            parts.append(f"t={self.span[0]},{self.span[1]}")
-        parts.extend(self.related)
+        if self.spans:
+            parts.append("t=" + ";".join(f"{s},{e}" for s, e in self.spans))
+        if self.context is not None:
+            parts.append("c=" + self.context)
+        parts.extend("r=(" + r.key(portable=portable) + ")" for r in self.related)
         return "|".join(parts)
+
+
+@dataclass(frozen=True)
+class GenerationRequest:
+    """One thing to generate: text for ``visual`` (with its context), after ``prompt``."""
+
+    visual: VisualInput
+    prompt: str | None = None
+
+
+@dataclass(frozen=True)
+class GroundedText:
+    """A (visual input, text) pair as a dataset offers it for training: ``text`` is the
+    target (e.g. a Sherlock inference), ``visual.context`` any side text (the clue), and
+    ``group`` an evaluation grouping (e.g. a retrieval chunk)."""
+
+    id: str
+    visual: VisualInput
+    text: str
+    group: str | None = None

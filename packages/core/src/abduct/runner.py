@@ -1,6 +1,7 @@
 """The evaluation runner, shared by every task.
 
-``Run`` is what a task receives: the data location and settings, the scoring engine, and
+``Run`` is what a task receives: the data location and settings, the scoring and
+generation engines, the run's metrics, and
 ``map_units``, which runs the task's work unit by unit and appends each finished unit's
 per-sample records to a shard file with an atomic rename. A run killed at any moment and
 started again into the same output directory skips the finished units; because metrics are
@@ -22,13 +23,19 @@ from typing import Any, TypeVar
 import numpy as np
 
 from abduct.engine import ScoringEngine
-from abduct.errors import AbductError
+from abduct.errors import AbductError, UnknownNameError
+from abduct.generation import GenerationEngine
 from abduct.io import atomic_write_json, atomic_write_jsonl
+from abduct.plugins import Registry
 from abduct.progress import progress
+from abduct.protocols import Metric
+from abduct.spec import Settings, Spec
 
 T = TypeVar("T")
 PARTIAL_DIR = ".partial"
 FLUSH_SECONDS = 1.0
+# Where the metrics that tasks ask for by name come from, for the "not installed" message.
+METRIC_PROVIDERS = dict.fromkeys(("bleu", "meteor", "rouge-l", "cider", "bertscore", "bem"), "abduct-metrics")
 
 
 def seed_everything(seed: int) -> None:
@@ -80,26 +87,51 @@ class UnitStore:
 
 @dataclass
 class Run:
-    """Everything a task needs to evaluate a model."""
+    """Everything a task needs to evaluate a model: where the data is, the engines through
+    which it calls the model, and the run's settings."""
 
     data_dir: Path
     split: str
-    engine: ScoringEngine | None = None
-    model: object = None
-    seed: int = 0
+    scoring: ScoringEngine | None = None
+    generation: GenerationEngine | None = None
+    model_name: str = "model"
+    settings: Settings = field(default_factory=Settings)
+    registry: Registry | None = None
     limit: int | None = None
-    batch_size: int = 64
-    device: str = "cpu"
     quiet: bool = False
     out_dir: Path | None = None
-    timings: dict[str, float] = field(default_factory=dict)
     signature: dict[str, Any] | None = None
+    timings: dict[str, float] = field(default_factory=dict)
     _store: UnitStore | None = field(default=None, repr=False)
 
-    def require_engine(self) -> ScoringEngine:
-        if self.engine is None:
-            raise AbductError("this task needs a scorer model (random, constant, clip, …)")
-        return self.engine
+    @property
+    def seed(self) -> int:
+        return self.settings.seed
+
+    def require_scorer(self) -> ScoringEngine:
+        if self.scoring is None:
+            raise AbductError(f"this task scores texts, and model '{self.model_name}' does not score")
+        return self.scoring
+
+    def require_generator(self) -> GenerationEngine:
+        if self.generation is None:
+            raise AbductError(f"this task generates text, and model '{self.model_name}' does not generate")
+        return self.generation
+
+    def metric(self, name: str, **options: Any) -> Metric:
+        """The metric ``name`` built with the run's settings (its device) and ``options``."""
+        from abduct.plugins import get_registry
+
+        registry = self.registry or get_registry()
+        try:
+            metric: Metric = registry.create("metric", Spec(name), self.settings, **options)
+        except UnknownNameError:
+            provider = METRIC_PROVIDERS.get(name)
+            if provider is None:
+                raise
+            raise AbductError(f"this task needs the metric '{name}', which comes with {provider}: "
+                              f"pip install {provider}") from None
+        return metric
 
     def progress(self, iterable: Iterable[T], desc: str, total: int | None = None) -> Iterator[T]:
         return progress(iterable, desc=desc, total=total, quiet=self.quiet)

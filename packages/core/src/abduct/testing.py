@@ -21,12 +21,16 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from abduct.cache import TextCache
 from abduct.engine import ScoringEngine
 from abduct.evaluate import EvalConfig, run_evaluation
+from abduct.generation import GenerationEngine
+from abduct.inputs import accepted_inputs
 from abduct.plugins import Registry, build_registry
-from abduct.protocols import DualEncoder, MatrixScorer, Metric, MetricResult, Scorer, Task
-from abduct.records import Box, Region, VisualInput
+from abduct.protocols import SCORING_PROTOCOLS, Decoding, DualEncoder, Generator, Metric, MetricResult, TextPool
+from abduct.records import Box, GenerationRequest, Region, VisualInput
 from abduct.runner import Run
+from abduct.tasks import Task
 
 
 def shared_data_dir() -> Path | None:
@@ -56,6 +60,21 @@ def make_images(directory: Path, count: int = 3, size: tuple[int, int] = (64, 48
     return paths
 
 
+def contract_visuals(tmp_path: Path, model: object) -> list[VisualInput]:
+    """Three inputs using what ``model`` accepts: images (with a region where it takes
+    regions) and a context text where it takes context."""
+    accepts = accepted_inputs(model)
+    paths = make_images(tmp_path / "contract_images", 3)
+    region = Region((Box(4, 4, 20, 16),)) if "region" in accepts else None
+    contexts: Sequence[str | None] = (None,) * 3
+    if "context" in accepts:
+        contexts = ("clue: a wet street", "clue: an open umbrella", "clue: a kitchen")
+    if "image" not in accepts:
+        return [VisualInput(context=c) for c in contexts]
+    return [VisualInput(str(paths[0]), context=contexts[0]), VisualInput(str(paths[1]), region, contexts[1]),
+            VisualInput(str(paths[2]), region, contexts[2])]
+
+
 class ScorerContract:
     """Every scorer: right shapes, finite, deterministic; fast paths agree with ``score``."""
 
@@ -63,14 +82,12 @@ class ScorerContract:
         raise NotImplementedError
 
     def make_visuals(self, tmp_path: Path) -> list[VisualInput]:
-        paths = make_images(tmp_path / "contract_images", 3)
-        region = Region((Box(4, 4, 20, 16),))
-        return [VisualInput(str(paths[0])), VisualInput(str(paths[1]), region), VisualInput(str(paths[2]), region)]
+        return contract_visuals(tmp_path, self.make_scorer())
 
     texts: Sequence[str] = ("a dog is waiting for its owner", "it rained recently", "someone is cooking")
 
     def test_is_a_scorer(self) -> None:
-        assert isinstance(self.make_scorer(), (Scorer, MatrixScorer, DualEncoder))
+        assert isinstance(self.make_scorer(), SCORING_PROTOCOLS)
 
     def test_matrix_shape_finite_deterministic(self, tmp_path: Path) -> None:
         visuals = self.make_visuals(tmp_path)
@@ -97,6 +114,45 @@ class ScorerContract:
         t = np.asarray(scorer.encode_text(list(self.texts)), dtype=np.float64)
         np.testing.assert_allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-3)
         np.testing.assert_allclose(np.linalg.norm(t, axis=1), 1.0, atol=1e-3)
+
+
+class GeneratorContract:
+    """Every generator: one string per request, the same text for the same seed whatever the
+    batching, and a second engine on the same cache makes no model call."""
+
+    pool: Sequence[str] = ("a dog waits for its owner", "it rained recently", "someone is cooking dinner")
+    prompts: Sequence[str | None] = (None, "What happened?", "Explain the scene.")
+
+    def make_generator(self) -> object:
+        raise NotImplementedError
+
+    def make_requests(self, tmp_path: Path) -> list[GenerationRequest]:
+        visuals = contract_visuals(tmp_path, self.make_generator())
+        return [GenerationRequest(v, p) for v, p in zip(visuals, self.prompts)]
+
+    def _engine(self, batch_size: int, cache: TextCache | None = None, seed: int = 0) -> GenerationEngine:
+        return GenerationEngine(self.make_generator(), decoding=Decoding(max_new_tokens=8, seed=seed),
+                                batch_size=batch_size, cache=cache, quiet=True)
+
+    def test_is_a_generator(self) -> None:
+        assert isinstance(self.make_generator(), Generator)
+
+    def test_one_string_per_request_independent_of_batching(self, tmp_path: Path) -> None:
+        requests = self.make_requests(tmp_path) * 2
+        pool = TextPool.of(self.pool)
+        together = self._engine(batch_size=len(requests)).generate(requests, pool)
+        one_by_one = self._engine(batch_size=1).generate(requests, pool)
+        assert len(together) == len(requests) and all(isinstance(t, str) for t in together)
+        assert together == one_by_one
+        assert together[: len(requests) // 2] == together[len(requests) // 2 :]
+
+    def test_second_run_hits_the_cache(self, tmp_path: Path) -> None:
+        requests, pool = self.make_requests(tmp_path), TextPool.of(self.pool)
+        first_engine = self._engine(2, TextCache(tmp_path / "cache", "contract"))
+        first = first_engine.generate(requests, pool)
+        second_engine = self._engine(2, TextCache(tmp_path / "cache", "contract"))
+        assert second_engine.generate(requests, pool) == first
+        assert first_engine.calls > 0 and second_engine.calls == 0
 
 
 class TaskContract:

@@ -16,8 +16,9 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Mapping, Sequence
 
+from abduct.metric_inputs import validate_inputs
 from abduct.protocols import MetricResult
-from abduct_metrics.inputs import validate_inputs
+from abduct.spec import Settings, Spec
 
 ARTICLES = frozenset({"a", "an", "the"})
 NUMBER_WORDS = {
@@ -60,3 +61,7 @@ class ExactMatch:
         mean = sum(v["exact_match"] for v in per_sample.values()) / len(per_sample)
         return MetricResult({"exact_match": mean}, per_sample,
                             {"normalisation": "nfkc-lower-punct-articles-numbers-whitespace"})
+
+
+def make_exact_match(spec: Spec, settings: Settings) -> ExactMatch:
+    return ExactMatch()

@@ -5,8 +5,8 @@ import json
 import pytest
 
 from abduct.cli import main
+from abduct.exact_match import ExactMatch, exact_match, normalize_answer
 from abduct.testing import MetricContract
-from abduct_metrics.exact_match import ExactMatch, exact_match, normalize_answer
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ import pytest
 
 from abduct.cli import main
 from abduct.errors import DataError
-from abduct_metrics.inputs import validate_inputs
+from abduct.metric_inputs import validate_inputs
 
 
 def test_valid_inputs_come_back_in_prediction_order() -> None:
@@ -77,7 +77,7 @@ def test_cli_malformed_json_and_unknown_option(tmp_path, capsys) -> None:
     assert main(["metric", "exact-match", "--predictions", str(bad), "--references", refs]) == 2
     assert "not valid JSON" in capsys.readouterr().err
     preds = _write(tmp_path, "p2.json", {"a": "x"})
-    assert main(["metric", "cider", "--predictions", preds, "--references", refs, "-o", "colour=red"]) == 2
+    assert main(["metric", "exact-match", "--predictions", preds, "--references", refs, "-o", "colour=red"]) == 2
     assert "no option 'colour'" in capsys.readouterr().err
-    assert main(["metric", "ciderr", "--predictions", preds, "--references", refs]) == 2
-    assert "did you mean 'cider'" in capsys.readouterr().err
+    assert main(["metric", "exact-macth", "--predictions", preds, "--references", refs]) == 2
+    assert "did you mean 'exact-match'" in capsys.readouterr().err

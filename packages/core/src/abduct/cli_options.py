@@ -1,0 +1,44 @@
+"""CLI options that several commands share, declared once."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from abduct.spec import Settings
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def settings_options(
+    *, device: str = "cpu", batch_size: int = 64, batch_help: str = "Inputs per model call."
+) -> Callable[[F], F]:
+    """``--seed``, ``--batch-size`` and ``--device``; read them back with ``settings_from``."""
+
+    def decorate(command: F) -> F:
+        command = click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")(command)
+        command = click.option("--batch-size", type=click.IntRange(min=1), default=batch_size, show_default=True,
+                               help=batch_help)(command)
+        command = click.option("--device", default=device, show_default=True,
+                               help="cpu, cuda, cuda:N, or auto (cuda when available).")(command)
+        return command
+
+    return decorate
+
+
+def settings_from(options: dict[str, Any]) -> Settings:
+    """Pop the shared options out of a command's keyword arguments."""
+    return Settings(device=options.pop("device"), batch_size=options.pop("batch_size"), seed=options.pop("seed"))
+
+
+def option_pairs(command: F) -> F:
+    """``-o key=value`` (repeatable): the same as ``,key=value`` after the name."""
+    return click.option("--option", "-o", "option_pairs", multiple=True, metavar="KEY=VALUE",
+                        help="An option of the component, repeatable; same as ',key=value' after its name.")(command)
+
+
+def quiet_and_json(command: F) -> F:
+    command = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")(command)
+    return click.option("--quiet", is_flag=True, help="No progress bars.")(command)

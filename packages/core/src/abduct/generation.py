@@ -1,0 +1,75 @@
+"""The generation engine: the one place where models generate.
+
+Like scoring, it checks inputs against what the model accepts, generates each identical
+request (input, prompt, decoding options, text pool) once, in batches, with a progress bar,
+counts the model's time, and keeps the texts in a content-addressed cache, so a second run
+of the same requests costs no model call.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+
+import numpy as np
+
+from abduct.cache import TextCache
+from abduct.content import ContentKeys
+from abduct.engine import Timer, unique_index
+from abduct.errors import AbductError
+from abduct.inputs import InputPolicy
+from abduct.progress import progress
+from abduct.protocols import Decoding, Generator, TextPool
+from abduct.records import GenerationRequest
+
+
+class GenerationEngine:
+    def __init__(
+        self,
+        model: object,
+        *,
+        decoding: Decoding | None = None,
+        batch_size: int = 16,
+        cache: TextCache | None = None,
+        quiet: bool = False,
+        policy: InputPolicy | None = None,
+        keys: ContentKeys | None = None,
+        timer: Timer | None = None,
+    ) -> None:
+        if not isinstance(model, Generator):
+            raise AbductError(f"{type(model).__name__} does not generate (no generate method)")
+        self.model = model
+        self.decoding = decoding or Decoding()
+        self.batch_size = max(1, int(batch_size))
+        self.cache = cache
+        self.quiet = quiet
+        self.policy = policy or InputPolicy(model, type(model).__name__)
+        self.keys = keys or ContentKeys()
+        self.timer = timer or Timer()
+        self.calls = 0
+
+    def _cache_key(self, request: GenerationRequest, pool: TextPool | None) -> str:
+        parts = [self.keys.visual(request.visual), request.prompt or "", self.decoding.describe(),
+                 pool.digest if pool is not None else ""]
+        return hashlib.sha256("\x00".join(["g", *parts]).encode()).hexdigest()
+
+    def generate(self, requests: Sequence[GenerationRequest], pool: TextPool | None = None) -> list[str]:
+        """One text per request, in order; identical requests are generated once."""
+        prepared = [GenerationRequest(self.policy.prepare(r.visual), r.prompt) for r in requests]
+        unique, inverse = unique_index(prepared)
+        keys = [self._cache_key(r, pool) for r in unique] if self.cache is not None else []
+        texts: list[str | None] = self.cache.get(keys) if self.cache is not None else [None] * len(unique)
+        todo = [i for i, text in enumerate(texts) if text is None]
+        batches = [todo[i : i + self.batch_size] for i in range(0, len(todo), self.batch_size)]
+        for batch in progress(batches, desc="generating", quiet=self.quiet or len(batches) < 2, unit="batch"):
+            chunk = [unique[i] for i in batch]
+            self.calls += 1
+            made = self.timer.timed(lambda c=chunk: np.array(self.model.generate(c, self.decoding, pool), dtype=object))  # type: ignore[misc]
+            if made.shape != (len(batch),) or not all(isinstance(t, str) for t in made):
+                raise AbductError(f"the model returned {made.shape[0] if made.ndim else 'no'} texts "
+                                  f"for {len(batch)} requests (expected one string each)")
+            if self.cache is not None:
+                self.cache.put([keys[i] for i in batch], [str(t) for t in made])
+            for i, text in zip(batch, made):
+                texts[i] = str(text)
+        return [str(texts[i]) for i in inverse]
