@@ -25,8 +25,8 @@ from pycocoevalcap.cider.cider import Cider
 from pycocoevalcap.meteor.meteor import Meteor
 from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
 
+from abduct.plugins import get_registry
 from abduct_metrics._bertscore import BertScore
-from abduct_metrics._coco import make_bleu, make_cider, make_meteor
 from abduct_metrics.testing import build_tiny_bert, generated_data
 
 
@@ -71,17 +71,15 @@ def main() -> None:
     predictions, references = generated_data(args.n, seed=0, max_refs=1, related=True)
     print(f"{args.n} generated prediction/reference pairs")
     per_pair_loop = _per_sentence_tokenisation_seconds(predictions, references, args.loop_sample)
-    metrics = [("cider", make_cider, "cider"), ("bleu", make_bleu, "bleu_4")]
-    if not args.skip_meteor:
-        metrics.append(("meteor", make_meteor, "meteor"))
-    for name, factory, key in metrics:
+    metrics = [("cider", "cider"), ("bleu", "bleu_4")] + ([] if args.skip_meteor else [("meteor", "meteor")])
+    for name, key in metrics:
         # Alternate the order and keep each one's best time: JVM start-up, page cache and a
         # shared machine make single timings vary by 20% or more.
         ours_s = theirs_s = float("inf")
         for attempt in range(args.repeat):
             for side in ("ours", "theirs") if attempt % 2 == 0 else ("theirs", "ours"):
                 if side == "ours":
-                    ours, seconds = _timed(lambda f=factory: f().compute(predictions, references))
+                    ours, seconds = _timed(lambda n=name: get_registry().create("metric", n).compute(predictions, references))
                     ours_s = min(ours_s, seconds)
                 else:
                     theirs, seconds = _timed(lambda n=name: _direct(n, predictions, references))

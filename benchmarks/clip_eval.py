@@ -27,20 +27,21 @@ from typing import Any
 import numpy as np
 import torch
 
-from abduct import hookimpl
-from abduct.evaluate import EvalConfig, load_model, run_evaluation
-from abduct.plugins import Registration, build_registry
+from abduct import Registration, Settings, Spec, hookimpl
+from abduct.evaluate import EvalConfig, run_evaluation
+from abduct.models import load_model
+from abduct.plugins import build_registry, get_registry
 from abduct.records import VisualInput
-from abduct.spec import ModelOptions, ModelSpec
 
 
 def _first_chunk(data: Path) -> tuple[list[VisualInput], list[str]]:
+    """The first validation chunk as CLIP sees it: image and region (the clue is not read)."""
     from abduct_sherlock import load_instances
 
     instances = load_instances(data, "val")
     first = min(i.split_idx for i in instances if i.split_idx is not None)
     members = [i for i in instances if i.split_idx == first]
-    return [m.visual for m in members], [m.inference for m in members]
+    return [m.visual.without(frozenset({"context"})) for m in members], [m.inference for m in members]
 
 
 def _evaluate(spec: str, data: Path, out: Path, batch_size: int, registry: Any = None) -> tuple[float, dict[str, Any]]:
@@ -53,7 +54,7 @@ def _evaluate(spec: str, data: Path, out: Path, batch_size: int, registry: Any =
 
 def _encoding_seconds(spec: str, visuals: Sequence[VisualInput], texts: Sequence[str], batch_size: int) -> float:
     """The model's own time for each unique input once, in the same batch size."""
-    _, model = load_model(spec, ModelOptions(batch_size=batch_size))
+    model = load_model(spec, Settings(batch_size=batch_size), get_registry()).model
     unique_visuals, unique_texts = list(dict.fromkeys(visuals)), list(dict.fromkeys(texts))
     started = time.perf_counter()
     for i in range(0, len(unique_visuals), batch_size):
@@ -66,10 +67,12 @@ def _encoding_seconds(spec: str, visuals: Sequence[VisualInput], texts: Sequence
 class NaivePairScorer:
     """What a per-pair model costs: every pair encodes its image and its text again."""
 
-    def __init__(self, spec: ModelSpec, options: ModelOptions) -> None:
+    accepts = frozenset({"image", "region"})
+
+    def __init__(self, spec: Spec, settings: Settings) -> None:
         from abduct_clip._scorer import make_clip
 
-        self.inner = make_clip(spec, options)
+        self.inner = make_clip(Spec("clip", spec.argument, spec.tag), settings)
         self.fingerprint = "naive|" + self.inner.fingerprint
 
     def score(self, visuals: Sequence[VisualInput], texts: Sequence[str]) -> np.ndarray:
@@ -78,7 +81,7 @@ class NaivePairScorer:
 
 class _NaivePlugin:
     @hookimpl
-    def register_scorers(self) -> list[Registration]:
+    def register_models(self) -> list[Registration]:
         return [Registration("naive-clip", "CLIP scored pair by pair (benchmark only)", "clip_eval:NaivePairScorer")]
 
 
@@ -113,7 +116,7 @@ def main() -> None:
             total, results = _evaluate(spec, big, root / "out" / spec.replace(":", "_"), args.batch_size)
             report["models"][spec] = {
                 "chunk_instances": len(visuals),
-                "unique_images": len(set(v.image for v in visuals)),
+                "unique_images": len(set(v.media for v in visuals)),
                 "encode_seconds": encode,
                 "eval_seconds": total,
                 "eval_model_seconds": results["timings"]["model_seconds"],

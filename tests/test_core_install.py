@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,9 +19,38 @@ def test_fresh_venv_with_only_the_core(tmp_path: Path, root: Path) -> None:
     listing = subprocess.run([str(venv / "bin" / "abduct"), "plugins", "--json"], capture_output=True, text=True, check=True)
     plugins = json.loads(listing.stdout)
     assert [p["name"] for p in plugins] == ["core"]
-    assert plugins[0]["registers"] == {"scorer": ["random", "constant"]} and plugins[0]["error"] is None
+    assert plugins[0]["registers"] == {"model": ["random", "constant"], "metric": ["exact-match"]}
+    assert plugins[0]["error"] is None
     probe = "import sys, abduct, abduct.cli; assert 'torch' not in sys.modules; print('light')"
     assert subprocess.run([str(venv / "bin" / "python"), "-c", probe], capture_output=True, text=True, check=True).stdout.strip() == "light"
+
+
+def _fresh_venv(venv: Path, *packages: Path) -> Path:
+    """A new environment holding only ``packages`` and their dependencies (uv when available:
+    torch then comes hard-linked from uv's cache in seconds)."""
+    uv = shutil.which("uv")
+    if uv:
+        subprocess.run([uv, "venv", "-q", "--python", sys.executable, str(venv)], check=True)
+        subprocess.run([uv, "pip", "install", "-q", "--python", str(venv / "bin" / "python"), *map(str, packages)], check=True)
+    else:
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", *map(str, packages)], check=True)
+    return venv / "bin"
+
+
+def test_clip_installs_and_lists_without_sherlock(tmp_path: Path, root: Path) -> None:
+    bin_dir = _fresh_venv(tmp_path / "venv", root / "packages" / "core", root / "packages" / "models" / "clip")
+    plugins = json.loads(subprocess.run([str(bin_dir / "abduct"), "plugins", "--json"], capture_output=True, text=True,
+                                        check=True).stdout)
+    assert {p["name"]: p["error"] for p in plugins} == {"core": None, "clip": None}
+    models = json.loads(subprocess.run([str(bin_dir / "abduct"), "models", "--json"], capture_output=True, text=True,
+                                       check=True).stdout)
+    assert "clip" in {m["name"] for m in models}
+    probe = subprocess.run([str(bin_dir / "python"), "-c", "import abduct_sherlock"], capture_output=True, text=True)
+    assert probe.returncode != 0 and "No module named 'abduct_sherlock'" in probe.stderr
+    demo = subprocess.run([str(bin_dir / "abduct"), "demo", "--steps", "1"], capture_output=True, text=True)
+    assert demo.returncode == 2 and "pip install abduct-sherlock" in demo.stderr
+    assert len(demo.stderr.strip().splitlines()) == 1
 
 
 def test_every_installed_plugin_loads_without_torch() -> None:

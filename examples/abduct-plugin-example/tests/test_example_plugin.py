@@ -5,19 +5,35 @@ from pathlib import Path
 
 import pytest
 
+from abduct import Settings
 from abduct.cli import main
-from abduct.testing import ScorerContract, TaskContract
+from abduct.errors import AbductError
+from abduct.plugins import build_registry
+from abduct.testing import GeneratorContract, ScorerContract, TaskContract
 from abduct_plugin_example.data import write_dataset
-from abduct_plugin_example.scorer import MeanColorScorer
+from abduct_plugin_example.model import MeanColorModel
 
 
 class TestScorer(ScorerContract):
     def make_scorer(self) -> object:
-        return MeanColorScorer()
+        return MeanColorModel()
 
 
-class TestTask(TaskContract):
+class TestGenerator(GeneratorContract):
+    def make_generator(self) -> object:
+        return MeanColorModel()
+
+
+class TestColorsTask(TaskContract):
     task_name = "example-colors"
+
+    def make_data(self, tmp_path: Path) -> Path:
+        write_dataset(tmp_path, items=20)
+        return tmp_path
+
+
+class TestDescribeTask(TaskContract):
+    task_name = "example-describe"
 
     def make_data(self, tmp_path: Path) -> Path:
         write_dataset(tmp_path, items=20)
@@ -26,7 +42,32 @@ class TestTask(TaskContract):
 
 def test_installed_plugin_is_discovered(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["tasks", "--json"]) == 0
-    assert "example-colors" in {t["name"] for t in json.loads(capsys.readouterr().out)}
+    assert {"example-colors", "example-describe"} <= {t["name"] for t in json.loads(capsys.readouterr().out)}
+    assert main(["models", "--json"]) == 0
+    assert "example-color" in {m["name"] for m in json.loads(capsys.readouterr().out)}
+    info = next(p for p in build_registry().plugins if p.name == "example")
+    assert info.error is None
+
+
+def test_factory_options_are_typed_and_checked() -> None:
+    registry = build_registry()
+    model = registry.create("model", "example-color,crop=0.5", Settings())
+    assert isinstance(model, MeanColorModel) and model.crop == 0.5
+    assert registry.create("model", "example-color", Settings()).fingerprint != model.fingerprint
+    with pytest.raises(AbductError, match="crop must be in"):
+        registry.create("model", "example-color,crop=2")
+    with pytest.raises(AbductError, match="no option 'size'.*valid: crop=1.0"):
+        registry.create("model", "example-color,size=3")
+
+
+def test_generates_the_colour_it_sees(tmp_path: Path) -> None:
+    from abduct import Decoding, GenerationRequest, VisualInput
+
+    write_dataset(tmp_path, items=8)
+    names = json.loads((tmp_path / "colors.json").read_text())
+    questions = json.loads((tmp_path / "questions.json").read_text())
+    requests = [GenerationRequest(VisualInput(str(tmp_path / q["image"]))) for q in questions]
+    assert MeanColorModel().generate(requests, Decoding(), None) == [names[q["id"]] for q in questions]
 
 
 def test_make_data_eval_and_score_through_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -36,6 +77,7 @@ def test_make_data_eval_and_score_through_cli(tmp_path: Path, capsys: pytest.Cap
                  "--out", str(out), "--quiet", "--no-cache"]) == 0
     results = json.loads((out / "results.json").read_text())
     assert results["metrics"] == {"accuracy": 100.0, "n": 24}
+    assert results["model"]["abilities"] == ["score", "generate"]
     assert main(["eval", "example-colors", "--model", "random", "--data", str(data),
                  "--out", str(tmp_path / "rnd"), "--quiet"]) == 0
     assert json.loads((tmp_path / "rnd" / "results.json").read_text())["metrics"]["accuracy"] < 60
@@ -52,6 +94,37 @@ def test_make_data_eval_and_score_through_cli(tmp_path: Path, capsys: pytest.Cap
     assert main(["score", "example-colors", "--predictions", str(tmp_path / "p.json"),
                  "--answer-key", str(data / "answers.json")]) == 2
     assert "record q0003" in capsys.readouterr().err
+
+
+def test_describe_generation_through_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "data"
+    assert main(["example", "make-data", "--out", str(data), "--items", "200"]) == 0
+    assert main(["eval", "example-describe", "--model", "example-color", "--data", str(data),
+                 "--out", str(tmp_path / "gen"), "--quiet", "--no-cache"]) == 0
+    results = json.loads((tmp_path / "gen" / "results.json").read_text())
+    assert results["metrics"] == {"exact_match": 100.0, "n": 200}
+    assert main(["eval", "example-describe", "--model", "random", "--data", str(data),
+                 "--out", str(tmp_path / "rnd"), "--quiet", "--no-cache"]) == 0
+    chance = json.loads((tmp_path / "rnd" / "results.json").read_text())["metrics"]["exact_match"]
+    assert 15 < chance < 35  # 1 in 4 colour names
+
+    records = [json.loads(line) for line in (tmp_path / "gen" / "predictions.jsonl").read_text().splitlines()]
+    (tmp_path / "p.json").write_text(json.dumps({r["id"]: r["prediction"] for r in records}))
+    capsys.readouterr()
+    assert main(["score", "example-describe", "--predictions", str(tmp_path / "p.json"),
+                 "--answer-key", str(data / "colors.json"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"exact_match": 100.0}
+    (tmp_path / "p.json").write_text(json.dumps({r["id"]: r["prediction"] for r in records[1:]}))
+    assert main(["score", "example-describe", "--predictions", str(tmp_path / "p.json"),
+                 "--answer-key", str(data / "colors.json")]) == 2
+    assert f"record {records[0]['id']}" in capsys.readouterr().err
+
+
+def test_a_scoring_only_model_is_refused_by_the_generation_task(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_dataset(tmp_path, items=3)
+    assert main(["eval", "example-describe", "--model", "constant", "--data", str(tmp_path),
+                 "--out", str(tmp_path / "o"), "--quiet"]) == 2
+    assert "does not generate" in capsys.readouterr().err
 
 
 def test_bad_questions_file_names_record_and_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

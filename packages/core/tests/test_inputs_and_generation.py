@@ -172,7 +172,8 @@ def test_generation_resumes_after_sigkill_with_identical_predictions(toy_registr
 
 
 # -- metrics from the run -------------------------------------------------------------------------
-def test_a_missing_metric_names_the_package_to_install(tmp_path: Path) -> None:
+def test_a_missing_metric_names_the_package_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ABDUCT_DISABLE_PLUGINS", "metrics")  # as if abduct-metrics were not installed
     run = Run(tmp_path, "val", registry=build_registry())
     assert run.metric("exact-match").compute({"a": "x"}, {"a": ["x"]}).corpus == {"exact_match": 1.0}
     with pytest.raises(AbductError, match="metric 'cider', which comes with abduct-metrics: pip install abduct-metrics"):

@@ -9,8 +9,10 @@ import pytest
 import torch
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
+from abduct import Settings
 from abduct.cli import main
 from abduct.errors import AbductError
+from abduct.plugins import get_registry
 from abduct.testing import MetricContract
 from abduct_metrics._bem import Bem
 
@@ -103,10 +105,19 @@ def test_configuration_errors(tiny_bem, tiny_bem_pairs, tmp_path) -> None:
         Bem(model=str(tiny_bem), segments="triples")
     with pytest.raises(AbductError, match="not found"):
         Bem(model=str(tmp_path / "nope"))
-    with pytest.raises(AbductError, match="required"):
-        Bem()
     with pytest.raises(AbductError, match="needs the questions"):
         Bem(model=str(tiny_bem)).compute({"a": "x"}, {"a": ["y"]})
+
+
+def test_factory_options_and_settings(tiny_bem, tiny_bem_pairs) -> None:
+    registry = get_registry()
+    with pytest.raises(AbductError, match="option 'model'.*is required"):
+        registry.create("metric", "bem")
+    with pytest.raises(AbductError, match="'triples' is not one of original, pairs"):
+        registry.create("metric", f"bem,model={tiny_bem},segments=triples")
+    bem = registry.create("metric", f"bem,model={tiny_bem_pairs},segments=pairs", Settings(device="cpu", batch_size=3))
+    assert (bem.segments, bem.batch_size, bem.device) == ("pairs", 3, "cpu")
+    assert registry.create("metric", f"bem,model={tiny_bem},batch_size=5", Settings(batch_size=3)).batch_size == 5
 
 
 def test_cli(tiny_bem, tmp_path, capsys) -> None:
@@ -121,6 +132,13 @@ def test_cli(tiny_bem, tmp_path, capsys) -> None:
     out = json.loads(capsys.readouterr().out)
     assert out["per_sample"]["a"]["exact_match"] == 1.0 and out["per_sample"]["b"]["exact_match"] == 0.0
     assert out["bem"] == pytest.approx((1.0 + out["per_sample"]["b"]["bem"]) / 2)
+    same = ["metric", f"bem,model={tiny_bem},segments=original", *args[2:6], "--questions", str(tmp_path / "q.json"),
+            "--json", "--per-sample", "--batch-size", "1"]
+    assert main(same) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["bem"] == out["bem"]
+    for key, row in out["per_sample"].items():
+        assert again["per_sample"][key] == pytest.approx(row, abs=1e-6)
 
 
 class TestBemContract(MetricContract):
@@ -131,4 +149,4 @@ class TestBemContract(MetricContract):
         self.model_dir = tiny_bem_pairs
 
     def make_metric(self):
-        return Bem(model=str(self.model_dir), segments="pairs")
+        return get_registry().create("metric", f"bem,model={self.model_dir},segments=pairs")

@@ -9,13 +9,20 @@ import bert_score
 import numpy as np
 import pytest
 
+from abduct import Metric, Settings
 from abduct.cli import main
 from abduct.errors import AbductError
+from abduct.plugins import get_registry
 from abduct.testing import MetricContract
-from abduct_metrics._bertscore import BertScore
 from abduct_metrics.testing import generated_data
 
 TOL = 1e-9
+
+
+def create(spec: str, batch_size: int = 64) -> Metric:
+    """``bertscore,...`` built through the registry, as tasks and `abduct metric` build it."""
+    metric: Metric = get_registry().create("metric", spec, Settings(device="cpu", batch_size=batch_size))
+    return metric
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +54,7 @@ def _assert_equal(result, ids, columns) -> None:
 
 @pytest.mark.parametrize("idf", [False, True])
 def test_equals_bert_score(data, tiny_bert, idf) -> None:
-    ours = BertScore(model=str(tiny_bert), num_layers=2, idf=idf, batch_size=8).compute(*data)
+    ours = create(f"bertscore,model={tiny_bert},num_layers=2,idf={str(idf).lower()}", batch_size=8).compute(*data)
     ids, columns, digest = _direct(data, tiny_bert, num_layers=2, idf=idf, batch_size=8)
     _assert_equal(ours, ids, columns)
     assert ours.info["hash"] == digest
@@ -56,8 +63,8 @@ def test_equals_bert_score(data, tiny_bert, idf) -> None:
 
 @pytest.mark.filterwarnings("ignore:The given NumPy array is not writable")
 def test_rescaled_with_custom_baseline(data, tiny_bert, baseline_file) -> None:
-    ours = BertScore(model=str(tiny_bert), num_layers=1, rescale_with_baseline=True,
-                     baseline_path=str(baseline_file), lang="en", batch_size=16).compute(*data)
+    ours = create(f"bertscore,model={tiny_bert},num_layers=1,rescale_with_baseline=true,"
+                  f"baseline_path={baseline_file},lang=en,batch_size=16").compute(*data)
     ids, columns, digest = _direct(data, tiny_bert, num_layers=1, rescale_with_baseline=True,
                                    baseline_path=str(baseline_file), lang="en", batch_size=16)
     _assert_equal(ours, ids, columns)
@@ -65,33 +72,56 @@ def test_rescaled_with_custom_baseline(data, tiny_bert, baseline_file) -> None:
 
 
 def test_layer_changes_the_number(data, tiny_bert) -> None:
-    one = BertScore(model=str(tiny_bert), num_layers=1).compute(*data)
-    two = BertScore(model=str(tiny_bert), num_layers=2).compute(*data)
+    one = create(f"bertscore,model={tiny_bert},num_layers=1").compute(*data)
+    two = create(f"bertscore,model={tiny_bert},num_layers=2").compute(*data)
     assert one.corpus["bertscore_f1"] != two.corpus["bertscore_f1"]
     assert "_L1_" in one.info["hash"] and "_L2_" in two.info["hash"]
 
 
 def test_configuration_errors(tiny_bert, tmp_path) -> None:
     with pytest.raises(AbductError, match="num_layers is required"):
-        BertScore(model=str(tiny_bert))
+        create(f"bertscore,model={tiny_bert}")
     with pytest.raises(AbductError, match="no rescaling baseline"):
-        BertScore(model=str(tiny_bert), num_layers=2, rescale_with_baseline=True)
+        create(f"bertscore,model={tiny_bert},num_layers=2,rescale_with_baseline=true")
     with pytest.raises(AbductError, match="could not load model"):
-        BertScore(model=str(tmp_path / "missing-model"), num_layers=2)
+        create(f"bertscore,model={tmp_path / 'missing-model'},num_layers=2")
+    with pytest.raises(AbductError, match="option 'num_layers': 'two' is not an integer"):
+        create(f"bertscore,model={tiny_bert},num_layers=two")
+    with pytest.raises(AbductError, match="batch_size must be at least 1"):
+        create(f"bertscore,model={tiny_bert},num_layers=2,batch_size=0")
 
 
 def test_cli_prints_hash(data, tiny_bert, tmp_path, capsys) -> None:
     predictions, references = data
     (tmp_path / "p.json").write_text(json.dumps(predictions))
     (tmp_path / "r.json").write_text(json.dumps(references))
-    code = main(["metric", "bertscore", "--predictions", str(tmp_path / "p.json"), "--references",
-                 str(tmp_path / "r.json"), "-o", f"model={tiny_bert}", "-o", "num_layers=2", "-o", "batch_size=4",
-                 "--json"])
-    assert code == 0
-    out = json.loads(capsys.readouterr().out)
+    files = ["--predictions", str(tmp_path / "p.json"), "--references", str(tmp_path / "r.json"), "--json"]
     ids, columns, digest = _direct(data, tiny_bert, num_layers=2, batch_size=4)
-    assert out["bertscore_hash"] == digest
+    for form in (["bertscore", "-o", f"model={tiny_bert}", "-o", "num_layers=2", "-o", "batch_size=4"],
+                 [f"bertscore,model={tiny_bert},num_layers=2", "--batch-size", "4", "--device", "cpu"]):
+        assert main(["metric", *form, *files]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert out["bertscore_hash"] == digest
+        assert abs(out["bertscore_f1"] - float(np.mean(columns[2]))) <= TOL
+
+
+@pytest.mark.filterwarnings("ignore:The given NumPy array is not writable")
+def test_cli_typed_boolean_options(data, tiny_bert, baseline_file, tmp_path, capsys) -> None:
+    predictions, references = data
+    (tmp_path / "p.json").write_text(json.dumps(predictions))
+    (tmp_path / "r.json").write_text(json.dumps(references))
+    files = ["--predictions", str(tmp_path / "p.json"), "--references", str(tmp_path / "r.json"), "--json"]
+    assert main(["metric", f"bertscore,model={tiny_bert},num_layers=1", "-o", "rescale_with_baseline=true",
+                 "-o", f"baseline_path={baseline_file}", "-o", "idf=true", *files]) == 0
+    out = json.loads(capsys.readouterr().out)
+    _, columns, digest = _direct(data, tiny_bert, num_layers=1, idf=True, rescale_with_baseline=True,
+                                 baseline_path=str(baseline_file), lang="en")
+    assert out["bertscore_hash"] == digest and "_idf_" in digest and digest.endswith("-custom-rescaled")
     assert abs(out["bertscore_f1"] - float(np.mean(columns[2]))) <= TOL
+    assert main(["metric", "bertscore", "-o", "idf=maybe", *files]) == 2
+    assert "'maybe' is not a boolean" in capsys.readouterr().err
+    assert main(["metric", "bertscore", "-o", "layers=3", *files]) == 2
+    assert "no option 'layers'" in capsys.readouterr().err
 
 
 class TestBertScoreContract(MetricContract):
@@ -100,4 +130,4 @@ class TestBertScoreContract(MetricContract):
         self.model_dir = tiny_bert
 
     def make_metric(self):
-        return BertScore(model=str(self.model_dir), num_layers=2)
+        return create(f"bertscore,model={self.model_dir},num_layers=2")

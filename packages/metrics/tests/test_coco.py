@@ -17,14 +17,22 @@ from pycocoevalcap.meteor.meteor import Meteor
 from pycocoevalcap.rouge.rouge import Rouge
 from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
 
+from abduct import Metric
 from abduct.cli import main
 from abduct.errors import AbductError
+from abduct.plugins import get_registry
 from abduct.testing import MetricContract
 from abduct_metrics import _coco
-from abduct_metrics._coco import CocoCaptionMetric, make_bleu, make_cider, make_meteor, make_rouge_l
+from abduct_metrics._coco import CocoCaptionMetric
 from abduct_metrics._ptb import ptb_tokenize
 
 TOL = 1e-9
+
+
+def create(spec: str) -> Metric:
+    """A metric built the way tasks and `abduct metric` build it: through the registry."""
+    metric: Metric = get_registry().create("metric", spec)
+    return metric
 
 
 def direct(predictions: dict[str, str], references: dict[str, list[str]]) -> dict:
@@ -79,8 +87,8 @@ def test_values_are_not_degenerate(both) -> None:
 def test_single_metric_factories_match_the_combined_run(both, caption_data) -> None:
     ours, _, _ = both
     predictions, references = caption_data
-    for factory, keys in ((make_bleu, ["bleu_1", "bleu_4"]), (make_rouge_l, ["rouge_l"]), (make_cider, ["cider"])):
-        single = factory().compute(predictions, references)
+    for name, keys in (("bleu", ["bleu_1", "bleu_4"]), ("rouge-l", ["rouge_l"]), ("cider", ["cider"])):
+        single = create(name).compute(predictions, references)
         assert set(single.corpus) <= set(ours.corpus)
         for key in keys:
             assert single.corpus[key] == ours.corpus[key]
@@ -128,7 +136,7 @@ def test_clean_non_ascii_replaces_characters_with_spaces() -> None:
     predictions = {"a": "a café by the naïve dog", "b": "dogs – playing"}
     references = {"a": ["a cafe by the dog"], "b": ["dogs playing"]}
     cleaned = {k: re.sub(r"[^\x00-\x7f]", " ", v) for k, v in predictions.items()}
-    ours = make_cider(clean_non_ascii=True).compute(predictions, references)
+    ours = create("cider,clean_non_ascii=true").compute(predictions, references)
     theirs = Cider().compute_score(
         PTBTokenizer().tokenize({k: [{"caption": r} for r in references[k]] for k in predictions}),
         PTBTokenizer().tokenize({k: [{"caption": cleaned[k]}] for k in predictions}),
@@ -140,7 +148,7 @@ def test_clean_non_ascii_replaces_characters_with_spaces() -> None:
 def test_missing_java_is_a_clear_error(monkeypatch) -> None:
     monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None)
     with pytest.raises(AbductError, match="Java.*install"):
-        make_bleu().compute({"a": "a dog"}, {"a": ["a dog"]})
+        create("bleu").compute({"a": "a dog"}, {"a": ["a dog"]})
 
 
 def test_missing_java_from_the_cli(tmp_path: Path) -> None:
@@ -170,6 +178,25 @@ def test_cli_json_keys_on_pycocoevalcap_scale(tmp_path, capsys, caption_data) ->
     assert set(out) == {"rouge_l", "per_sample"} and set(out["per_sample"]) == set(predictions)
 
 
+def test_cli_options_after_the_name_or_with_o(tmp_path, capsys) -> None:
+    predictions = {"a": "a café by the naïve dog", "b": "dogs – playing"}
+    references = {"a": ["a cafe by the dog"], "b": ["dogs playing"]}
+    (tmp_path / "p.json").write_text(json.dumps(predictions))
+    (tmp_path / "r.json").write_text(json.dumps(references))
+    args = ["--predictions", str(tmp_path / "p.json"), "--references", str(tmp_path / "r.json"), "--json"]
+    values = []
+    for form in (["cider,clean_non_ascii=true"], ["cider", "-o", "clean_non_ascii=true"], ["cider"]):
+        assert main(["metric", *form, *args]) == 0
+        values.append(json.loads(capsys.readouterr().out)["cider"])
+    expected = create("cider,clean_non_ascii=true").compute(predictions, references).corpus["cider"]
+    assert values[0] == values[1] == expected
+    assert values[2] != expected  # the option changes the number
+    assert main(["metric", "cider", "-o", "clean_non_ascii=perhaps", *args]) == 2
+    assert "not a boolean" in capsys.readouterr().err
+    assert main(["metric", "cider", "-o", "lowercase=true", *args]) == 2
+    assert "valid: clean_non_ascii=False" in capsys.readouterr().err
+
+
 def test_unknown_coco_metric_name() -> None:
     with pytest.raises(AbductError):
         CocoCaptionMetric(("spice",))
@@ -178,19 +205,19 @@ def test_unknown_coco_metric_name() -> None:
 
 class TestBleuContract(MetricContract):
     def make_metric(self):
-        return make_bleu()
+        return create("bleu")
 
 
 class TestMeteorContract(MetricContract):
     def make_metric(self):
-        return make_meteor()
+        return create("meteor")
 
 
 class TestRougeContract(MetricContract):
     def make_metric(self):
-        return make_rouge_l()
+        return create("rouge-l")
 
 
 class TestCiderContract(MetricContract):
     def make_metric(self):
-        return make_cider(clean_non_ascii=True)
+        return create("cider,clean_non_ascii=true")

@@ -1,1 +1,1 @@
-"""An example abduct plugin; read it as a template for your own."""
+"""An example abduct plugin; read it as a template for your own (start with plugin.py)."""

@@ -1,38 +1,37 @@
-"""Entry module: registrations only. Nothing heavy is imported here."""
+"""Entry module (``[project.entry-points.abduct]`` in pyproject.toml): registrations only.
+
+Factories are ``"module:attr"`` strings, imported only when a component is used, so listing
+plugins stays fast and never imports anything heavy.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
-
-import click
+from typing import TYPE_CHECKING
 
 from abduct import Registration, hookimpl
+
+if TYPE_CHECKING:
+    import click
 
 
 @hookimpl
 def register_tasks() -> Iterator[Registration]:
-    yield Registration("example-colors", "Which colour dominates the image? (4-way choice)", "abduct_plugin_example.task:ColorTask")
+    yield Registration("example-colors", "Which colour dominates the image? (4-way choice, accuracy)",
+                       "abduct_plugin_example.task:make_colors")
+    yield Registration("example-describe", "Name the colour that dominates the image (generation, exact match)",
+                       "abduct_plugin_example.task:make_describe")
 
 
 @hookimpl
-def register_scorers() -> Iterator[Registration]:
-    yield Registration("example-color", "Mean-colour dual encoder (solves example-colors)", "abduct_plugin_example.scorer:make_scorer")
+def register_models() -> Iterator[Registration]:
+    yield Registration("example-color", "Mean-colour model: scores (dual encoder) and generates colour names",
+                       "abduct_plugin_example.model:make_model")
 
 
 @hookimpl
 def register_commands(cli: click.Group) -> None:
     from abduct.cli import subgroup
+    from abduct_plugin_example.cli import make_data
 
-    group = subgroup(cli, "example", "The example plugin's commands.")
-
-    @group.command("make-data")
-    @click.option("--out", type=click.Path(path_type=Path), required=True)
-    @click.option("--items", type=click.IntRange(min=1), default=40, show_default=True)
-    @click.option("--seed", type=int, default=0, show_default=True)
-    def make_data(out: Path, items: int, seed: int) -> None:
-        """Write an example-colors dataset (images, questions.json, answers.json)."""
-        from abduct_plugin_example.data import write_dataset
-
-        write_dataset(out, items=items, seed=seed)
-        click.echo(f"wrote {items} questions to {out}")
+    subgroup(cli, "example", "The example plugin's commands.").add_command(make_data)

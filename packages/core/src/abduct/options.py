@@ -56,12 +56,13 @@ def _convert(value: Any, annotation: Any, where: str) -> Any:
         if type(None) in args and value.strip().lower() in _NONE:
             return None
         inner = [a for a in args if a is not type(None)]
+        errors = []
         for candidate in inner:
             try:
                 return _convert(value, candidate, where)
-            except AbductError:
-                continue
-        raise AbductError(f"{where}: cannot read '{value}' as {' or '.join(_name(a) for a in inner)}")
+            except AbductError as exc:
+                errors.append(exc)
+        raise errors[0]
     if origin is typing.Literal:
         if value in args:
             return value
@@ -79,10 +80,6 @@ def _convert(value: Any, annotation: Any, where: str) -> Any:
     if annotation is Path:
         return Path(value)
     return value
-
-
-def _name(annotation: Any) -> str:
-    return getattr(annotation, "__name__", str(annotation))
 
 
 def bind_options(kind: str, name: str, factory: Callable[..., Any], given: Mapping[str, Any]) -> dict[str, Any]:

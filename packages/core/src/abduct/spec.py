@@ -124,3 +124,12 @@ class Settings:
     device: str = "cpu"
     batch_size: int = 64
     seed: int = 0
+
+    def torch_device(self) -> str:
+        """``device`` with ``auto`` resolved (cuda when torch sees a GPU, else cpu). Only
+        torch models call this, so only they import torch."""
+        if self.device != "auto":
+            return self.device
+        import torch
+
+        return "cuda" if torch.cuda.is_available() else "cpu"

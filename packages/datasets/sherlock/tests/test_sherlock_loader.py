@@ -53,7 +53,7 @@ def test_reference_record_loads(tmp_path: Path) -> None:
     assert inst.image_path == str(tmp_path / "images" / "vg" / "VG_100K" / "2370338.jpg")
     assert inst.region == Region((Box(172, 171, 328, 162),))
     assert (inst.width, inst.height, inst.confidence, inst.obs_idx, inst.split_idx) == (500, 333, 1, 1, 0)
-    assert inst.visual == VisualInput(inst.image_path, inst.region)
+    assert inst.visual == VisualInput(inst.image_path, inst.region, context="wooden debris thrown about the floor")
 
 
 def test_image_roots_follow_the_url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

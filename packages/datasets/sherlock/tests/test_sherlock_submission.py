@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from abduct.baselines import RandomScorer
+from abduct.baselines import RandomModel
 from abduct.cli import main
 from abduct.errors import AbductError
 from abduct_sherlock.layout import ImageRoots
@@ -42,7 +42,7 @@ def test_zip_layout_order_dtype_and_lengths(corpus: Path, submission: Path) -> N
         assert arr.dtype == np.float32 and arr.ndim == 1
     rows = read_instances(corpus / "test_comparison_public" / "test_comparison_instances.json", ImageRoots.for_data_dir(corpus))
     scores = dict(zip((r.test_id for r in rows),
-                      RandomScorer(3).score([r.visual for r in rows], [r.inference for r in rows])))
+                      RandomModel(3).score([r.visual for r in rows], [r.inference for r in rows])))
     expected = np.array([scores[t] for t in sorted(scores)], dtype=np.float32)
     np.testing.assert_array_equal(arrays["comparison"], expected)
     ids = json.loads((corpus / "test_comparison_public" / "test_comparison_instance_ids.json").read_text())
@@ -108,3 +108,13 @@ def test_submit_refuses_a_wrong_zip_name(corpus: Path, tmp_path: Path, capsys: p
     code = main(["sherlock", "submit", "--model", "random", "--data", str(corpus), "--out", str(tmp_path / "x.zip"), "--quiet"])
     assert code == 2 and "test_set_predictions.zip" in capsys.readouterr().err
     assert not (tmp_path / "x.zip").exists()
+
+
+def test_submit_refuses_a_model_that_needs_the_clue(corpus: Path, tmp_path: Path) -> None:
+    from sherlock_test_util import registry_with_test_models
+
+    from abduct_sherlock.submission import write_submission
+
+    with pytest.raises(AbductError, match="needs context inputs"):  # the public test files carry no clue
+        write_submission("clue-reader", corpus, tmp_path, registry=registry_with_test_models())
+    assert not (tmp_path / "test_set_predictions.zip").exists()

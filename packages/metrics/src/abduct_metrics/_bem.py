@@ -5,7 +5,7 @@ part in the original layout (``segments="original"``, the TF-Hub model) or 0 for
 ``[CLS] candidate [SEP]`` and 1 for the rest (``segments="pairs"``, the layout of the retrained
 PyTorch reproduction, whose tokenizer call is ``text="[CLS] c [SEP]", text_pair="r [SEP] q [SEP]"``).
 Score = softmax(logits)[1]; equivalent iff score >= 0.5. As commonly done, exact match (see
-``abduct_metrics.exact_match``) is tried first and BEM runs only when it fails; the sample's
+``abduct.exact_match``, the core's) is tried first and BEM runs only when it fails; the sample's
 score is the maximum over its references.
 
 Batches are padded to their longest input with an attention mask (the original pads every
@@ -17,15 +17,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import cast
+from typing import Any, Literal, cast, get_args
 
 from abduct.errors import AbductError
+from abduct.exact_match import exact_match
 from abduct.io import require_dir
+from abduct.metric_inputs import validate_inputs
 from abduct.protocols import MetricResult
-from abduct_metrics.exact_match import exact_match
-from abduct_metrics.inputs import validate_inputs
+from abduct.spec import Settings, Spec
+from abduct_metrics._common import no_argument
 
-LAYOUTS = ("original", "pairs")
+Layout = Literal["original", "pairs"]
+LAYOUTS: tuple[str, ...] = get_args(Layout)
 THRESHOLD = 0.5
 
 
@@ -35,13 +38,11 @@ class Bem:
     def __init__(
         self,
         *,
-        model: str | None = None,
+        model: str | Path,
         segments: str = "original",
         device: str = "cpu",
         batch_size: int = 32,
     ) -> None:
-        if model is None:
-            raise AbductError("bem: option 'model' (a local Hugging Face BEM directory) is required")
         if segments not in LAYOUTS:
             raise AbductError(f"bem: segments must be one of {', '.join(LAYOUTS)}, got '{segments}'")
         if int(batch_size) < 1:
@@ -51,7 +52,8 @@ class Bem:
 
         directory = require_dir(Path(model), "BEM model directory")
         self.tokenizer = AutoTokenizer.from_pretrained(str(directory))
-        self.model = AutoModelForSequenceClassification.from_pretrained(str(directory)).to(device).eval()
+        loaded: Any = AutoModelForSequenceClassification.from_pretrained(str(directory))
+        self.model: Any = loaded.to(device).eval()
         config = self.model.config
         if config.num_labels != 2:
             raise AbductError(f"bem: {directory} is a {config.num_labels}-label classifier, BEM needs 2")
@@ -132,4 +134,20 @@ class Bem:
         return MetricResult(corpus, per_sample, info)
 
 
-make_bem = Bem  # the registered factory: keyword options as above
+def make_bem(
+    spec: Spec,
+    settings: Settings,
+    *,
+    model: Path | None = None,
+    segments: Layout = "original",
+    batch_size: int | None = None,
+) -> Bem:
+    """``bem,model=DIR[,segments=original|pairs]``: ``model`` (required) is a local Hugging Face
+    directory. The device is the run's (``--device``); the batch size the run's
+    (``--batch-size``) unless ``batch_size`` is given."""
+    no_argument(spec)
+    if model is None:
+        raise AbductError("bem: option 'model' (a local Hugging Face BEM directory) is required, "
+                          "e.g. bem,model=path/to/bem")
+    return Bem(model=model, segments=segments, device=settings.torch_device(),
+               batch_size=settings.batch_size if batch_size is None else batch_size)

@@ -14,12 +14,15 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 
 from abduct.errors import AbductError
+from abduct.metric_inputs import validate_inputs
 from abduct.protocols import MetricResult
-from abduct_metrics.inputs import validate_inputs
+from abduct.spec import Settings, Spec
+from abduct_metrics._common import no_argument
 
 KEYS = ("bertscore_precision", "bertscore_recall", "bertscore_f1")
 
@@ -39,8 +42,8 @@ class BertScore:
         device: str = "cpu",
         batch_size: int = 64,
     ) -> None:
-        import bert_score
-        from bert_score.utils import model2layers
+        import bert_score  # type: ignore[import-untyped]
+        from bert_score.utils import model2layers  # type: ignore[import-untyped]
 
         if num_layers is None:
             if model not in model2layers:
@@ -99,4 +102,25 @@ class BertScore:
         return MetricResult(corpus, per_sample, {"hash": self.hash, "batch_size": self.batch_size})
 
 
-make_bertscore = BertScore  # the registered factory: keyword options as above
+def make_bertscore(
+    spec: Spec,
+    settings: Settings,
+    *,
+    model: str = "roberta-large",
+    num_layers: int | None = None,
+    idf: bool = False,
+    rescale_with_baseline: bool = False,
+    baseline_path: Path | None = None,
+    lang: str = "en",
+    batch_size: int | None = None,
+) -> BertScore:
+    """``bertscore[,model=...,num_layers=...,idf=...,rescale_with_baseline=...,baseline_path=...,lang=...]``.
+
+    The device is the run's (``--device``); the batch size is the run's (``--batch-size``)
+    unless ``batch_size`` is given."""
+    no_argument(spec)
+    return BertScore(
+        model=model, num_layers=num_layers, idf=idf, rescale_with_baseline=rescale_with_baseline,
+        baseline_path=None if baseline_path is None else str(baseline_path), lang=lang,
+        device=settings.torch_device(), batch_size=settings.batch_size if batch_size is None else batch_size,
+    )

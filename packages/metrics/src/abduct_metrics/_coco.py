@@ -14,16 +14,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from pycocoevalcap.bleu.bleu import Bleu
-from pycocoevalcap.cider.cider import Cider
-from pycocoevalcap.meteor.meteor import Meteor
-from pycocoevalcap.rouge.rouge import Rouge
+from pycocoevalcap.bleu.bleu import Bleu  # type: ignore[import-untyped]
+from pycocoevalcap.cider.cider import Cider  # type: ignore[import-untyped]
+from pycocoevalcap.meteor.meteor import Meteor  # type: ignore[import-untyped]
+from pycocoevalcap.rouge.rouge import Rouge  # type: ignore[import-untyped]
 
 from abduct.errors import AbductError
+from abduct.metric_inputs import validate_inputs
 from abduct.protocols import MetricResult
+from abduct.spec import Settings, Spec
+from abduct_metrics._common import no_argument
 from abduct_metrics._ptb import clean_non_ascii as _clean
 from abduct_metrics._ptb import ptb_tokenize
-from abduct_metrics.inputs import validate_inputs
 from abduct_metrics.java import require_java
 
 COCO_METRICS = ("bleu", "meteor", "rouge-l", "cider")
@@ -121,21 +123,27 @@ class CocoCaptionMetric:
         return MetricResult(corpus, per_sample, info)
 
 
-def make_bleu(*, clean_non_ascii: bool = False) -> CocoCaptionMetric:
+# The registered factories: ``name[,clean_non_ascii=true]``; pycocoevalcap runs on the CPU,
+# so the run's settings (device, batch size) do not apply.
+def make_bleu(spec: Spec, settings: Settings, *, clean_non_ascii: bool = False) -> CocoCaptionMetric:
     """BLEU-1..4, pycocoevalcap ("closest" reference length), corpus level."""
+    no_argument(spec)
     return CocoCaptionMetric(("bleu",), clean_non_ascii)
 
 
-def make_meteor(*, clean_non_ascii: bool = False) -> CocoCaptionMetric:
+def make_meteor(spec: Spec, settings: Settings, *, clean_non_ascii: bool = False) -> CocoCaptionMetric:
     """METEOR 1.5 (Java), pycocoevalcap."""
+    no_argument(spec)
     return CocoCaptionMetric(("meteor",), clean_non_ascii)
 
 
-def make_rouge_l(*, clean_non_ascii: bool = False) -> CocoCaptionMetric:
+def make_rouge_l(spec: Spec, settings: Settings, *, clean_non_ascii: bool = False) -> CocoCaptionMetric:
     """ROUGE-L (beta 1.2), pycocoevalcap."""
+    no_argument(spec)
     return CocoCaptionMetric(("rouge-l",), clean_non_ascii)
 
 
-def make_cider(*, clean_non_ascii: bool = False) -> CocoCaptionMetric:
+def make_cider(spec: Spec, settings: Settings, *, clean_non_ascii: bool = False) -> CocoCaptionMetric:
     """CIDEr-D (pycocoevalcap's ``Cider``), document frequencies from the given references."""
+    no_argument(spec)
     return CocoCaptionMetric(("cider",), clean_non_ascii)

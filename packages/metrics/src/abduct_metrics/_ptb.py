@@ -17,7 +17,7 @@ import subprocess
 import tempfile
 from collections.abc import Sequence
 
-from pycocoevalcap.tokenizer import ptbtokenizer
+from pycocoevalcap.tokenizer import ptbtokenizer  # type: ignore[import-untyped]
 
 from abduct.errors import AbductError
 from abduct_metrics.java import require_java

@@ -1,4 +1,5 @@
-"""Tiny random BERT models and generated sentences, for tests and benchmarks.
+"""Tiny random BERT models and generated sentences, for this package's tests and for
+``benchmarks/caption_metrics.py`` (hence in src, not in tests/).
 
 Weights cannot be downloaded here, so tests build a Hugging Face format directory from a
 config and a small word-level vocabulary: the real loading and scoring code runs on it.
@@ -9,6 +10,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 WORDS = (
@@ -50,7 +52,8 @@ def build_tiny_bert(
     )
     torch.manual_seed(seed)
     random.seed(seed)
-    model = BertForSequenceClassification(config) if classifier else BertModel(config)
+    architecture: Any = BertForSequenceClassification if classifier else BertModel  # untyped in transformers
+    model = architecture(config)
     model.eval()
     model.save_pretrained(directory)
     tokenizer.save_pretrained(directory)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from PIL import Image
@@ -37,6 +39,7 @@ def check_data(data_dir: Path, vg_root: Path | None = None, vcr_root: Path | Non
     problems: list[str] = []
     found_any = False
     checked: set[str] = set()
+    val_ids: set[str] | None = None  # for the clue join of the comparison and localization keys
     for split, names in ANNOTATION_FILES.items():
         for name in names:
             path = data_dir / name
@@ -49,6 +52,8 @@ def check_data(data_dir: Path, vg_root: Path | None = None, vcr_root: Path | Non
                 problems.append(str(exc))
                 continue
             problems.extend(str(e) for e in report.skipped)
+            if split == "val" and val_ids is None:
+                val_ids = {inst.instance_id for inst in report.instances}
             for inst in report.instances:
                 if images and inst.image_path not in checked:
                     checked.add(inst.image_path)
@@ -60,16 +65,35 @@ def check_data(data_dir: Path, vg_root: Path | None = None, vcr_root: Path | Non
                         f"and/or {ANNOTATION_FILES['train'][0]})")
     if (data_dir / AUTOBOX_FILE).is_file():
         _try(problems, lambda: read_proposals(data_dir / AUTOBOX_FILE))
-    for task, reader in (("retrieval", RetrievalKey.read), ("localization", LocalizationKey.read),
-                         ("comparison", ComparisonKey.read)):
+    readers: tuple[tuple[str, Callable[[Path], object]], ...] = (
+        ("retrieval", RetrievalKey.read), ("localization", LocalizationKey.read), ("comparison", ComparisonKey.read))
+    for task, reader in readers:
         folder = leaderboard_dir(data_dir, "val", task)
         for key_file in sorted(folder.glob("*_answer_key.json")) if folder.is_dir() else []:
-            _try(problems, lambda f=key_file, r=reader: r(f))
+            key = _try(problems, partial(reader, key_file))
+            if val_ids is not None:
+                problems.extend(_missing_clues(key_file, key, val_ids))
     return problems
 
 
-def _try(problems: list[str], fn: object) -> None:
+def _missing_clues(key_file: Path, key: object, val_ids: set[str]) -> list[str]:
+    """Instances whose clue the tasks give as context but the annotation file lacks."""
+    if isinstance(key, ComparisonKey):
+        wanted = [s.input_iid for s in key.sources]
+    elif isinstance(key, LocalizationKey):
+        wanted = [iid for g in key.gt for iid in g.box_owners.values()]
+    else:
+        return []
+    missing = sorted(set(wanted) - val_ids)
+    if not missing:
+        return []
+    return [f"{key_file}: {len(missing)} instance(s) not in the validation annotation file, so their clue cannot "
+            f"be found (first: {missing[0]})"]
+
+
+def _try(problems: list[str], fn: Callable[[], object]) -> object:
     try:
-        fn()  # type: ignore[operator]
+        return fn()
     except AbductError as exc:
         problems.append(str(exc))
+        return None

@@ -84,11 +84,13 @@ class RetrievalKey:
 # -- localization ---------------------------------------------------------------------------
 @dataclass
 class GTImage:
-    """One image's GT boxes x inferences: cell (bbox_idx, bbox_idx of the inference's own box)."""
+    """One image's GT boxes x inferences: cell (bbox_idx, bbox_idx of the inference's own box).
+    ``box_owners[bbox_idx]`` is the instance whose region that box is (whose clue goes with it)."""
 
     image: str
     size: int
     cells: dict[str, tuple[int, int]] = field(default_factory=dict)
+    box_owners: dict[int, str] = field(default_factory=dict)
 
     def matrix(self, scores: Mapping[str, float]) -> np.ndarray:
         sim = np.zeros((self.size, self.size), dtype=np.float64)
@@ -168,7 +170,7 @@ def _gt_image(path: Path, image: str, rows: list[tuple[str, str, int, bool]]) ->
             if inst in own:
                 raise DataError(f"inference {inst} has two correct boxes", file=path, record=tid, field="correct")
             own[inst] = bbox_idx
-    out = GTImage(image, n)
+    out = GTImage(image, n, box_owners={box: inst for inst, box in own.items()})
     seen: set[tuple[int, int]] = set()
     for tid, inst, bbox_idx, _ in rows:
         if inst not in own:

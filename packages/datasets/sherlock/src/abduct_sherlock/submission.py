@@ -10,13 +10,20 @@ import re
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from abduct.errors import AbductError
 from abduct.io import atomic_write_bytes
+from abduct.spec import Settings
 from abduct_sherlock.layout import ImageRoots, leaderboard_dir, leaderboard_files
 from abduct_sherlock.leaderboard import LeaderboardRow, read_instances
+from abduct_sherlock.records import OPTIONAL_INPUTS
+
+if TYPE_CHECKING:
+    from abduct.engine import ScoringEngine
+    from abduct.plugins import Registry
 
 ZIP_NAME = "test_set_predictions.zip"
 FOLDER = "test_set_predictions"
@@ -49,7 +56,7 @@ def instance_files(data_dir: Path, tasks: Sequence[str] = ("comparison", "locali
     return out
 
 
-def _scores(engine: object, rows: list[LeaderboardRow], per_image: bool) -> dict[str, float]:
+def _scores(engine: ScoringEngine, rows: list[LeaderboardRow], per_image: bool) -> dict[str, float]:
     from abduct_sherlock.scoring import score_rows
 
     groups: dict[str, list[LeaderboardRow]] = {}
@@ -57,7 +64,7 @@ def _scores(engine: object, rows: list[LeaderboardRow], per_image: bool) -> dict
         groups.setdefault(row.image_url if per_image else "", []).append(row)
     out: dict[str, float] = {}
     for group in groups.values():
-        values = score_rows(engine, [r.visual for r in group], [r.inference for r in group])  # type: ignore[arg-type]
+        values = score_rows(engine, [r.visual for r in group], [r.inference for r in group])
         out.update(zip((r.test_id for r in group), values.tolist()))
     return out
 
@@ -100,22 +107,32 @@ def _zip_target(out_path: Path) -> Path:
 
 def write_submission(
     model_spec: str, data_dir: Path, out_path: Path, *, tasks: Sequence[str] = ("comparison", "localization", "retrieval"),
-    batch_size: int = 64, device: str = "cpu", seed: int = 0, quiet: bool = False,
+    settings: Settings | None = None, quiet: bool = False, registry: Registry | None = None,
 ) -> Path:
-    """Score every public test instance file of ``tasks`` with the model and write the zip."""
-    from abduct.engine import ScoringEngine
-    from abduct.evaluate import load_model
-    from abduct.runner import seed_everything
-    from abduct.spec import ModelOptions
+    """Score every public test instance file of ``tasks`` with the model and write the zip.
 
+    The model goes through the same input policy as in ``abduct eval`` (``OPTIONAL_INPUTS``):
+    a model that does not take regions sees the whole image. The public test files carry no
+    clue and the test annotations are not released, so the inputs here have no context: a
+    model that needs the clue is refused (one line) before any call."""
+    from abduct.engine import ScoringEngine
+    from abduct.inputs import InputPolicy
+    from abduct.models import load_model
+    from abduct.plugins import get_registry
+    from abduct.runner import seed_everything
+
+    settings = settings or Settings()
     target = _zip_target(out_path)
     files = instance_files(Path(data_dir), tasks)
     if "comparison" not in files:
         raise AbductError(f"{leaderboard_files(Path(data_dir), 'test', 'comparison')['instances']} not found; "
                           "the leaderboard requires comparison predictions")
-    seed_everything(seed)
-    _, model = load_model(model_spec, ModelOptions(device=device, batch_size=batch_size, seed=seed))
-    engine = ScoringEngine(model, batch_size=batch_size, quiet=quiet)
+    seed_everything(settings.seed)
+    loaded = load_model(model_spec, settings, registry or get_registry())
+    if not loaded.scores:
+        raise AbductError(f"model '{loaded.spec.name}' does not score; a submission needs scores")
+    policy = InputPolicy(loaded.model, loaded.spec.name, OPTIONAL_INPUTS)
+    engine = ScoringEngine(loaded.model, batch_size=settings.batch_size, quiet=quiet, policy=policy)
     roots = ImageRoots.for_data_dir(Path(data_dir))
     arrays = {}
     for name, path in files.items():

@@ -3,20 +3,30 @@
 Each evaluates a scorer on a data directory in the released layout (``layout.py``) through
 the runner's resumable units and computes its metrics from the stored per-unit records, and
 scores official-format prediction files (``score_files``) exactly like the leaderboard.
+
+Every input is the image, the clue's region and the clue as context (``SherlockInstance.visual``).
+The leaderboard instance files carry no clue, so their rows are joined to the validation
+annotation file by instance id: a comparison row gets the clue of its source (``Input_iid``),
+a GT localization row the clue of the instance whose box it is. Auto-box rows are detector
+proposals, which no annotator described: they have no clue (no context). An instance id
+missing from the annotation file is an error (one line), never a silent input without a clue.
+Which of these inputs a model may go without is ``records.OPTIONAL_INPUTS``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from abduct.errors import AbductError
-from abduct.protocols import Evaluation
 from abduct.records import Region, VisualInput
 from abduct.runner import Run
+from abduct.spec import Settings, Spec
+from abduct.tasks import Evaluation
 from abduct_sherlock import metrics
 from abduct_sherlock.build import group_by_image, region_iou
 from abduct_sherlock.keys import (
@@ -32,7 +42,7 @@ from abduct_sherlock.layout import AUTOBOX_FILE, ImageRoots, annotation_file, le
 from abduct_sherlock.leaderboard import LeaderboardRow, read_instances
 from abduct_sherlock.loader import load_instances
 from abduct_sherlock.predictions import load_predictions
-from abduct_sherlock.records import SherlockInstance
+from abduct_sherlock.records import OPTIONAL_INPUTS, SherlockInstance
 from abduct_sherlock.scoring import score_rows
 
 
@@ -41,14 +51,38 @@ def _check_split(run: Run) -> None:
         raise AbductError(f"Sherlock tasks evaluate the validation split (public answer keys), not '{run.split}'")
 
 
-class RetrievalTask:
-    """Per validation chunk: im->txt and txt->im mean rank and P@1, averaged over chunks."""
+class Clues:
+    """The clue of each instance of a split's annotation file, for joining leaderboard rows."""
+
+    def __init__(self, data_dir: Path, split: str) -> None:
+        self.file = annotation_file(data_dir, split)
+        self.by_id = {inst.instance_id: inst.clue for inst in load_instances(data_dir, split)}
+
+    def of(self, instance_id: str, source: Path) -> str:
+        clue = self.by_id.get(instance_id)
+        if clue is None:
+            raise AbductError(f"{source}: instance {instance_id} is not in {self.file.name}, "
+                              "so its clue (the model's context) cannot be found")
+        return clue
+
+    def visual(self, visual: VisualInput, instance_id: str, source: Path) -> VisualInput:
+        """``visual`` with the clue of ``instance_id`` as its context."""
+        return replace(visual, context=self.of(instance_id, source))
+
+
+class SherlockTask:
+    """What the three tasks share: the validation split, and the inputs a model may go without."""
 
     default_split = "val"
+    optional_inputs = OPTIONAL_INPUTS
 
-    def evaluate(self, model: object, run: Run) -> Evaluation:
+
+class RetrievalTask(SherlockTask):
+    """Per validation chunk: im->txt and txt->im mean rank and P@1, averaged over chunks."""
+
+    def evaluate(self, run: Run) -> Evaluation:
         _check_split(run)
-        engine = run.require_engine()
+        engine = run.require_scorer()
         instances = load_instances(run.data_dir, run.split)
         chunks: dict[int, list[SherlockInstance]] = {}
         for inst in instances:
@@ -104,30 +138,36 @@ class _ImageUnit:
         self.texts.append(text)
 
 
-def _units_from_leaderboard(data_dir: Path, files: dict[str, Path]) -> list[_ImageUnit]:
+def _units_from_leaderboard(data_dir: Path, split: str, files: dict[str, Path]) -> list[_ImageUnit]:
+    """GT rows get the clue of the instance whose box they show (``inst_id`` of the key's
+    correct row for that ``bbox_idx``); auto rows (proposals) get none."""
     key = LocalizationKey.read(files["answer_key"])
     rows = {r.test_id: r for r in read_instances(files["instances"], ImageRoots.for_data_dir(data_dir))}
+    clues = Clues(data_dir, split) if key.gt else None
     units: dict[str, _ImageUnit] = {}
 
     def unit(image: str) -> _ImageUnit:
         return units.setdefault(image, _ImageUnit(image))
 
-    def add(u: _ImageUnit, tid: str) -> None:
+    def row(tid: str) -> LeaderboardRow:
         if tid not in rows:
             raise AbductError(f"{files['instances']}: test id {tid} of the answer key has no instance row")
-        u.add(tid, rows[tid].visual, rows[tid].inference)
+        return rows[tid]
 
     for g in key.gt:
+        assert clues is not None
         u = unit(g.image)
         u.gt = g
-        for tid in g.cells:
-            add(u, tid)
+        for tid, (box, _) in g.cells.items():
+            r = row(tid)
+            u.add(tid, clues.visual(r.visual, g.box_owners[box], files["answer_key"]), r.inference)
     for a in key.auto:
         u = unit(a.image)
         u.auto = a
         for entries in a.inferences.values():
             for tid, _ in entries:
-                add(u, tid)
+                r = row(tid)
+                u.add(tid, r.visual, r.inference)
     return list(units.values())
 
 
@@ -142,7 +182,7 @@ def _units_from_annotations(data_dir: Path, split: str) -> list[_ImageUnit]:
     units = []
     for url, group in group_by_image(instances).items():
         u = _ImageUnit(url)
-        u.gt = GTImage(url, len(group))
+        u.gt = GTImage(url, len(group), box_owners={i: inst.instance_id for i, inst in enumerate(group)})
         for i, box_owner in enumerate(group):
             for j, inf_owner in enumerate(group):
                 tid = f"gt/{i}/{j}"
@@ -160,18 +200,17 @@ def _units_from_annotations(data_dir: Path, split: str) -> list[_ImageUnit]:
     return units
 
 
-class LocalizationTask:
+class LocalizationTask(SherlockTask):
     """GT boxes (one-to-one lapjv assignment per image) and auto boxes (best proposal, IoU > 0.5)."""
 
-    default_split = "val"
-
-    def evaluate(self, model: object, run: Run) -> Evaluation:
+    def evaluate(self, run: Run) -> Evaluation:
         _check_split(run)
-        engine = run.require_engine()
+        engine = run.require_scorer()
         files = leaderboard_files(run.data_dir, run.split, "localization")
         if files["answer_key"].is_file() and files["instances"].is_file():
-            units = _units_from_leaderboard(run.data_dir, files)
-            source, data_files = "leaderboard", [files["instances"], files["answer_key"]]
+            units = _units_from_leaderboard(run.data_dir, run.split, files)
+            source = "leaderboard"
+            data_files = [files["instances"], files["answer_key"], annotation_file(run.data_dir, run.split)]
         else:
             units = _units_from_annotations(run.data_dir, run.split)
             source, data_files = "annotations", [annotation_file(run.data_dir, run.split)]
@@ -205,22 +244,26 @@ class LocalizationTask:
 
 
 # -- comparison -----------------------------------------------------------------------------
-class ComparisonTask:
-    """Pairwise accuracy against two annotators' Likert judgments, with human and oracle figures."""
+class ComparisonTask(SherlockTask):
+    """Pairwise accuracy against two annotators' Likert judgments, with human and oracle figures.
+    Each candidate row shows its source's image and region with the source's clue (``Input_iid``)."""
 
-    default_split = "val"
     sources_per_unit = 8
 
-    def evaluate(self, model: object, run: Run) -> Evaluation:
+    def evaluate(self, run: Run) -> Evaluation:
         _check_split(run)
-        engine = run.require_engine()
+        engine = run.require_scorer()
         files = leaderboard_files(run.data_dir, run.split, "comparison")
         key = ComparisonKey.read(files["answer_key"])
-        rows = {r.test_id: r for r in read_instances(files["instances"], ImageRoots.for_data_dir(run.data_dir))}
+        read = {r.test_id: r for r in read_instances(files["instances"], ImageRoots.for_data_dir(run.data_dir))}
+        clues = Clues(run.data_dir, run.split)
+        rows: dict[str, LeaderboardRow] = {}
         for source in key.sources:
             for tid, _, _ in source.candidates:
-                if tid not in rows:
+                if tid not in read:
                     raise AbductError(f"{files['instances']}: test id {tid} of the answer key has no instance row")
+                r = read[tid]
+                rows[tid] = replace(r, visual=clues.visual(r.visual, source.input_iid, files["answer_key"]))
         sources = run.apply_limit(key.sources)
         batches = [sources[i : i + self.sources_per_unit] for i in range(0, len(sources), self.sources_per_unit)]
 
@@ -233,9 +276,22 @@ class ComparisonTask:
         records = run.map_units("comparison", [(b[0].input_iid, b) for b in batches], score_batch)
         result: dict[str, Any] = {n: metrics.macro_percent([r[n] for r in records]) for n in ("accuracy", "human", "oracle")}
         result["sources"] = len(records)
-        return Evaluation(result, records, [files["instances"], files["answer_key"]])
+        return Evaluation(result, records, [files["instances"], files["answer_key"], clues.file])
 
     def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, float]:
         key = ComparisonKey.read(answer_key)
         scores = load_predictions(predictions, key.test_ids, instance_ids)
         return key.score(scores)
+
+
+# -- factories (abduct's one shape: factory(spec, settings, *, options)) ----------------------
+def make_retrieval(spec: Spec, settings: Settings) -> RetrievalTask:
+    return RetrievalTask()
+
+
+def make_localization(spec: Spec, settings: Settings) -> LocalizationTask:
+    return LocalizationTask()
+
+
+def make_comparison(spec: Spec, settings: Settings) -> ComparisonTask:
+    return ComparisonTask()
