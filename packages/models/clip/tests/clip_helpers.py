@@ -1,20 +1,158 @@
-"""Helpers shared by the tests: small images with regions, made on the fly (no downloads)."""
+"""Helpers shared by the tests, made on the fly (no downloads, no Sherlock): small images
+with regions, and a test plugin with a tiny pair dataset, a dataset without pairs and a
+matching task, so training and evaluation run through the registry as they do for users."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
+from abduct import GroundedText, Registration, Settings, Spec, hookimpl
+from abduct.errors import DataError
+from abduct.io import read_json
+from abduct.plugins import Registry, build_registry, reset_registry
 from abduct.records import Box, Region, VisualInput
+from abduct.runner import Run
+from abduct.tasks import Choice, Evaluation, accuracy, multiple_choice
 from abduct.testing import make_images
+
+SIZES = [(96, 64), (64, 96), (80, 80)]
+PAIRS_FILE = "pairs.json"
 
 
 def make_examples(directory: Path, count: int = 8, seed: int = 0) -> list[VisualInput]:
     """``count`` visual inputs over landscape, portrait and square images, each with a region."""
-    sizes = [(96, 64), (64, 96), (80, 80)]
     visuals = []
     for i in range(count):
-        w, h = sizes[i % len(sizes)]
+        w, h = SIZES[i % len(SIZES)]
         (path,) = make_images(directory / f"set{i}", 1, size=(w, h), seed=seed + i)
         box = Box(2 + 3 * (i % 5), 4 + 2 * (i % 3), 20 + i, 16)
         visuals.append(VisualInput(str(path), Region((box,))))
     return visuals
+
+
+def write_pair_data(directory: Path, train_images: int = 12, val_images: int = 4, seed: int = 0) -> Path:
+    """A tiny pair dataset: two (region, clue, inference) pairs per image; the validation
+    pairs come in retrieval groups of four."""
+    records: dict[str, list[dict[str, Any]]] = {"train": [], "val": []}
+    for i in range(train_images + val_images):
+        split = "train" if i < train_images else "val"
+        w, h = SIZES[i % len(SIZES)]
+        (path,) = make_images(directory / "images" / f"img{i}", 1, size=(w, h), seed=seed + i)
+        for k in range(2):
+            n = len(records[split])
+            records[split].append({
+                "id": f"{split}-{n}", "image": str(path.relative_to(directory)),
+                "box": [2 + 20 * k, 4 + 3 * (i % 4), 24, 20],
+                "clue": f"a {('red', 'green', 'blue')[i % 3]} thing number {i}.{k}",
+                "inference": f"someone left object {i} in place {k}",
+                "group": str(n // 4) if split == "val" else None,
+            })
+    (directory / PAIRS_FILE).write_text(json.dumps(records))
+    return directory
+
+
+class ToyPairs:
+    """Reads ``write_pair_data``'s file: a dataset that offers training pairs."""
+
+    def load(self, data_dir: Path, split: str) -> list[GroundedText]:
+        return self.pairs(data_dir, split)
+
+    def check(self, data_dir: Path) -> list[str]:
+        return []
+
+    def pairs(self, data_dir: Path, split: str) -> list[GroundedText]:
+        records = read_json(Path(data_dir) / PAIRS_FILE)
+        if split not in records:
+            raise DataError(f"no split '{split}'", file=Path(data_dir) / PAIRS_FILE)
+        return [GroundedText(r["id"], VisualInput(str(Path(data_dir) / r["image"]), Region((Box(*r["box"]),)),
+                                                  context=r["clue"]), r["inference"], r["group"])
+                for r in records[split]]
+
+
+class NoPairs:
+    """A dataset that loads but offers no training pairs."""
+
+    def load(self, data_dir: Path, split: str) -> list[Any]:
+        return []
+
+    def check(self, data_dir: Path) -> list[str]:
+        return []
+
+
+class ToyMatch:
+    """Each validation pair's image and region against the inferences of its group; the clue
+    comes along as context, which a model may go without."""
+
+    default_split = "val"
+    optional_inputs = frozenset({"context"})
+
+    def evaluate(self, run: Run) -> Evaluation:
+        pairs = ToyPairs().pairs(run.data_dir, run.split)
+        groups: dict[str | None, list[str]] = {}
+        for pair in pairs:
+            groups.setdefault(pair.group, []).append(pair.text)
+        items = [Choice(p.id, p.visual, tuple(groups[p.group]), groups[p.group].index(p.text))
+                 for p in run.apply_limit(pairs)]
+        records = multiple_choice(run, "match", items, per_unit=4)
+        return Evaluation({"accuracy": accuracy(records), "n": len(records)}, records)
+
+    def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, Any]:
+        raise DataError("toy-match has no official format", file=predictions)
+
+
+def make_toy_pairs(spec: Spec, settings: Settings) -> ToyPairs:
+    return ToyPairs()
+
+
+def make_no_pairs(spec: Spec, settings: Settings) -> NoPairs:
+    return NoPairs()
+
+
+def make_toy_match(spec: Spec, settings: Settings) -> ToyMatch:
+    return ToyMatch()
+
+
+class PairwiseClip:
+    """clip:tiny behind the per-pair interface only (no encode_*, no score_matrix)."""
+
+    accepts = frozenset({"image", "region"})
+
+    def __init__(self, spec: Spec, settings: Settings) -> None:
+        from abduct_clip._scorer import make_clip
+
+        self.inner = make_clip(Spec("clip", "tiny"), settings, workers=0)
+
+    def score(self, visuals: Sequence[VisualInput], texts: Sequence[str]) -> Any:
+        return self.inner.score(visuals, texts)
+
+
+class ClipTestPlugin:
+    @hookimpl
+    def register_datasets(self) -> Iterator[Registration]:
+        yield Registration("toy-pairs", "Tiny (image, region, clue, inference) pairs", "clip_helpers:make_toy_pairs")
+        yield Registration("toy-no-pairs", "A dataset without training pairs", "clip_helpers:make_no_pairs")
+
+    @hookimpl
+    def register_tasks(self) -> Iterator[Registration]:
+        yield Registration("toy-match", "Match each image region to its inference", "clip_helpers:make_toy_match")
+
+    @hookimpl
+    def register_models(self) -> Iterator[Registration]:
+        yield Registration("pairwise-clip", "clip:tiny scored pair by pair", "clip_helpers:PairwiseClip")
+
+
+def install_test_plugin() -> Registry:
+    """Make the test plugin part of the process-wide registry (``abduct.cli.main`` uses it)."""
+    registry = build_registry([("clip-test", ClipTestPlugin())])
+    reset_registry(registry)
+    return registry
+
+
+def clip_model(text: str, **settings: Any) -> Any:
+    """The model a ``clip:...`` spec names, built by the registry as ``abduct eval`` builds it."""
+    from abduct.plugins import get_registry
+
+    return get_registry().create("model", text, Settings(**settings))

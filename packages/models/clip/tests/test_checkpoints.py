@@ -8,13 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from clip_helpers import make_examples
+from clip_helpers import clip_model, make_examples
 from safetensors.torch import save_file
 
 from abduct.errors import DataError
-from abduct.spec import ModelOptions, ModelSpec
 from abduct_clip._loading import checkpoint_meta
-from abduct_clip._scorer import ClipScorer, make_clip
+from abduct_clip._scorer import ClipScorer
 from abduct_clip.settings import ClipSettings
 
 TEXTS = ["a dog waits for its owner", "it rained"]
@@ -27,7 +26,7 @@ def reference() -> ClipScorer:
 
 
 def _embeddings(spec: str, tmp_path: Path) -> tuple[np.ndarray, np.ndarray]:
-    scorer = make_clip(ModelSpec.parse(spec + ",workers=0"), ModelOptions(seed=0))
+    scorer = clip_model(spec + ",workers=0", seed=0)
     return scorer.encode_visual(make_examples(tmp_path / "img", 3)), scorer.encode_text(TEXTS)
 
 
@@ -42,7 +41,7 @@ def test_open_clip_state_dict_with_architecture(reference: ClipScorer, tmp_path:
     torch.save(reference.model.state_dict(), path)
     _assert_same_model(f"clip:tiny:{path}", reference, tmp_path)
     # the seed of the run does not matter once weights are loaded; the file hash is the identity
-    assert "sha256:" in make_clip(ModelSpec.parse(f"clip:tiny:{path}"), ModelOptions(seed=3)).fingerprint
+    assert "sha256:" in clip_model(f"clip:tiny:{path}", seed=3).fingerprint
 
 
 @pytest.mark.parametrize("prefix", ["module.clip_model.", "clip_model."])
@@ -65,10 +64,10 @@ def test_own_checkpoint_restores_its_settings(reference: ClipScorer, tmp_path: P
     path = tmp_path / "best.pt"
     settings = ClipSettings(arch="tiny", mode="plain", prefix="inference")
     torch.save({"model_state_dict": reference.model.state_dict(), "abduct": checkpoint_meta("abduct-tiny", settings)}, path)
-    scorer = make_clip(ModelSpec.parse(f"clip:{path}"), ModelOptions())
+    scorer = clip_model(f"clip:{path}")
     assert (scorer.settings.mode, scorer.settings.prefix) == ("plain", "inference")
     # an explicit option wins over the checkpoint's own
-    assert make_clip(ModelSpec.parse(f"clip:{path},mode=highlight"), ModelOptions()).settings.mode == "highlight"
+    assert clip_model(f"clip:{path},mode=highlight").settings.mode == "highlight"
 
 
 class NotATensor:
@@ -79,26 +78,26 @@ def test_pickled_objects_are_refused(tmp_path: Path) -> None:
     path = tmp_path / "evil.pt"
     torch.save({"model_state_dict": {"x": NotATensor()}}, path)
     with pytest.raises(DataError, match="evil.pt.*weights-only"):
-        make_clip(ModelSpec.parse(f"clip:tiny:{path}"), ModelOptions())
+        clip_model(f"clip:tiny:{path}")
 
 
 def test_bad_checkpoints_are_data_errors(reference: ClipScorer, tmp_path: Path) -> None:
     with pytest.raises(DataError, match="not found"):
-        make_clip(ModelSpec.parse(f"clip:tiny:{tmp_path / 'missing.pt'}"), ModelOptions())
+        clip_model(f"clip:tiny:{tmp_path / 'missing.pt'}")
     garbage = tmp_path / "garbage.pt"
     garbage.write_bytes(b"not a checkpoint")
     with pytest.raises(DataError, match="garbage.pt"):
-        make_clip(ModelSpec.parse(f"clip:tiny:{garbage}"), ModelOptions())
+        clip_model(f"clip:tiny:{garbage}")
     wrong = tmp_path / "wrong.pt"
     torch.save({"visual.something": torch.zeros(2)}, wrong)
     with pytest.raises(DataError, match="do not fit"):
-        make_clip(ModelSpec.parse(f"clip:tiny:{wrong}"), ModelOptions())
+        clip_model(f"clip:tiny:{wrong}")
     with pytest.raises(DataError, match="architecture"):
-        make_clip(ModelSpec.parse(f"clip:{wrong}"), ModelOptions())
+        clip_model(f"clip:{wrong}")
 
 
 def test_unknown_architecture_is_a_user_error() -> None:
     from abduct.errors import AbductError
 
     with pytest.raises(AbductError, match="unknown architecture"):
-        make_clip(ModelSpec.parse("clip:ViT-Nope-1"), ModelOptions())
+        clip_model("clip:ViT-Nope-1")

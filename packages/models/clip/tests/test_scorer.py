@@ -9,15 +9,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from clip_helpers import make_examples
+from clip_helpers import clip_model, make_examples
 from scipy.stats import rankdata
 
 from abduct.engine import ScoringEngine
 from abduct.errors import DataError
+from abduct.inputs import accepted_inputs
 from abduct.records import VisualInput
-from abduct.spec import ModelOptions, ModelSpec
 from abduct.testing import ScorerContract
-from abduct_clip._scorer import ClipScorer, make_clip
+from abduct_clip._scorer import ClipScorer
 from abduct_clip.settings import ClipSettings
 
 
@@ -27,12 +27,30 @@ def tiny(**options: object) -> ClipScorer:
 
 class TestClipContract(ScorerContract):
     def make_scorer(self) -> object:
-        return make_clip(ModelSpec.parse("clip:tiny,workers=0"), ModelOptions(batch_size=2))
+        return clip_model("clip:tiny,workers=0", batch_size=2)
 
 
 class TestClipContractWithWorkers(ScorerContract):
     def make_scorer(self) -> object:
-        return make_clip(ModelSpec.parse("clip:tiny,workers=2"), ModelOptions(batch_size=8))
+        return clip_model("clip:tiny,workers=2", batch_size=8)
+
+
+def test_accepts_images_with_regions() -> None:
+    assert accepted_inputs(tiny()) == {"image", "region"}
+    assert isinstance(clip_model("clip:tiny,mode=plain,workers=0"), ClipScorer)
+
+
+def test_device_auto_and_bad_devices() -> None:
+    from abduct.errors import AbductError
+    from abduct_clip._encode import resolve_device
+
+    assert resolve_device("auto") == ("cuda" if torch.cuda.is_available() else "cpu")
+    assert clip_model("clip:tiny", device="auto").device.type == resolve_device("auto")
+    with pytest.raises(AbductError, match="unknown device 'gpu0'"):
+        resolve_device("gpu0")
+    if not torch.cuda.is_available():
+        with pytest.raises(AbductError, match="no CUDA GPU"):
+            resolve_device("cuda")
 
 
 def test_widescreen_views_are_averaged_before_normalising(tmp_path: Path) -> None:
@@ -94,6 +112,8 @@ def test_missing_image_is_a_data_error_naming_the_file(tmp_path: Path) -> None:
 
 class PairwiseOnly:
     """The same model behind the slow, per-pair interface."""
+
+    accepts = frozenset({"image", "region"})
 
     def __init__(self, scorer: ClipScorer) -> None:
         self.inner = scorer

@@ -1,16 +1,16 @@
-"""The clip spec grammar."""
+"""The clip spec: MODEL[@TAG] in the spec, options typed by the core from the factory's
+signature, one-line errors for bad values."""
 
 from __future__ import annotations
 
 import pytest
 
 from abduct.errors import AbductError
-from abduct.spec import ModelSpec
-from abduct_clip.settings import DEFAULT_PROMPT, parse_clip_spec
-
-
-def parse(text: str):  # type: ignore[no-untyped-def]
-    return parse_clip_spec(ModelSpec.parse(text))
+from abduct.options import options_of
+from abduct.plugins import build_registry
+from abduct_clip._scorer import make_clip
+from abduct_clip._train import settings_of_model as parse
+from abduct_clip.settings import DEFAULT_PROMPT
 
 
 def test_architectures_tags_and_files() -> None:
@@ -32,10 +32,34 @@ def test_options() -> None:
     s = parse("clip:ViT-B-16@openai,mode=plain,prompt=default")
     assert (s.pretrained, s.mode, s.prompt) == ("openai", "plain", DEFAULT_PROMPT)
     assert s.format_text("it rained") == "an image suggesting that it rained"
+    s = parse('clip:tiny,prompt="a photo, where {}",mode=highlight')
+    assert s.prompt == "a photo, where {}" and s.explicit == {"prompt", "mode"}
+    assert parse("clip:tiny").explicit == frozenset()
 
 
-@pytest.mark.parametrize("bad", ["clip", "clip:tiny,mode=nope", "clip:tiny,colour=red", "clip:tiny,workers=x",
-                                 "clip:tiny,prompt=no-slot", "clip:tiny:/a.pt@openai"])
-def test_bad_specs_are_user_errors(bad: str) -> None:
-    with pytest.raises(AbductError):
-        parse(bad)
+def test_factory_options_are_typed() -> None:
+    options = options_of(make_clip)
+    assert list(options) == ["mode", "images", "prefix", "prompt", "workers"]
+    assert options["workers"].default == -1 and options["mode"].default == "highlight"
+
+
+@pytest.mark.parametrize(("bad", "message"), [
+    ("clip", "clip needs a model"),
+    ("clip:tiny,mode=nope", "'nope' is not one of highlight, plain, position, region, context"),
+    ("clip:tiny,images=square", "'square' is not one of widescreen, center, pad"),
+    ("clip:tiny,prefix=answer", "'answer' is not one of none, inference, clue"),
+    ("clip:tiny,colour=red", "has no option 'colour'"),
+    ("clip:tiny,workers=x", "'x' is not an integer"),
+    ("clip:tiny,prompt=no-slot", "must contain {}"),
+    ("clip:tiny:/a.pt@openai", "either a pretrained @tag or a checkpoint file"),
+])
+def test_bad_specs_are_one_line_user_errors(bad: str, message: str) -> None:
+    registry = build_registry()
+    with pytest.raises(AbductError) as caught:
+        registry.create("model", bad)
+    assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_training_takes_clip_models_only() -> None:
+    with pytest.raises(AbductError, match="must be a clip model"):
+        parse("random")

@@ -1,5 +1,6 @@
-"""``abduct train clip``: runs on a synthetic Sherlock corpus, logs, keeps the best
-checkpoint, and a run killed with SIGKILL resumes to the same final weights."""
+"""``abduct train clip`` on a registered pair dataset: runs, logs, keeps the best checkpoint,
+a run killed with SIGKILL resumes to the same final weights, and a dataset that cannot give
+pairs is a one-line error."""
 
 from __future__ import annotations
 
@@ -14,24 +15,25 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from clip_helpers import ToyPairs, clip_model, install_test_plugin
 
-from abduct_clip._train import top1_fraction
+from abduct.cli import main
+from abduct.plugins import Registry, build_registry, reset_registry
+from abduct_clip._train import examples_from_pairs, top1_fraction
 
-ABDUCT = [sys.executable, "-c", "import sys; from abduct.cli import main; sys.exit(main())"]
+TESTS = Path(__file__).resolve().parent
+# `abduct` in a fresh process, with this package's test plugin registered (its toy dataset).
+ABDUCT = [sys.executable, "-c",
+          f"import sys; sys.path.insert(0, {str(TESTS)!r}); import clip_helpers; clip_helpers.install_test_plugin(); "
+          "from abduct.cli import main; sys.exit(main())"]
 STEPS = 12
 
 
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from abduct_sherlock.synth import synthesize
-
-    return synthesize(tmp_path_factory.mktemp("sherlock"), images=24, seed=1)
-
-
 def _train_args(data: Path, out: Path) -> list[str]:
-    return [*ABDUCT, "train", "clip", "--data", str(data), "--out", str(out), "--model", "clip:tiny",
-            "--steps", str(STEPS), "--batch-size", "8", "--lr", "1e-3", "--warmup", "3",
-            "--checkpoint-every", "4", "--log-every", "2", "--val-limit", "16", "--workers", "1", "--seed", "5"]
+    return [*ABDUCT, "train", "clip", "--data", str(data), "--dataset", "toy-pairs", "--out", str(out),
+            "--model", "clip:tiny", "--steps", str(STEPS), "--batch-size", "8", "--lr", "1e-3", "--warmup", "3",
+            "--checkpoint-every", "4", "--log-every", "2", "--val-limit", "16", "--workers", "1", "--seed", "5",
+            "--device", "cpu"]
 
 
 def _env() -> dict[str, str]:
@@ -42,9 +44,9 @@ def _weights(path: Path) -> dict[str, torch.Tensor]:
     return torch.load(path, weights_only=True)["model_state_dict"]  # type: ignore[no-any-return]
 
 
-def test_killed_training_resumes_from_its_checkpoint(corpus: Path, tmp_path: Path) -> None:
+def test_killed_training_resumes_from_its_checkpoint(pair_data: Path, tmp_path: Path) -> None:
     reference = tmp_path / "reference"
-    done = subprocess.run(_train_args(corpus, reference), env=_env(), capture_output=True, text=True, timeout=300)
+    done = subprocess.run(_train_args(pair_data, reference), env=_env(), capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     log = [json.loads(line) for line in (reference / "train_log.jsonl").read_text().splitlines()]
     assert [r["step"] for r in log if "loss" in r] == list(range(2, STEPS + 1, 2))
@@ -52,7 +54,8 @@ def test_killed_training_resumes_from_its_checkpoint(corpus: Path, tmp_path: Pat
     assert (reference / "best.pt").is_file()
 
     out = tmp_path / "killed"
-    process = subprocess.Popen(_train_args(corpus, out), env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen(_train_args(pair_data, out), env=_env(), stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE)
     deadline = time.monotonic() + 240
     while not (out / "last.pt").exists():
         assert process.poll() is None, "training ended before writing its first checkpoint"
@@ -63,7 +66,7 @@ def test_killed_training_resumes_from_its_checkpoint(corpus: Path, tmp_path: Pat
     stopped_at = torch.load(out / "last.pt", weights_only=True)["step"]
     assert stopped_at < STEPS, "the kill came too late to test anything"
 
-    resumed = subprocess.run(_train_args(corpus, out), env=_env(), capture_output=True, text=True, timeout=300)
+    resumed = subprocess.run(_train_args(pair_data, out), env=_env(), capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr
     assert f"resuming from {out / 'last.pt'} at step {stopped_at}" in resumed.stderr
     final, expected = _weights(out / "last.pt"), _weights(reference / "last.pt")
@@ -73,22 +76,68 @@ def test_killed_training_resumes_from_its_checkpoint(corpus: Path, tmp_path: Pat
     assert [r["step"] for r in rows if "loss" in r] == list(range(2, STEPS + 1, 2))  # no duplicated steps
 
     # the trained checkpoint is a ready scorer that remembers its settings
-    from abduct.spec import ModelOptions, ModelSpec
-    from abduct_clip._scorer import make_clip
-
-    scorer = make_clip(ModelSpec.parse(f"clip:{out / 'best.pt'}"), ModelOptions())
+    scorer = clip_model(f"clip:{out / 'best.pt'}")
     assert scorer.settings.mode == "highlight" and "sha256:" in scorer.fingerprint
 
 
-def test_resuming_with_other_settings_is_refused(corpus: Path, tmp_path: Path) -> None:
-    from abduct.cli import main
-
+def test_resuming_with_other_settings_is_refused(pair_data: Path, tmp_path: Path, test_registry: Registry) -> None:
     out = tmp_path / "run"
-    args = _train_args(corpus, out)[len(ABDUCT):]
+    args = _train_args(pair_data, out)[len(ABDUCT):]
     args[args.index("--steps") + 1] = "2"
     assert main(args + ["--quiet"]) == 0
     args[args.index("--lr") + 1] = "1e-4"
     assert main(args + ["--quiet"]) == 2
+    args[args.index("--lr") + 1] = "1e-3"
+    args[args.index("--dataset") + 1] = "toy-pairs,"  # another dataset spec: refused as well
+    assert main(args + ["--quiet"]) == 2
+
+
+def _train_once(data: Path, out: Path, *extra: str) -> list[str]:
+    return ["train", "clip", "--data", str(data), "--out", str(out), "--steps", "1", "--batch-size", "4",
+            "--quiet", *extra]
+
+
+def test_a_dataset_without_pairs_is_a_one_line_error(
+    pair_data: Path, tmp_path: Path, test_registry: Registry, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(_train_once(pair_data, tmp_path / "a", "--dataset", "toy-no-pairs")) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == ("error: dataset 'toy-no-pairs' does not offer training pairs "
+                   "(no pairs(data_dir, split); see abduct.protocols.PairDataset)")
+    assert main(_train_once(pair_data, tmp_path / "b", "--dataset", "toy-pears")) == 2
+    assert "unknown dataset 'toy-pears'; did you mean 'toy-pairs'" in capsys.readouterr().err
+
+
+def test_sherlock_not_installed_names_the_package(
+    pair_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("ABDUCT_DISABLE_PLUGINS", "sherlock")
+    reset_registry(build_registry())
+    try:
+        assert main(_train_once(pair_data, tmp_path / "run")) == 2  # --dataset sherlock is the default
+    finally:
+        reset_registry(None)
+    err = capsys.readouterr().err.strip()
+    assert err == "error: dataset 'sherlock' is not installed: pip install abduct-sherlock"
+
+
+def test_examples_keep_the_dataset_order_clue_and_group(pair_data: Path) -> None:
+    pairs = ToyPairs().pairs(pair_data, "val")
+    examples = examples_from_pairs(pairs)
+    assert [e.inference for e in examples] == [p.text for p in pairs]
+    assert [(e.clue, e.chunk) for e in examples] == [(p.visual.context, p.group) for p in pairs]
+    assert examples[0].clue is not None and examples[0].chunk == "0"
+
+
+def test_train_clip_help_shows_the_shared_settings(capsys: pytest.CaptureFixture[str]) -> None:
+    install_test_plugin()
+    try:
+        assert main(["train", "clip", "--help"]) == 0
+    finally:
+        reset_registry(None)
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--dataset" in text and "[default: sherlock]" in text
+    assert "Global batch size. [default: 64;" in text and "auto (cuda when available). [default: auto]" in text
 
 
 def test_top1_fraction_counts_ties_as_misses() -> None:

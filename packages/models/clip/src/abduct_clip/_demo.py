@@ -6,15 +6,18 @@ baseline, the untrained model and the fine-tuned model on the three Sherlock tas
 
 from __future__ import annotations
 
+import importlib
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import click
 
 from abduct.cli import emit_json
+from abduct.errors import AbductError
 
 TASKS = ("sherlock-retrieval", "sherlock-localization", "sherlock-comparison")
 # Sized for a 2-core CPU: the whole demo runs in a few minutes.
@@ -68,11 +71,20 @@ def format_table(table: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def sherlock_synthesizer() -> Callable[..., Path]:
+    """Sherlock's synthetic-corpus generator; a one-line error when abduct-sherlock is absent."""
+    try:  # imported by name: abduct-clip does not depend on abduct-sherlock
+        module = importlib.import_module("abduct_sherlock.synth")
+    except ImportError:
+        raise AbductError("abduct demo uses Sherlock's synthetic corpus and tasks: pip install abduct-sherlock") from None
+    return cast(Callable[..., Path], module.synthesize)
+
+
 def run_demo(*, work_dir: Path | None, images: int | None, steps: int | None, seed: int, as_json: bool,
              quiet: bool) -> dict[str, Any]:
     from abduct_clip._train import BEST, TrainConfig, train_from_data_dir
-    from abduct_sherlock.synth import synthesize
 
+    synthesize = sherlock_synthesizer()
     with tempfile.TemporaryDirectory(prefix="abduct-demo-") as scratch:
         work = Path(work_dir) if work_dir is not None else Path(scratch)
         started = time.perf_counter()

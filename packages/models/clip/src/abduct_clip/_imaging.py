@@ -7,13 +7,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
-import torchvision.transforms.functional as TF
+import torchvision.transforms.functional as TF  # type: ignore[import-untyped]
 from PIL import Image
 from torch.utils.data import DataLoader, Dataset
 
+from abduct.drawing import load_rgb, render
 from abduct.errors import AbductError
 from abduct.records import VisualInput
-from abduct_clip.drawing import load_rgb, render
 
 # open_clip's OpenAI constants; the padding colour is the mean so it normalises to zero.
 CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)
@@ -60,10 +60,13 @@ class Preprocess:
 
     def to_tensor(self, view: Image.Image) -> torch.Tensor:
         view = view.resize((self.size, self.size), Image.Resampling.BICUBIC)
-        return TF.normalize(TF.to_tensor(view), self.mean, self.std)
+        normalized: torch.Tensor = TF.normalize(TF.to_tensor(view), self.mean, self.std)
+        return normalized
 
     def views(self, visual: VisualInput) -> list[Image.Image]:
-        return square_views(render(load_rgb(visual.image), visual.region, self.mode), self.processing)
+        if visual.media is None or visual.kind != "image":
+            raise AbductError("clip needs an image for every input (it got a text-only or video input)")
+        return square_views(render(load_rgb(visual.media), visual.region, self.mode), self.processing)
 
     def evaluation_views(self, visual: VisualInput) -> torch.Tensor:
         return torch.stack([self.to_tensor(v) for v in self.views(visual)])
@@ -89,7 +92,8 @@ class Preprocess:
         tensor = TF.adjust_saturation(tensor, uniform(0.8, 1.2))
         if uniform(0, 1) < 0.1:
             tensor = TF.rgb_to_grayscale(tensor, num_output_channels=3)
-        return TF.normalize(tensor.clamp(0, 1), self.mean, self.std)
+        normalized: torch.Tensor = TF.normalize(tensor.clamp(0, 1), self.mean, self.std)
+        return normalized
 
 
 class EvaluationImages(Dataset):  # type: ignore[type-arg]

@@ -10,9 +10,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import open_clip
+import open_clip  # type: ignore[import-untyped]
 import torch
-from open_clip.model import build_model_from_openai_state_dict, resize_pos_embed
+from open_clip.model import build_model_from_openai_state_dict, resize_pos_embed  # type: ignore[import-untyped]
 
 from abduct.errors import AbductError, DataError
 from abduct.io import sha256_file
@@ -120,7 +120,8 @@ def _create(arch: str, **kwargs: Any) -> torch.nn.Module:
         raise AbductError(f"clip: unknown architecture '{arch}' (see open_clip.list_models(); 'tiny' for tests)")
     logging.disable(logging.WARNING)  # open_clip warns on every random init, which is intended here
     try:
-        return open_clip.create_model(arch, **kwargs)
+        model: torch.nn.Module = open_clip.create_model(arch, **kwargs)
+        return model
     except (RuntimeError, OSError, ValueError) as exc:
         raise AbductError(f"clip: cannot create {arch} with {kwargs or 'random weights'}: {exc}") from None
     finally:

@@ -8,18 +8,20 @@ import numpy as np
 import torch
 
 from abduct.records import VisualInput
-from abduct.spec import ModelOptions, ModelSpec
-from abduct_clip._encode import encode_images, encode_texts
+from abduct.spec import Settings, Spec
+from abduct_clip._encode import encode_images, encode_texts, resolve_device
 from abduct_clip._loading import LoadedModel, build
-from abduct_clip.settings import ClipSettings, parse_clip_spec
+from abduct_clip.settings import ClipSettings, ImageProcessing, InputMode, TextPrefix, clip_settings
 
 
 class ClipScorer:
     """Plausibility = cosine similarity of the image (region drawn on it) and the text."""
 
+    accepts = frozenset({"image", "region"})
+
     def __init__(self, settings: ClipSettings, *, seed: int = 0, device: str = "cpu", batch_size: int = 64) -> None:
-        self.device = torch.device(device)
-        self.loaded: LoadedModel = build(settings, seed=seed, device=device)
+        self.device = torch.device(resolve_device(device))
+        self.loaded: LoadedModel = build(settings, seed=seed, device=str(self.device))
         self.settings = self.loaded.settings
         self.batch_size = max(1, batch_size)
         self.fingerprint = (
@@ -55,9 +57,21 @@ class ClipScorer:
             return np.zeros(0)
         v = self.encode_visual(visuals).astype(np.float64)
         t = self.encode_text(texts).astype(np.float64)
-        return np.einsum("ij,ij->i", v, t)
+        scores: np.ndarray = np.einsum("ij,ij->i", v, t)
+        return scores
 
 
-def make_clip(spec: ModelSpec, options: ModelOptions) -> ClipScorer:
-    """Factory of the ``clip`` scorer (see :mod:`abduct_clip.settings` for the spec grammar)."""
-    return ClipScorer(parse_clip_spec(spec), seed=options.seed, device=options.device, batch_size=options.batch_size)
+def make_clip(
+    spec: Spec,
+    settings: Settings,
+    *,
+    mode: InputMode = "highlight",
+    images: ImageProcessing = "widescreen",
+    prefix: TextPrefix = "none",
+    prompt: str | None = None,
+    workers: int = -1,
+) -> ClipScorer:
+    """Factory of the ``clip`` model: ``clip:MODEL[@TAG][,mode=...,images=...,prefix=...,prompt=...,workers=N]``
+    (see :mod:`abduct_clip.settings`); the core types and checks the options."""
+    clip = clip_settings(spec, mode=mode, images=images, prefix=prefix, prompt=prompt, workers=workers)
+    return ClipScorer(clip, seed=settings.seed, device=settings.device, batch_size=settings.batch_size)

@@ -29,25 +29,33 @@ import torch
 import torch.distributed as dist
 from torch.utils.data import DataLoader, Dataset
 
-from abduct.errors import AbductError
-from abduct.io import atomic_write_bytes, atomic_write_jsonl
-from abduct.records import VisualInput
-from abduct.spec import ModelSpec
+from abduct.errors import AbductError, UnknownNameError
+from abduct.io import atomic_write_bytes, atomic_write_jsonl, require_dir
+from abduct.options import bind_options
+from abduct.plugins import get_registry
+from abduct.protocols import PairDataset
+from abduct.records import GroundedText, VisualInput
+from abduct.spec import Settings, Spec
 from abduct_clip._encode import (
     autocast,
     cpu_threads_beside_workers,
     encode_images,
     encode_texts,
     image_features,
+    resolve_device,
     text_features,
 )
 from abduct_clip._imaging import Preprocess, collate_views, raise_if_error
 from abduct_clip._loading import LoadedModel, build, checkpoint_meta
-from abduct_clip.settings import TEXT_PREFIXES, ClipSettings, parse_clip_spec
+from abduct_clip._scorer import make_clip
+from abduct_clip.settings import TEXT_PREFIXES, ClipSettings, clip_settings
 
 LAST = "last.pt"
 BEST = "best.pt"
 LOG = "train_log.jsonl"
+DEFAULT_DATASET = "sherlock"
+# The package to install for a dataset this package knows of by name.
+DATASET_PACKAGES = {"sherlock": "abduct-sherlock"}
 MAX_LOGIT_SCALE = math.log(100.0)  # CLIP clamps its temperature at 100
 
 
@@ -58,13 +66,14 @@ class Example:
     visual: VisualInput
     inference: str
     clue: str | None = None
-    chunk: int | None = None  # validation retrieval chunk
+    chunk: str | None = None  # validation retrieval chunk
 
 
 @dataclass
 class TrainConfig:
     data_dir: Path | None
     out_dir: Path
+    dataset: str = DEFAULT_DATASET
     model: str = "clip:tiny"
     steps: int = 3000
     batch_size: int = 64
@@ -78,13 +87,16 @@ class TrainConfig:
     log_every: int = 10
     workers: int | None = None
     seed: int = 0
-    device: str | None = None
+    device: str = "auto"
     quiet: bool = False
 
     def resume_signature(self) -> dict[str, Any]:
         """Settings a resumed run must share with the run that wrote the checkpoint."""
         keys = ("model", "batch_size", "lr", "weight_decay", "warmup", "multitask", "no_augment", "seed")
-        return {k: getattr(self, k) for k in keys}
+        signature = {k: getattr(self, k) for k in keys}
+        if self.dataset != DEFAULT_DATASET:  # absent for the default, so earlier runs still resume
+            signature["dataset"] = self.dataset
+        return signature
 
 
 # -- distributed helpers ---------------------------------------------------------------------
@@ -109,14 +121,14 @@ class _GatherWithGrad(torch.autograd.Function):
     (an all-reduce of the gathered gradient, then this rank's slice)."""
 
     @staticmethod
-    def forward(ctx: Any, local: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
+    def forward(ctx: Any, local: torch.Tensor) -> torch.Tensor:
         ctx.rank, ctx.count = dist.get_rank(), local.shape[0]
         parts = [torch.empty_like(local) for _ in range(dist.get_world_size())]
         dist.all_gather(parts, local.contiguous())
         return torch.cat(parts)
 
     @staticmethod
-    def backward(ctx: Any, grad: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
+    def backward(ctx: Any, grad: torch.Tensor) -> torch.Tensor:
         grad = grad.contiguous()
         dist.all_reduce(grad)
         return grad[ctx.rank * ctx.count : (ctx.rank + 1) * ctx.count]
@@ -232,7 +244,7 @@ def retrieval_p_at_1(model: LoadedModel, examples: Sequence[Example], text_prefi
                      workers: int, device: torch.device) -> float:
     """Validation P@1 (×100) within each retrieval chunk: the true inference must outscore
     every other inference of the chunk strictly (a tie at the top is a miss)."""
-    chunks: dict[int | None, list[Example]] = {}
+    chunks: dict[str | None, list[Example]] = {}
     for example in examples:
         chunks.setdefault(example.chunk, []).append(example)
     was_training = model.model.training
@@ -266,13 +278,15 @@ class Trainer:
     def __init__(self, config: TrainConfig, train: Sequence[Example], val: Sequence[Example]) -> None:
         if not train:
             raise AbductError("no training examples")
+        if config.batch_size < 2:
+            raise AbductError("--batch-size must be at least 2: contrastive training needs negatives")
         self.config, self.train_examples, self.val_examples = config, list(train), list(val)
         self.ranks = current_ranks()
-        self.device = torch.device(config.device or ("cuda" if torch.cuda.is_available() else "cpu"))
+        self.device = torch.device(resolve_device(config.device))
         if self.device.type == "cuda" and self.ranks.world > 1:
             self.device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0)))
             torch.cuda.set_device(self.device)
-        settings = parse_clip_spec(ModelSpec.parse(config.model))
+        settings = settings_of_model(config.model)
         if config.workers is not None:
             settings = settings.with_options(workers=config.workers)
         if config.multitask:
@@ -366,7 +380,7 @@ class Trainer:
             embedded = text_features(self.model, tokens)
             loss = contrastive_loss(images, embedded, self.model.logit_scale)
         self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
+        torch.autograd.backward(loss)
         average_gradients(self.model)
         self.optimizer.step()
         with torch.no_grad():
@@ -413,9 +427,39 @@ class Trainer:
                 self.save()
 
 
-def examples_from_instances(instances: Sequence[Any]) -> list[Example]:
-    """Training pairs from loaded Sherlock instances."""
-    return [Example(i.visual, i.inference, i.clue, i.split_idx) for i in instances]
+def settings_of_model(model: str) -> ClipSettings:
+    """The settings a ``clip:...`` spec selects, its options typed as the ``clip`` factory types them."""
+    spec = Spec.parse(model)
+    if spec.name != "clip":
+        raise AbductError(f"--model must be a clip model (clip:tiny, clip:ViT-B-16@openai, clip:FILE), got '{model}'")
+    return clip_settings(spec, **bind_options("model", "clip", make_clip, spec.option_dict()))
+
+
+def examples_from_pairs(pairs: Sequence[GroundedText]) -> list[Example]:
+    """Training examples from a dataset's pairs, in the dataset's order: the text is the
+    target (the inference), ``visual.context`` the clue (multitask mode), ``group`` the
+    validation retrieval chunk."""
+    return [Example(p.visual, p.text, p.visual.context, p.group) for p in pairs]
+
+
+def load_pairs(dataset: str, data_dir: Path, split: str, settings: Settings) -> list[GroundedText]:
+    """``split``'s (visual, text) pairs from the registered dataset ``dataset`` (a spec)."""
+    name = Spec.parse(dataset).name
+    registry = get_registry()
+    try:
+        component = registry.create("dataset", dataset, settings)
+    except UnknownNameError:
+        package = DATASET_PACKAGES.get(name)
+        if package is None:
+            raise
+        broken = [p.error for p in registry.plugins if p.name == name and p.error]
+        if broken:
+            raise AbductError(f"dataset '{name}': its plugin failed to load ({broken[0]}); see `abduct plugins`") from None
+        raise AbductError(f"dataset '{name}' is not installed: pip install {package}") from None
+    if not isinstance(component, PairDataset):
+        raise AbductError(f"dataset '{name}' does not offer training pairs "
+                          "(no pairs(data_dir, split); see abduct.protocols.PairDataset)")
+    return list(component.pairs(data_dir, split))
 
 
 def _init_distributed() -> bool:
@@ -427,14 +471,14 @@ def _init_distributed() -> bool:
 
 
 def train_from_data_dir(config: TrainConfig) -> dict[str, Any]:
-    """``abduct train clip``: load the Sherlock train/val splits and train."""
-    from abduct_sherlock import load_instances
-
+    """``abduct train clip``: the dataset's train/val pairs, then train."""
+    assert config.data_dir is not None
+    require_dir(config.data_dir, "data directory")
+    settings = Settings(device=config.device, batch_size=config.batch_size, seed=config.seed)
     started_group = _init_distributed()
     try:
-        assert config.data_dir is not None
-        train = examples_from_instances(load_instances(config.data_dir, "train"))
-        val = examples_from_instances(load_instances(config.data_dir, "val"))
+        train = examples_from_pairs(load_pairs(config.dataset, config.data_dir, "train", settings))
+        val = examples_from_pairs(load_pairs(config.dataset, config.data_dir, "val", settings))
         if config.val_limit is not None:
             val = val[: config.val_limit]
         summary = Trainer(config, train, val).run()

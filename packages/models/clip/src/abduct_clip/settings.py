@@ -1,12 +1,14 @@
 """The ``clip`` model spec and the settings it selects (pure Python: no torch here).
 
-Grammar (the part after ``clip:``)::
+Grammar (the core parses it; see ``abduct.spec``)::
 
-    MODEL[,key=value]...[@TAG]
+    clip:MODEL[@TAG][,key=value]...
 
 ``MODEL`` is an open_clip architecture (``ViT-B-16``, ``RN50x64``; ``tiny`` is this
 package's small test architecture), a checkpoint file (``/ckpt/best.pt``), or both as
-``ARCH:FILE``. ``@TAG`` is an open_clip pretrained tag (``@openai``). Options:
+``ARCH:FILE``. ``@TAG`` is an open_clip pretrained tag (``@openai``). The options are the
+keyword-only parameters of the factory (``abduct_clip._scorer.make_clip``), typed and
+checked by the core:
 
 - ``mode``: ``highlight`` (default), ``plain``, ``position``, ``region``, ``context``;
 - ``images``: ``widescreen`` (default), ``center``, ``pad``;
@@ -19,16 +21,24 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, replace
+from typing import Literal, get_args
 
 from abduct.errors import AbductError
-from abduct.spec import ModelSpec
+from abduct.spec import Spec
+
+InputMode = Literal["highlight", "plain", "position", "region", "context"]
+ImageProcessing = Literal["widescreen", "center", "pad"]
+TextPrefix = Literal["none", "inference", "clue"]
 
 TINY_ALIAS = "tiny"
 TINY_ARCH = "abduct-tiny"
-INPUT_MODES = ("highlight", "plain", "position", "region", "context")
-IMAGE_PROCESSING = ("widescreen", "center", "pad")
+INPUT_MODES: tuple[str, ...] = get_args(InputMode)
+IMAGE_PROCESSING: tuple[str, ...] = get_args(ImageProcessing)
 TEXT_PREFIXES = {"none": "", "inference": "inference: ", "clue": "clue: "}
 DEFAULT_PROMPT = "an image suggesting that {}"
+OPTION_DEFAULTS: dict[str, object] = {
+    "mode": "highlight", "images": "widescreen", "prefix": "none", "prompt": None, "workers": -1,
+}
 _CHECKPOINT_SUFFIXES = (".pt", ".pth", ".bin", ".safetensors", ".ckpt")
 
 
@@ -104,31 +114,26 @@ def _split_model(model: str) -> tuple[str | None, str | None]:
     return model, None
 
 
-def parse_clip_spec(spec: ModelSpec) -> ClipSettings:
-    """Settings from a parsed ``clip:...`` spec (see the module docstring for the grammar)."""
+def clip_settings(
+    spec: Spec,
+    *,
+    mode: str = "highlight",
+    images: str = "widescreen",
+    prefix: str = "none",
+    prompt: str | None = None,
+    workers: int = -1,
+) -> ClipSettings:
+    """Settings from a ``clip:...`` spec (model and tag) and its typed options.
+
+    An option counts as written by the user (and so wins over a checkpoint's own settings)
+    when the spec names it or when it differs from its default."""
     if not spec.argument:
         raise AbductError("clip needs a model, e.g. clip:tiny, clip:ViT-B-16@openai or clip:/path/best.pt")
-    model, *pairs = spec.argument.split(",")
-    tag = spec.tag
-    if tag and "," in tag:  # options written after the tag: clip:ViT-B-16@openai,mode=plain
-        tag, *more = tag.split(",")
-        pairs += more
-    options: dict[str, object] = {}
-    for pair in pairs:
-        key, eq, value = pair.partition("=")
-        key = key.strip()
-        if not eq or key not in ("mode", "images", "prefix", "prompt", "workers"):
-            raise AbductError(f"clip: bad option '{pair}' (expected mode=, images=, prefix=, prompt= or workers=)")
-        if key == "workers":
-            try:
-                options[key] = int(value)
-            except ValueError:
-                raise AbductError(f"clip: workers must be an integer, got '{value}'") from None
-        elif key == "prompt":
-            options[key] = DEFAULT_PROMPT if value == "default" else value
-        else:
-            options[key] = value.strip()
-    arch, checkpoint = _split_model(model.strip())
+    given = {"mode": mode, "images": images, "prefix": prefix, "prompt": prompt, "workers": workers}
+    named = {key for key, _ in spec.options}
+    explicit = frozenset(k for k, v in given.items() if k in named or v != OPTION_DEFAULTS[k])
+    arch, checkpoint = _split_model(spec.argument.strip())
     return ClipSettings(
-        arch=arch, checkpoint=checkpoint, pretrained=tag, explicit=frozenset(options), **options  # type: ignore[arg-type]
+        arch=arch, checkpoint=checkpoint, pretrained=spec.tag, mode=mode, images=images, prefix=prefix,
+        prompt=DEFAULT_PROMPT if prompt == "default" else prompt, workers=workers, explicit=explicit,
     )
