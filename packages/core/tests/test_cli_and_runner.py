@@ -3,10 +3,6 @@
 from __future__ import annotations
 
 import json
-import multiprocessing
-import os
-import signal
-import time
 from pathlib import Path
 
 import pytest
@@ -128,18 +124,11 @@ def _killable_run(data: str, out: str) -> None:
 
 
 def test_resume_after_sigkill_equals_uninterrupted(toy_registry: Registry, tmp_path: Path) -> None:
-    from toy_plugin import write_toy_data
+    from toy_plugin import kill_once_a_unit_is_stored, write_toy_data
 
     data = write_toy_data(tmp_path / "data", items=24)
     out = tmp_path / "killed"
-    child = multiprocessing.get_context("fork").Process(target=_killable_run, args=(str(data), str(out)))
-    child.start()
-    deadline = time.monotonic() + 30
-    while not list((out / ".partial").glob("shard-*.jsonl")) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    os.kill(child.pid, signal.SIGKILL)  # type: ignore[arg-type]
-    child.join()
-    assert child.exitcode == -signal.SIGKILL
+    kill_once_a_unit_is_stored(_killable_run, (str(data), str(out)), out)
     assert not (out / "results.json").exists()
     done_before = sum(len(p.read_text().splitlines()) for p in (out / ".partial").glob("shard-*.jsonl"))
     assert 0 < done_before < 24

@@ -3,10 +3,6 @@
 from __future__ import annotations
 
 import json
-import multiprocessing
-import os
-import signal
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -24,7 +20,7 @@ from abduct.models import load_model
 from abduct.plugins import Registry, build_registry
 from abduct.runner import Run
 from abduct.testing import GeneratorContract
-from toy_plugin import Echo, MatrixOnly, TextOnly, ToyPlugin
+from toy_plugin import Echo, MatrixOnly, TextOnly, ToyPlugin, kill_once_a_unit_is_stored
 
 
 def _eval(registry: Registry, task: str, model: str, data: Path, out: Path, **kwargs: object) -> dict:
@@ -156,13 +152,7 @@ def _killable_generation(data: str, out: str) -> None:
 def test_generation_resumes_after_sigkill_with_identical_predictions(toy_registry: Registry, toy_data: Path,
                                                                      tmp_path: Path) -> None:
     out = tmp_path / "killed"
-    child = multiprocessing.get_context("fork").Process(target=_killable_generation, args=(str(toy_data), str(out)))
-    child.start()
-    deadline = time.monotonic() + 30
-    while not list((out / ".partial").glob("shard-*.jsonl")) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    os.kill(child.pid, signal.SIGKILL)  # type: ignore[arg-type]
-    child.join()
+    kill_once_a_unit_is_stored(_killable_generation, (str(toy_data), str(out)), out)
     done = sum(len(p.read_text().splitlines()) for p in (out / ".partial").glob("shard-*.jsonl"))
     assert 0 < done < 6 and not (out / "predictions.jsonl").exists()
     resumed = _eval(toy_registry, "toy-describe", "slow-random:0.2", toy_data, out, use_cache=False)

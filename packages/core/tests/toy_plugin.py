@@ -5,8 +5,11 @@ and an echoing generator that counts its calls."""
 from __future__ import annotations
 
 import json
+import multiprocessing
+import os
+import signal
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +34,19 @@ def write_toy_data(directory: Path, items: int = 12) -> Path:
     ]
     (directory / "toy.json").write_text(json.dumps(records))
     return directory
+
+
+def kill_once_a_unit_is_stored(target: Callable[..., None], args: tuple[str, str], out: Path) -> None:
+    """Run ``target(*args)`` in a child process and SIGKILL it as soon as ``out`` holds a
+    stored unit: a run killed in the middle, as a crash or an out-of-memory kill would."""
+    child = multiprocessing.get_context("fork").Process(target=target, args=args)
+    child.start()
+    deadline = time.monotonic() + 30
+    while not list((out / ".partial").glob("shard-*.jsonl")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.kill(child.pid, signal.SIGKILL)  # type: ignore[arg-type]
+    child.join()
+    assert child.exitcode == -signal.SIGKILL
 
 
 def _items(run: Run) -> list[dict[str, Any]]:

