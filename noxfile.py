@@ -29,7 +29,6 @@ import nox
 ROOT = Path(__file__).parent
 TORCH = ["torch==2.14.1", "torchvision==0.29.1"]
 NEEDS_TORCH = {"torch", "torchvision", "open_clip_torch", "open-clip-torch", "transformers", "bert-score", "decord"}
-TYPECHECK = ["mypy", "types-tqdm"]
 nox.options.default_venv_backend = "uv"
 nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = True
@@ -103,16 +102,19 @@ def _needs_torch(names: list[str]) -> bool:
     return any(set(PACKAGES[n]["deps"]) & NEEDS_TORCH for n in names)
 
 
-def _install(session: nox.Session, names: list[str], *extra: str) -> None:
+def _install(session: nox.Session, names: list[str]) -> None:
     """One resolution for everything; uv rebuilds the local directories it is given, so edits are tested."""
     torch = TORCH if _needs_torch(names) else []
     targets = [f"./{PACKAGES[n]['dir'].relative_to(ROOT)}[test]" for n in names]
-    session.install(*torch, *targets, *extra)
+    session.install(*torch, *targets)
 
 
 def _typecheck(session: nox.Session, package_dir: Path) -> None:
-    # From the package's directory, so that a [tool.mypy] table in its pyproject.toml applies;
-    # one cache per environment, as each one has other packages installed.
+    # Installed after the tests, which so run with only what the package declares (mypy brings
+    # typing-extensions, pathspec and more). Run from the package's directory, so that a
+    # [tool.mypy] table in its pyproject.toml applies; one cache per environment, as each one
+    # holds other packages.
+    session.install("mypy", "types-tqdm")
     cache = Path(session.virtualenv.location) / ".mypy_cache"
     with session.chdir(package_dir):
         session.run("mypy", "--strict", "--cache-dir", str(cache), "src")
@@ -122,7 +124,7 @@ for _name in PACKAGES:
 
     @nox.session(name=_name, python=None)
     def _package_session(session: nox.Session, name: str = _name) -> None:
-        _install(session, _local_closure(name), *TYPECHECK)
+        _install(session, _local_closure(name))
         package_dir = PACKAGES[name]["dir"]
         session.run("pytest", str((package_dir / "tests").relative_to(ROOT)), "-q", *session.posargs)
         _typecheck(session, package_dir)
