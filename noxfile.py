@@ -27,7 +27,8 @@ from pathlib import Path
 import nox
 
 ROOT = Path(__file__).parent
-TORCH = ["torch==2.14.1", "torchvision==0.29.1"]
+CONSTRAINTS = ROOT / "constraints.txt"
+TORCH = [line for line in CONSTRAINTS.read_text().splitlines() if line.strip() and not line.startswith("#")]
 NEEDS_TORCH = {"torch", "torchvision", "open_clip_torch", "open-clip-torch", "transformers", "bert-score", "decord"}
 nox.options.default_venv_backend = "uv"
 nox.options.reuse_existing_virtualenvs = True

@@ -28,13 +28,16 @@ def test_fresh_venv_with_only_the_core(tmp_path: Path, root: Path) -> None:
 def _fresh_venv(venv: Path, *packages: Path) -> Path:
     """A new environment holding only ``packages`` and their dependencies (uv when available:
     torch then comes hard-linked from uv's cache in seconds)."""
+    pins = ["-c", str(Path(__file__).parents[1] / "constraints.txt")]  # the torch build the machines carry
     uv = shutil.which("uv")
     if uv:
         subprocess.run([uv, "venv", "-q", "--python", sys.executable, str(venv)], check=True)
-        subprocess.run([uv, "pip", "install", "-q", "--python", str(venv / "bin" / "python"), *map(str, packages)], check=True)
+        subprocess.run([uv, "pip", "install", "-q", "--python", str(venv / "bin" / "python"), *pins,
+                        *map(str, packages)], check=True)
     else:
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", *map(str, packages)], check=True)
+        subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", *pins, *map(str, packages)],
+                       check=True)
     return venv / "bin"
 
 
