@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Hashable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -49,30 +49,42 @@ class Timer:
             self.seconds += time.perf_counter() - start
 
 
-class ScoringEngine:
-    """Scores (visual, text) pairs and matrices with ``model``, counting its own time."""
+class ModelCalls:
+    """What both engines share: the model, its input policy, batching, the content keys of
+    the caches, and the count and time of the model's calls (one timer per run)."""
 
     def __init__(
         self,
         model: object,
         *,
-        batch_size: int = 64,
-        cache: EmbeddingCache | None = None,
+        batch_size: int,
         quiet: bool = False,
         policy: InputPolicy | None = None,
         keys: ContentKeys | None = None,
         timer: Timer | None = None,
     ) -> None:
-        if not isinstance(model, SCORING_PROTOCOLS):
-            raise AbductError(f"{type(model).__name__} does not score (no score/score_matrix/encode methods)")
         self.model = model
         self.batch_size = max(1, int(batch_size))
-        self.cache = cache
         self.quiet = quiet
         self.policy = policy or InputPolicy(model, type(model).__name__)
         self.keys = keys or ContentKeys()
         self.timer = timer or Timer()
         self.calls = 0
+
+    def _timed(self, fn: Callable[[], np.ndarray]) -> np.ndarray:
+        self.calls += 1
+        return self.timer.timed(fn)
+
+
+class ScoringEngine(ModelCalls):
+    """Scores (visual, text) pairs and matrices with ``model``, counting its own time."""
+
+    def __init__(self, model: object, *, batch_size: int = 64, cache: EmbeddingCache | None = None,
+                 **shared: Any) -> None:
+        if not isinstance(model, SCORING_PROTOCOLS):
+            raise AbductError(f"{type(model).__name__} does not score (no score/score_matrix/encode methods)")
+        super().__init__(model, batch_size=batch_size, **shared)
+        self.cache = cache
 
     @property
     def model_seconds(self) -> float:
@@ -81,10 +93,6 @@ class ScoringEngine:
     @property
     def is_dual_encoder(self) -> bool:
         return isinstance(self.model, DualEncoder)
-
-    def _timed(self, fn: Callable[[], np.ndarray]) -> np.ndarray:
-        self.calls += 1
-        return self.timer.timed(fn)
 
     # -- encoding ------------------------------------------------------------------------
     def _encode_unique(

@@ -10,43 +10,27 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from abduct.cache import TextCache
-from abduct.content import ContentKeys
-from abduct.engine import Timer, unique_index
+from abduct.engine import ModelCalls, unique_index
 from abduct.errors import AbductError
-from abduct.inputs import InputPolicy
 from abduct.progress import progress
 from abduct.protocols import Decoding, Generator, TextPool
 from abduct.records import GenerationRequest
 
 
-class GenerationEngine:
-    def __init__(
-        self,
-        model: object,
-        *,
-        decoding: Decoding | None = None,
-        batch_size: int = 16,
-        cache: TextCache | None = None,
-        quiet: bool = False,
-        policy: InputPolicy | None = None,
-        keys: ContentKeys | None = None,
-        timer: Timer | None = None,
-    ) -> None:
+class GenerationEngine(ModelCalls):
+    def __init__(self, model: object, *, decoding: Decoding | None = None, batch_size: int = 16,
+                 cache: TextCache | None = None, **shared: Any) -> None:
         if not isinstance(model, Generator):
             raise AbductError(f"{type(model).__name__} does not generate (no generate method)")
-        self.model = model
+        super().__init__(model, batch_size=batch_size, **shared)
+        self.model: Generator = model
         self.decoding = decoding or Decoding()
-        self.batch_size = max(1, int(batch_size))
         self.cache = cache
-        self.quiet = quiet
-        self.policy = policy or InputPolicy(model, type(model).__name__)
-        self.keys = keys or ContentKeys()
-        self.timer = timer or Timer()
-        self.calls = 0
 
     def _cache_key(self, request: GenerationRequest, pool: TextPool | None) -> str:
         parts = [self.keys.visual(request.visual), request.prompt or "", self.decoding.describe(),
@@ -63,8 +47,7 @@ class GenerationEngine:
         batches = [todo[i : i + self.batch_size] for i in range(0, len(todo), self.batch_size)]
         for batch in progress(batches, desc="generating", quiet=self.quiet or len(batches) < 2, unit="batch"):
             chunk = [unique[i] for i in batch]
-            self.calls += 1
-            made = self.timer.timed(lambda c=chunk: np.array(self.model.generate(c, self.decoding, pool), dtype=object))  # type: ignore[misc]
+            made = self._timed(lambda c=chunk: np.array(self.model.generate(c, self.decoding, pool), dtype=object))  # type: ignore[misc]
             if made.shape != (len(batch),) or not all(isinstance(t, str) for t in made):
                 raise AbductError(f"the model returned {made.shape[0] if made.ndim else 'no'} texts "
                                   f"for {len(batch)} requests (expected one string each)")
