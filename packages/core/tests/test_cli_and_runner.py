@@ -31,7 +31,8 @@ def test_eval_writes_results(toy_registry: Registry, toy_data: Path, tmp_path: P
     assert "abduct-core" in results["versions"] and results["timings"]["total_seconds"] > 0
     lines = (out / "predictions.jsonl").read_text().splitlines()
     assert len(lines) == results["metrics"]["n"] == 12
-    assert "| accuracy |" in (out / "report.md").read_text()
+    report = (out / "report.md").read_text()
+    assert "| accuracy |" in report and "went without (the task allows it): context" in report
 
 
 def test_eval_is_deterministic_and_seeded(toy_registry: Registry, toy_data: Path, tmp_path: Path) -> None:

@@ -28,6 +28,7 @@ def markdown_report(results: dict[str, Any]) -> str:
         "",
         f"- data: `{results['data']['dir']}` (split `{results['split']}`)",
         f"- seed: {results['seed']}, limit: {results['limit']}",
+        f"- inputs the model went without (the task allows it): {', '.join(results['inputs']['ignored']) or 'none'}",
         f"- wall time: {results['timings']['total_seconds']:.1f} s "
         f"(model {results['timings']['model_seconds']:.1f} s)",
         "",

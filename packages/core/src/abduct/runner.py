@@ -26,7 +26,7 @@ from abduct.engine import ScoringEngine
 from abduct.errors import AbductError, UnknownNameError
 from abduct.generation import GenerationEngine
 from abduct.io import atomic_write_json, atomic_write_jsonl
-from abduct.plugins import Registry
+from abduct.plugins import Registry, get_registry
 from abduct.progress import progress
 from abduct.protocols import Metric
 from abduct.spec import Settings, Spec
@@ -120,8 +120,6 @@ class Run:
 
     def metric(self, name: str, **options: Any) -> Metric:
         """The metric ``name`` built with the run's settings (its device) and ``options``."""
-        from abduct.plugins import get_registry
-
         registry = self.registry or get_registry()
         try:
             metric: Metric = registry.create("metric", Spec(name), self.settings, **options)
