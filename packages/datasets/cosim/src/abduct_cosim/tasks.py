@@ -1,0 +1,64 @@
+"""The ``cosim`` task: four-way multiple choice through the core's ``multiple_choice``.
+
+Each choice is scored as a text given ``record.visual(context)``: the image with the context
+string of ``records.py`` (``question [SEP] answer_orig [SEP] change`` by default). The image
+and the context are both optional inputs: an image-only scorer (``clip:tiny``) goes without
+the context, a text-only scorer without the image, ``random`` reads neither; what a model
+went without is listed in results.json (``inputs.ignored``). ``context=question_change`` and
+``context=none`` give the paper's text-only ablations with any text scorer.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from abduct.runner import Run
+from abduct.spec import Settings, Spec
+from abduct.tasks import Choice, Evaluation, first_argmax, multiple_choice
+from abduct_cosim.breakdown import breakdowns, is_yes_no, sentence_bucket
+from abduct_cosim.loader import load_file, load_split, split_file
+from abduct_cosim.predictions import load_predictions
+from abduct_cosim.records import ContextMode
+
+OPTIONAL_INPUTS = frozenset({"image", "context"})
+
+
+class CosimTask:
+    """Accuracy (x100, pooled over the split) of the argmax over the four choices."""
+
+    default_split = "val"
+    optional_inputs = OPTIONAL_INPUTS
+
+    def __init__(self, context: ContextMode = "full", image_root: Path | None = None) -> None:
+        self.context: ContextMode = context
+        self.image_root = image_root
+
+    def evaluate(self, run: Run) -> Evaluation:
+        records = list(run.apply_limit(load_split(run.data_dir, run.split, self.image_root)))
+        items = [Choice(r.id, r.visual(self.context), r.choices, r.label) for r in records]
+        answers = multiple_choice(run, "cosim", items, per_unit=16)
+        correct = {int(a["id"]): bool(a["correct"]) for a in answers}
+        predictions: list[dict[str, Any]] = [
+            {**a, "type": r.type, "change_sentences": sentence_bucket(r.change), "yes_no": is_yes_no(r.question),
+             "duplicate_gold_text": r.choices.count(r.choices[r.label]) > 1}
+            for r, a in zip(records, answers)
+        ]
+        metrics = breakdowns(records, correct)
+        details = {"context": self.context, "scores_file": "predictions.jsonl (id = record index, scores = 4 choices)"}
+        return Evaluation(metrics, predictions, [split_file(run.data_dir, run.split)], details)
+
+    def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, Any]:
+        """``predictions``: a list of four scores per record in file order, or
+        ``{"<index>": [4 scores]}``; ``answer_key``: ``val.json`` or ``train.json``."""
+        records = load_file(answer_key)
+        scores = load_predictions(predictions, len(records))
+        correct = {r.index: first_argmax(scores[r.index]) == r.label for r in records}
+        return breakdowns(records, correct)
+
+
+def make_cosim(
+    spec: Spec, settings: Settings, *, context: ContextMode = "full", image_root: Path | None = None
+) -> CosimTask:
+    """``cosim[,context=full|question_change|none][,image_root=PATH]``."""
+    return CosimTask(context, image_root)

@@ -1,0 +1,31 @@
+"""``abduct nleye check``: the CSV's schema and missing or unreadable images."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PIL import Image
+
+from abduct.errors import DataError
+from abduct.io import require_dir
+from abduct_nleye.loader import CSV_NAME, load_csv
+
+
+def check_data(data_dir: Path) -> list[str]:
+    data_dir = require_dir(Path(data_dir), "data directory")
+    try:
+        samples = load_csv(data_dir / CSV_NAME, data_dir)
+    except DataError as exc:
+        return [str(exc)]
+    problems = []
+    for s in samples:
+        for path in (s.premise_image, *s.hypothesis_images):
+            if not Path(path).is_file():
+                problems.append(f"sample {s.sample_id}: image missing: {path}")
+                continue
+            try:
+                with Image.open(path) as image:
+                    image.verify()
+            except Exception as exc:  # any decoder error: report it, keep checking
+                problems.append(f"sample {s.sample_id}: image unreadable: {path} ({type(exc).__name__})")
+    return problems

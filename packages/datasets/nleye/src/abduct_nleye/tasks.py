@@ -1,0 +1,181 @@
+"""``nleye-triplet`` and ``nleye-pairs``.
+
+Both read ``DIR/test_set.csv`` and the images (``loader.py``) and take the option
+``setup=images|text`` (``records.py``: premise image with the hypothesis image as a related
+input, or the gold descriptions as text only) and ``score_by=pair|similarity``:
+``similarity`` scores a hypothesis by the dot product of the dual encoder's premise and
+hypothesis image embeddings (the issue's dual-encoder baseline; ``clip:tiny`` runs this way).
+
+**Triplet.** A scorer rates the two (premise, hypothesis) pairs once; shown in the file's
+order it picks the higher, a tie going to the hypothesis shown first, and shown swapped
+likewise (so a scorer that ties always is never consistent; otherwise a pair scorer's
+consistency equals its accuracy in either order). A model that generates (``answer=auto``,
+the default, also ``random``) or any model with ``answer=generate`` is asked twice, with the premise and both hypotheses in
+each order and ``PROMPT``; its answer must be ``1`` or ``2`` (optionally ``Hypothesis 2``,
+``Image 1``, a final dot; case and spaces ignored): anything else is wrong and counted in
+``unparseable``. ``answer=score`` makes a model that does both score instead. In
+``setup=text`` the descriptions are the request's context, which ``random`` does not read:
+its picks are then the same for every request (use ``nleye-pairs`` for its chance row).
+
+**Pairs.** One score per pair through the core's ``compare_two``: correct iff the gold
+hypothesis scores strictly higher.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from abduct.errors import AbductError
+from abduct.protocols import TextPool
+from abduct.records import GenerationRequest, VisualInput
+from abduct.runner import Run
+from abduct.spec import Settings, Spec
+from abduct.tasks import Candidate, Evaluation, TwoWay, batched, compare_two
+from abduct_nleye.loader import CSV_NAME, load_csv, load_samples, require_descriptions
+from abduct_nleye.records import NleyeSample, Setup
+from abduct_nleye.scoring import pairs_values, score_pairs_file, score_triplet_file, triplet_values, with_tables
+
+PROMPT = ("The first image is the premise. Which of the two following images (hypotheses) is the more plausible "
+          "outcome or explanation of the premise? Answer with 1 or 2 only.")
+PROMPT_TEXT = ("Given the premise, which hypothesis is more plausible? Answer with 1 or 2 only.")
+_ANSWER = re.compile(r"^(?:hypothesis|image|option)?\s*([12])\s*\.?$")
+ScoreBy = Literal["pair", "similarity"]
+
+
+def parse_answer(text: str) -> int | None:
+    """1 or 2 from a generator's answer, strictly (see the module docstring); None otherwise."""
+    match = _ANSWER.match(text.strip().lower())
+    return int(match.group(1)) if match else None
+
+
+class _NleyeTask:
+    default_split = "test"
+    optional_inputs = frozenset({"context"})
+
+    def __init__(self, setup: Setup = "images", score_by: ScoreBy = "pair") -> None:
+        if setup == "text" and score_by == "similarity":
+            raise AbductError("score_by=similarity compares images: it needs setup=images")
+        self.setup: Setup = setup
+        self.score_by: ScoreBy = score_by
+
+    def _samples(self, run: Run) -> list[NleyeSample]:
+        samples = load_samples(run.data_dir, run.split)
+        if self.setup == "text":
+            require_descriptions(samples, run.data_dir / CSV_NAME)
+        return list(run.apply_limit(samples))
+
+    def _pair_scores(self, run: Run, batch: Sequence[NleyeSample]) -> np.ndarray:
+        """(len(batch), 2) scores of the (premise, hypothesis 1/2) pairs."""
+        engine = run.require_scorer()
+        if self.score_by == "similarity":
+            if not engine.is_dual_encoder:
+                raise AbductError(f"score_by=similarity needs a dual encoder, and '{run.model_name}' is not one")
+            premises = engine.encode_visual([VisualInput(s.premise_image) for s in batch]).astype(np.float64)
+            hyps = engine.encode_visual([VisualInput(h) for s in batch for h in s.hypothesis_images])
+            dots: np.ndarray = np.einsum("ij,ikj->ik", premises, hyps.astype(np.float64).reshape(len(batch), 2, -1))
+            return dots
+        pairs = [s.pair(k, self.setup) for s in batch for k in (1, 2)]
+        return engine.score_pairs([v for v, _ in pairs], [t for _, t in pairs]).reshape(len(batch), 2)
+
+    def _data_files(self, run: Run) -> list[Path]:
+        return [run.data_dir / CSV_NAME]
+
+
+class TripletTask(_NleyeTask):
+    """Consistency accuracy: the gold hypothesis chosen in both presentation orders."""
+
+    def __init__(self, setup: Setup = "images", score_by: ScoreBy = "pair",
+                 answer: Literal["auto", "score", "generate"] = "auto") -> None:
+        super().__init__(setup, score_by)
+        self.answer = answer
+
+    def evaluate(self, run: Run) -> Evaluation:
+        samples = self._samples(run)
+        generate = self.answer == "generate" or (
+            self.answer == "auto" and run.generation is not None and self.score_by == "pair")
+        units = [(b[0].sample_id, b) for b in batched(samples, 16)]
+        records = run.map_units("triplet", units, self._generator(run) if generate else self._scored(run))
+        rows = {r["id"]: (r["gold"], r["order1"], r["order2"]) for r in records}
+        metrics = with_tables(samples, rows, triplet_values)
+        if generate:
+            metrics["unparseable"] = sum(r["unparseable"] for r in records)
+        details = {"setup": self.setup, "answered_by": "generation" if generate else f"scores ({self.score_by})"}
+        return Evaluation(metrics, records, self._data_files(run), details)
+
+    def _scored(self, run: Run) -> Any:
+        def answer(batch: Sequence[NleyeSample]) -> list[dict[str, Any]]:
+            scores = self._pair_scores(run, batch)
+            out = []
+            for s, (s1, s2) in zip(batch, scores.tolist()):
+                order1 = 1 if s1 >= s2 else 2  # shown (1, 2): a tie goes to the first shown, 1
+                order2 = 2 if s2 >= s1 else 1  # shown (2, 1): a tie goes to the first shown, 2
+                out.append({"id": s.sample_id, "gold": s.gold, "scores": [s1, s2], "order1": order1, "order2": order2,
+                            "consistent": order1 == order2 == s.gold})
+            return out
+        return answer
+
+    def _generator(self, run: Run) -> Any:
+        engine = run.require_generator()
+        prompt = PROMPT_TEXT if self.setup == "text" else PROMPT
+        pool = TextPool.of(["1", "2"])
+
+        def answer(batch: Sequence[NleyeSample]) -> list[dict[str, Any]]:
+            requests = [GenerationRequest(s.triplet(first, self.setup), prompt) for s in batch for first in (1, 2)]
+            texts = engine.generate(requests, pool)
+            out = []
+            for i, s in enumerate(batch):
+                raw1, raw2 = texts[2 * i], texts[2 * i + 1]
+                shown1, shown2 = parse_answer(raw1), parse_answer(raw2)
+                order1 = shown1  # shown (1, 2): position = hypothesis
+                order2 = None if shown2 is None else 3 - shown2  # shown (2, 1): position 1 = hypothesis 2
+                out.append({"id": s.sample_id, "gold": s.gold, "outputs": [raw1, raw2], "order1": order1,
+                            "order2": order2, "unparseable": int(shown1 is None) + int(shown2 is None),
+                            "consistent": order1 == order2 == s.gold})
+            return out
+        return answer
+
+    def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, Any]:
+        """``{sample_id: [a, b]}`` against ``test_set.csv``."""
+        return score_triplet_file(predictions, load_csv(answer_key))
+
+
+class PairsTask(_NleyeTask):
+    """Order-faithful accuracy: the gold pair's score strictly higher (ties count 0)."""
+
+    def evaluate(self, run: Run) -> Evaluation:
+        samples = self._samples(run)
+        if self.score_by == "similarity":
+            def judge(batch: Sequence[NleyeSample]) -> list[dict[str, Any]]:
+                scores = self._pair_scores(run, batch).tolist()
+                return [{"id": s.sample_id, "scores": sc, "gold": s.gold - 1,
+                         "correct": sc[s.gold - 1] > sc[2 - s.gold]} for s, sc in zip(batch, scores)]
+            records = run.map_units("pairs", [(b[0].sample_id, b) for b in batched(samples, 16)], judge)
+        else:
+            items = []
+            for s in samples:
+                (v1, t1), (v2, t2) = s.pair(1, self.setup), s.pair(2, self.setup)
+                items.append(TwoWay(s.sample_id, Candidate(v1, t1), Candidate(v2, t2), s.gold - 1))
+            records = compare_two(run, "pairs", items, per_unit=16)
+        rows = {r["id"]: (r["gold"] + 1, r["scores"][0], r["scores"][1]) for r in records}
+        metrics = with_tables(samples, rows, pairs_values)
+        return Evaluation(metrics, records, self._data_files(run), {"setup": self.setup, "score_by": self.score_by})
+
+    def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, Any]:
+        """``{sample_id: [score_h1, score_h2]}`` against ``test_set.csv``."""
+        return score_pairs_file(predictions, load_csv(answer_key))
+
+
+def make_triplet(spec: Spec, settings: Settings, *, setup: Setup = "images", score_by: ScoreBy = "pair",
+                 answer: Literal["auto", "score", "generate"] = "auto") -> TripletTask:
+    """``nleye-triplet[,setup=images|text][,score_by=pair|similarity][,answer=auto|score|generate]``."""
+    return TripletTask(setup, score_by, answer)
+
+
+def make_pairs(spec: Spec, settings: Settings, *, setup: Setup = "images", score_by: ScoreBy = "pair") -> PairsTask:
+    """``nleye-pairs[,setup=images|text][,score_by=pair|similarity]``."""
+    return PairsTask(setup, score_by)

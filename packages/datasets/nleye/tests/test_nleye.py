@@ -1,0 +1,237 @@
+"""NL-EYE: loader (aliases, BOM, errors), the two tasks (contracts, hand-computed ties,
+breakdowns, generator parsing), official-format scoring, the dumb-pixel model, synth."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from abduct import Decoding, GenerationRequest, Registration, Settings, Spec, TextPool, VisualInput, hookimpl
+from abduct.cli import main
+from abduct.errors import DataError
+from abduct.evaluate import EvalConfig, run_evaluation
+from abduct.plugins import build_registry
+from abduct.testing import TaskContract
+from abduct_nleye import load_csv
+from abduct_nleye.dumbpixel import DumbPixel
+from abduct_nleye.tasks import parse_answer
+from conftest import HEADER, row, write_csv
+
+
+class _Contract(TaskContract):
+    @pytest.fixture(autouse=True)
+    def _shared(self, corpus: Path) -> None:
+        self.corpus = corpus
+
+    def make_data(self, tmp_path: Path) -> Path:
+        return self.corpus
+
+
+class TestTripletContract(_Contract):
+    task_name = "nleye-triplet"
+
+
+class TestPairsContract(_Contract):
+    task_name = "nleye-pairs"
+
+
+# -- loader -----------------------------------------------------------------------------------
+def test_loader_aliases_bom_gold_forms_and_unknown_columns(tmp_path: Path) -> None:
+    path = write_csv(tmp_path / "test_set.csv", [row("a", "1"), row("b", "hypothesis2"), row("c", "Hypothesis 1"),
+                                                 row("d", "2.0")], bom=True)
+    samples = load_csv(path)
+    assert [(s.sample_id, s.gold) for s in samples] == [("a", 1), ("b", 2), ("c", 1), ("d", 2)]
+    assert samples[0].premise_text == "p" and samples[0].hypothesis_texts == ("h one", "h two")
+    assert samples[0].explanation == "because" and samples[0].categories["reasoning_category"] == "physical"
+    assert samples[1].hypothesis_images[1] == str(tmp_path / "images" / "b" / "hypothesis2.png")
+
+
+def test_missing_required_column_lists_the_columns_found(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    header = [h for h in HEADER if h != "label"]
+    path = write_csv(tmp_path / "test_set.csv", [row("a", "1")[:4] + row("a", "1")[5:]], header=header)
+    with pytest.raises(DataError, match="no gold label column .* columns found: sample_id, premise_description"):
+        load_csv(path)
+    (tmp_path / "p.json").write_text("{}")
+    assert main(["score", "nleye-pairs", "--predictions", str(tmp_path / "p.json"), "--answer-key", str(path)]) == 2
+    assert "columns found" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("rows, words", [
+    ([row("a", "3")], "line 2 (sample_id 'a'), field 'label': expected 1/2"),
+    ([row("a", "1"), row("a", "2")], "line 3 (sample_id 'a'), field 'sample_id': sample id repeated"),
+    ([row("", "1")], "record line 2, field 'sample_id': bad sample id"),
+])
+def test_bad_rows_name_file_row_and_field(tmp_path: Path, rows: list[list[str]], words: str) -> None:
+    path = write_csv(tmp_path / "test_set.csv", rows)
+    with pytest.raises(DataError) as err:
+        load_csv(path)
+    assert str(path) in str(err.value) and words in str(err.value)
+
+
+# -- official-format scoring ------------------------------------------------------------------
+def _score(tmp_path: Path, task: str, predictions: Any, capsys: pytest.CaptureFixture[str]) -> tuple[int, Any]:
+    key = write_csv(tmp_path / "test_set.csv", [row("a", "1", "physical"), row("b", "2", "social", "backward"),
+                                               row("c", "hypothesis2", "social"), row("d", "1", "social")])
+    p = tmp_path / "p.json"
+    p.write_text(predictions if isinstance(predictions, str) else json.dumps(predictions))
+    code = main(["score", task, "--predictions", str(p), "--answer-key", str(key), "--json"])
+    captured = capsys.readouterr()
+    return code, json.loads(captured.out) if code == 0 else captured.err
+
+
+def test_triplet_score_hand_computed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # gold: a=1, b=2, c=2, d=1
+    code, out = _score(tmp_path, "nleye-triplet", {"a": [1, 1], "b": [2, 1], "c": [1, 1], "d": ["1", "hypothesis1"]},
+                       capsys)
+    assert code == 0
+    assert out["consistency_accuracy"] == 50.0  # a, d
+    assert out["order1_accuracy"] == 75.0  # a, b, d
+    assert out["order2_accuracy"] == 50.0  # a, d
+    assert out["by_reasoning_category"]["physical"] == {"consistency_accuracy": 100.0, "order1_accuracy": 100.0,
+                                                        "order2_accuracy": 100.0, "n": 1}
+    assert out["by_reasoning_category"]["social"]["n"] == 3
+    assert out["by_time_direction"]["backward"]["consistency_accuracy"] == 0.0
+    assert set(out) >= {"by_domain", "by_time_duration"}
+
+
+def test_pairs_score_hand_computed_ties_count_zero(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = _score(tmp_path, "nleye-pairs", {"a": [0.9, 0.1], "b": [0.5, 0.5], "c": [1, 2], "d": [3, 3]}, capsys)
+    assert code == 0 and out["accuracy"] == 50.0 and out["ties"] == 2  # a, c right; b, d ties
+    assert out["by_reasoning_category"]["social"]["accuracy"] == 100 / 3
+
+
+@pytest.mark.parametrize("task, predictions, words", [
+    ("nleye-triplet", {"a": [1, 1], "b": [2, 1], "c": [1, 1]}, "record d: no prediction for 1 sample(s): d"),
+    ("nleye-triplet", {"a": [1, 3], "b": [2, 1], "c": [1, 1], "d": [1, 1]}, "record a, field 'order2': expected 1 or 2"),
+    ("nleye-triplet", {"a": [1], "b": [2, 1], "c": [1, 1], "d": [1, 1]}, "record a: expected a list of 2 values"),
+    ("nleye-pairs", '{"a": [1, NaN], "b": [1, 2], "c": [1, 2], "d": [1, 2]}', "record a, field 'score_h2': expected a finite"),
+    ("nleye-pairs", {"a": [1, 2], "b": [1, 2], "c": [1, 2], "d": [1, 2], "z": [1, 2]}, "record z: not a sample id"),
+])
+def test_bad_predictions_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], task: str, predictions: Any,
+                                words: str) -> None:
+    code, err = _score(tmp_path, task, predictions, capsys)
+    assert code == 2 and words in err
+
+
+# -- evaluation -------------------------------------------------------------------------------
+class Parrot:
+    """A generator answering from a fixed list, to test strict parsing."""
+
+    accepts = frozenset({"image", "related"})
+    answers: list[str] = []
+
+    def generate(self, requests: Sequence[GenerationRequest], decoding: Decoding, pool: TextPool | None) -> list[str]:
+        return [Parrot.answers.pop(0) for _ in requests]
+
+
+class TextOverlap:
+    """Text-only scorer: word overlap of hypothesis with premise description."""
+
+    accepts = frozenset({"context"})
+
+    def score(self, visuals: Sequence[VisualInput], texts: Sequence[str]) -> np.ndarray:
+        return np.array([len(set(str(v.context).split()) & set(t.split())) for v, t in zip(visuals, texts)], float)
+
+
+class _Models:
+    @hookimpl
+    def register_models(self) -> Iterator[Registration]:
+        yield Registration("parrot", "answers from a list", f"{__name__}:make_parrot")
+        yield Registration("text-overlap", "text only", f"{__name__}:make_overlap")
+        yield Registration("image-only", "one image only", f"{__name__}:make_image_only")
+
+
+def make_parrot(spec: Spec, settings: Settings) -> Parrot:
+    return Parrot()
+
+
+def make_overlap(spec: Spec, settings: Settings) -> TextOverlap:
+    return TextOverlap()
+
+
+class ImageOnly:
+    accepts = frozenset({"image"})
+
+    def score(self, visuals: Sequence[VisualInput], texts: Sequence[str]) -> np.ndarray:
+        return np.zeros(len(texts))
+
+
+def make_image_only(spec: Spec, settings: Settings) -> ImageOnly:
+    return ImageOnly()
+
+
+def _eval(data: Path, out: Path, task: str, model: str, **kw: Any) -> dict[str, Any]:
+    return run_evaluation(EvalConfig(task=task, model=model, data_dir=data, out_dir=out, quiet=True, use_cache=False,
+                                     **kw), build_registry([("nleye-test", _Models())]))
+
+
+def test_parse_answer_is_strict() -> None:
+    assert [parse_answer(t) for t in ("1", " 2. ", "Hypothesis 2", "image 1", "hypothesis2")] == [1, 2, 2, 1, 2]
+    assert [parse_answer(t) for t in ("1 or 2", "the first", "12", "", "3")] == [None] * 5
+
+
+def test_generator_answers_both_orders_and_unparseable_is_counted(corpus: Path, tmp_path: Path) -> None:
+    golds = [s.gold for s in load_csv(corpus / "test_set.csv")][:3]
+    # sample 0: right in both orders; sample 1: unparseable then right; sample 2: right then wrong
+    Parrot.answers = [str(golds[0]), str(3 - golds[0]), "maybe", str(3 - golds[1]), str(golds[2]), str(golds[2])]
+    result = _eval(corpus, tmp_path / "g", "nleye-triplet", "parrot", limit=3)
+    m = result["metrics"]
+    assert m["unparseable"] == 1 and m["n"] == 3
+    assert m["consistency_accuracy"] == 100 / 3 and m["order1_accuracy"] == 200 / 3 and m["order2_accuracy"] == 200 / 3
+
+
+def test_constant_scorer_ties_hand_computed(corpus: Path, tmp_path: Path) -> None:
+    golds = [s.gold for s in load_csv(corpus / "test_set.csv")]
+    triplet = _eval(corpus, tmp_path / "t", "nleye-triplet", "constant")["metrics"]
+    assert triplet["consistency_accuracy"] == 0.0  # a tie picks the first shown: 1, then 2
+    assert triplet["order1_accuracy"] == 100 * golds.count(1) / len(golds)
+    assert triplet["order2_accuracy"] == 100 * golds.count(2) / len(golds)
+    pairs = _eval(corpus, tmp_path / "p", "nleye-pairs", "constant")["metrics"]
+    assert pairs["accuracy"] == 0.0 and pairs["ties"] == len(golds)
+
+
+def test_random_is_25_in_expectation_and_text_setup(corpus: Path, tmp_path: Path) -> None:
+    m = _eval(corpus, tmp_path / "r", "nleye-triplet", "random")["metrics"]
+    assert m["unparseable"] == 0 and 0 <= m["consistency_accuracy"] <= min(m["order1_accuracy"], m["order2_accuracy"])
+    text = _eval(corpus, tmp_path / "x", "nleye-pairs,setup=text", "text-overlap")
+    assert text["metrics"]["accuracy"] == 100.0  # the gold description repeats the premise's color
+    assert set(text["metrics"]["by_reasoning_category"]) == {"physical", "functional", "logical", "emotional",
+                                                             "cultural", "social"}
+
+
+def test_dumb_pixel_reads_the_hypothesis_corner(tmp_path: Path) -> None:
+    paths = []
+    for name, value in (("p", 0), ("bright", 250), ("dark", 10)):
+        pixels = np.full((8, 8, 3), 128, np.uint8)
+        pixels[0, 0] = value
+        Image.fromarray(pixels).save(tmp_path / f"{name}.png")
+        paths.append(str(tmp_path / f"{name}.png"))
+    visuals = [VisualInput(paths[0], related=(VisualInput(paths[k]),)) for k in (1, 2)]
+    assert DumbPixel().score(visuals, ["", ""]).tolist() == pytest.approx([250 / 255, 10 / 255])
+    assert DumbPixel("dark").score(visuals, ["", ""])[1] > DumbPixel("dark").score(visuals, ["", ""])[0]
+    assert "related" in DumbPixel.accepts
+
+
+def test_synth_check_and_a_single_image_model_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["nleye", "synth", "--out", str(tmp_path / "d"), "--samples", "6"]) == 0
+    assert main(["nleye", "check", "--data", str(tmp_path / "d")]) == 0
+    (tmp_path / "d" / "images" / "s0001" / "premise.png").unlink()
+    assert main(["nleye", "check", "--data", str(tmp_path / "d")]) == 1
+    assert "sample s0001: image missing" in capsys.readouterr().out
+
+
+def test_single_image_model_is_refused_and_similarity_needs_a_dual_encoder(corpus: Path, tmp_path: Path) -> None:
+    from abduct.errors import AbductError
+
+    with pytest.raises(AbductError, match="cannot take related inputs"):
+        _eval(corpus, tmp_path / "a", "nleye-pairs", "image-only")
+    with pytest.raises(AbductError, match="needs a dual encoder"):
+        _eval(corpus, tmp_path / "b", "nleye-pairs,score_by=similarity", "random")
+    with pytest.raises(AbductError, match="needs setup=images"):
+        _eval(corpus, tmp_path / "c", "nleye-pairs,setup=text,score_by=similarity", "random")
