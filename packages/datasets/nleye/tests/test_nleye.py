@@ -123,10 +123,13 @@ def test_bad_predictions_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[st
 class Parrot:
     """A generator answering from a fixed list, to test strict parsing."""
 
-    accepts = frozenset({"image", "related"})
+    accepts = frozenset({"image", "related", "context"})
+    fingerprint = "parrot"
     answers: list[str] = []
+    seen: list[GenerationRequest] = []
 
     def generate(self, requests: Sequence[GenerationRequest], decoding: Decoding, pool: TextPool | None) -> list[str]:
+        Parrot.seen.extend(requests)
         return [Parrot.answers.pop(0) for _ in requests]
 
 
@@ -145,6 +148,7 @@ class _Models:
         yield Registration("parrot", "answers from a list", f"{__name__}:make_parrot")
         yield Registration("text-overlap", "text only", f"{__name__}:make_overlap")
         yield Registration("image-only", "one image only", f"{__name__}:make_image_only")
+        yield Registration("color-captioner", "captions an image by its color", f"{__name__}:make_captioner")
 
 
 def make_parrot(spec: Spec, settings: Settings) -> Parrot:
@@ -166,9 +170,32 @@ def make_image_only(spec: Spec, settings: Settings) -> ImageOnly:
     return ImageOnly()
 
 
-def _eval(data: Path, out: Path, task: str, model: str, **kw: Any) -> dict[str, Any]:
-    return run_evaluation(EvalConfig(task=task, model=model, data_dir=data, out_dir=out, quiet=True, use_cache=False,
-                                     **kw), build_registry([("nleye-test", _Models())]))
+class ColorCaptioner:
+    """Writes ``a <color> scene``, the synthetic palette color nearest to the image's mean."""
+
+    fingerprint = "color-captioner"
+    requests: list[GenerationRequest] = []
+
+    def generate(self, requests: Sequence[GenerationRequest], decoding: Decoding, pool: TextPool | None) -> list[str]:
+        from abduct_nleye.synth import COLORS
+
+        ColorCaptioner.requests.extend(requests)
+        out = []
+        for r in requests:
+            assert r.visual.media is not None and not r.visual.related and pool is None
+            with Image.open(r.visual.media) as image:
+                mean = np.asarray(image.convert("RGB"), np.float64).reshape(-1, 3).mean(0)
+            out.append(f"a {min(COLORS, key=lambda c: float(np.sum((np.array(COLORS[c]) - mean) ** 2)))} scene")
+        return out
+
+
+def make_captioner(spec: Spec, settings: Settings) -> ColorCaptioner:
+    return ColorCaptioner()
+
+
+def _eval(data: Path, out: Path, task: str, model: str, use_cache: bool = False, **kw: Any) -> dict[str, Any]:
+    return run_evaluation(EvalConfig(task=task, model=model, data_dir=data, out_dir=out, quiet=True,
+                                     use_cache=use_cache, **kw), build_registry([("nleye-test", _Models())]))
 
 
 def test_parse_answer_is_strict() -> None:
@@ -235,3 +262,96 @@ def test_single_image_model_is_refused_and_similarity_needs_a_dual_encoder(corpu
         _eval(corpus, tmp_path / "b", "nleye-pairs,score_by=similarity", "random")
     with pytest.raises(AbductError, match="needs setup=images"):
         _eval(corpus, tmp_path / "c", "nleye-pairs,setup=text,score_by=similarity", "random")
+
+
+# -- setup=captions ---------------------------------------------------------------------------
+def test_captions_setup_captions_each_image_then_answers_on_text(corpus: Path, tmp_path: Path) -> None:
+    from abduct_nleye.captions import CAPTION_PROMPT
+
+    ColorCaptioner.requests = []
+    result = _eval(corpus, tmp_path / "c", "nleye-pairs,setup=captions,captioner=color-captioner", "text-overlap")
+    n = result["metrics"]["n"]
+    assert len(ColorCaptioner.requests) == 3 * n and {r.prompt for r in ColorCaptioner.requests} == {CAPTION_PROMPT}
+    assert result["metrics"]["accuracy"] == 100.0  # the gold hypothesis keeps the premise's color
+    assert result["details"]["captioner"] == "color-captioner" and result["details"]["setup"] == "captions"
+    records = [json.loads(line) for line in (tmp_path / "c" / "predictions.jsonl").read_text().splitlines()]
+    first = load_csv(corpus / "test_set.csv")[0]
+    color = first.premise_text.split()[1] if first.premise_text else ""
+    assert records[0]["captions"][0] == f"a {color} scene" and len(records[0]["captions"]) == 3
+
+
+def test_captions_setup_for_a_generator_and_the_captions_cache(corpus: Path, tmp_path: Path) -> None:
+    from abduct_nleye.tasks import PROMPT_TEXT
+
+    samples = load_csv(corpus / "test_set.csv")[:2]
+    golds = [s.gold for s in samples]
+    # sample 0: the gold in both orders (consistent); sample 1: "1" both times (never consistent)
+    Parrot.answers, Parrot.seen, ColorCaptioner.requests = [str(golds[0]), str(3 - golds[0]), "1", "1"], [], []
+    task = "nleye-triplet,setup=captions,captioner=color-captioner"
+    kw: dict[str, Any] = {"use_cache": True, "cache_dir": tmp_path / "cache", "limit": 2}
+    result = _eval(corpus, tmp_path / "t", task, "parrot", **kw)
+    assert result["metrics"]["consistency_accuracy"] == 50.0 and result["metrics"]["unparseable"] == 0
+    assert len(ColorCaptioner.requests) == 6 and {r.prompt for r in Parrot.seen} == {PROMPT_TEXT}
+    color = samples[0].premise_text.split()[1] if samples[0].premise_text else ""
+    assert Parrot.seen[0].visual.media is None and f"Premise: a {color} scene\n" in str(Parrot.seen[0].visual.context)
+    records = [json.loads(line) for line in (tmp_path / "t" / "predictions.jsonl").read_text().splitlines()]
+    assert [len(r["captions"]) for r in records] == [3, 3] and records[0]["captions"][0] == f"a {color} scene"
+    # the run caches (a generator with a fingerprint): the captions are cached beside its texts
+    ColorCaptioner.requests = []
+    again = _eval(corpus, tmp_path / "t2", task, "parrot", **kw)
+    assert again["metrics"] == result["metrics"] and ColorCaptioner.requests == [] and Parrot.answers == []
+
+
+@pytest.mark.parametrize("task, model, words", [
+    ("nleye-pairs,setup=captions", "text-overlap", "setup=captions needs captioner=SPEC"),
+    ("nleye-triplet,captioner=color-captioner", "parrot", "captioner= applies only with setup=captions"),
+    ("nleye-pairs,setup=captions,captioner=text-overlap", "text-overlap", "captioner 'text-overlap' does not generate"),
+    ("nleye-pairs,setup=captions,score_by=similarity,captioner=color-captioner", "random", "needs setup=images"),
+    ("nleye-explanation,setup=captions", "parrot", "setup=captions needs captioner=SPEC"),
+    ("nleye-explanation,bertscore_layers=2", "parrot", "bertscore_layers applies only with bertscore_model"),
+])
+def test_captions_and_explanation_option_errors(corpus: Path, tmp_path: Path, task: str, model: str,
+                                                words: str) -> None:
+    from abduct.errors import AbductError
+
+    with pytest.raises(AbductError, match=words):
+        _eval(corpus, tmp_path / "e", task, model)
+
+
+def test_captions_missing_captioner_exits_2_in_one_line(corpus: Path, tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["eval", "nleye-triplet,setup=captions", "--model", "random", "--data", str(corpus), "--out",
+                 str(tmp_path / "o"), "--quiet", "--no-cache"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "setup=captions needs captioner=SPEC" in err and len(err.splitlines()) == 1
+
+
+# -- nleye-explanation (its metrics come with abduct-metrics: see tests/test_nleye_explanation.py) --
+def test_explanation_missing_column_or_value_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    header = [h for h in HEADER if h != "gold_explanation"]
+    write_csv(tmp_path / "a" / "test_set.csv", [row("a", "1")[:5] + row("a", "1")[6:]], header=header)
+    args = ["--model", "random", "--quiet", "--no-cache"]
+    assert main(["eval", "nleye-explanation", "--data", str(tmp_path / "a"), "--out", str(tmp_path / "oa"), *args]) == 2
+    err = capsys.readouterr().err
+    assert "gold explanation column (accepted: explanation, gold_explanation); columns found: sample_id" in err
+    empty = row("b", "2")
+    empty[5] = "  "
+    write_csv(tmp_path / "b" / "test_set.csv", [row("a", "1"), empty])
+    assert main(["eval", "nleye-explanation", "--data", str(tmp_path / "b"), "--out", str(tmp_path / "ob"), *args]) == 2
+    err = capsys.readouterr().err
+    assert "record line 3 (sample_id 'b'), field 'gold_explanation': empty gold explanation" in err
+
+
+def test_explanation_inputs_and_metric_choice(corpus: Path) -> None:
+    from abduct_nleye.explanation import ExplanationTask
+
+    sample = load_csv(corpus / "test_set.csv")[0]
+    visual = sample.explained()
+    assert visual.media == sample.premise_image
+    assert [r.media for r in visual.related] == [sample.hypothesis_images[sample.gold - 1]]
+    assert sample.hypothesis_texts is not None
+    assert sample.explained("text").context == (f"Premise: {sample.premise_text}\n"
+                                                f"Hypothesis: {sample.hypothesis_texts[sample.gold - 1]}")
+    assert list(ExplanationTask().metrics()) == ["bleu", "rouge-l", "cider"]
+    chosen = ExplanationTask(bertscore_model=Path("/m"), bertscore_layers=3, bem_model=Path("/b")).metrics()
+    assert chosen == {"bertscore": {"model": "/m", "num_layers": 3}, "bem": {"model": Path("/b")}}

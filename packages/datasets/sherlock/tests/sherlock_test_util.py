@@ -10,9 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from abduct import Registration, Settings, Spec, VisualInput, hookimpl
+from abduct import GenerationRequest, Registration, Settings, Spec, TextPool, VisualInput, hookimpl
 from abduct.baselines import RandomModel
 from abduct.plugins import Registry, build_registry
+from abduct.protocols import Decoding
 
 
 def write_json(path: Path, obj: Any) -> Path:
@@ -45,6 +46,19 @@ class MatrixRandom:
         return self.random.score_matrix(visuals, texts)
 
 
+class ClueEcho:
+    """A text-only generator that writes the clue back (what a generation task gives it)."""
+
+    accepts = needs = frozenset({"context"})
+
+    def generate(self, requests: Sequence[GenerationRequest], decoding: Decoding, pool: TextPool | None) -> list[str]:
+        return [f"{r.prompt or ''} {r.visual.context}".strip() for r in requests]
+
+
+def make_clue_echo(spec: Spec, settings: Settings) -> ClueEcho:
+    return ClueEcho()
+
+
 def make_clue_reader(spec: Spec, settings: Settings) -> ClueReader:
     return ClueReader()
 
@@ -57,6 +71,7 @@ class ExtraModels:
     @hookimpl
     def register_models(self) -> Iterator[Registration]:
         yield Registration("clue-reader", "Reads only the clue", "sherlock_test_util:make_clue_reader")
+        yield Registration("clue-echo", "Writes the clue back", "sherlock_test_util:make_clue_echo")
         yield Registration("matrix-random", "Random scores, as a matrix only", "sherlock_test_util:make_matrix_random")
 
 

@@ -133,3 +133,18 @@ def require_descriptions(samples: list[NleyeSample], file: Path) -> None:
         raise DataError("setup=text needs the premise and hypothesis description columns (accepted: "
                         f"{', '.join(PREMISE)}; {', '.join(HYPOTHESES[0])}; {', '.join(HYPOTHESES[1])}); "
                         f"columns found: {', '.join(header)}", file=file)
+
+
+def require_explanations(samples: list[NleyeSample], file: Path) -> None:
+    """``nleye-explanation`` reads the gold explanation: refuse a file without the column
+    (listing the columns found) or a row whose explanation is empty (naming row and column)."""
+    with open(file, encoding="utf-8-sig", newline="") as handle:
+        header = next(csv.reader(handle), [])
+    column = Columns(header, file).pick(EXPLANATION)
+    if column is None:
+        raise DataError(f"nleye-explanation needs the gold explanation column (accepted: {', '.join(EXPLANATION)}); "
+                        f"columns found: {', '.join(header) or 'none'}", file=file)
+    for s in samples:
+        if s.explanation is None or not s.explanation.strip():
+            raise DataError("empty gold explanation", file=file, record=f"line {s.row} (sample_id {s.sample_id!r})",
+                            field=header[column])

@@ -21,6 +21,8 @@ def register_tasks() -> Iterator[Registration]:
                        "abduct_nleye.tasks:make_triplet")
     yield Registration("nleye-pairs", "NL-EYE pairs: order-faithful accuracy (gold strictly higher, ties 0)",
                        "abduct_nleye.tasks:make_pairs")
+    yield Registration("nleye-explanation", "NL-EYE explanations against the gold one (BERTScore, BEM; "
+                       "BLEU/ROUGE-L/CIDEr without weights)", "abduct_nleye.explanation:make_explanation")
 
 
 @hookimpl

@@ -9,6 +9,10 @@ only through ``score_by=similarity`` (the dual-encoder premise-hypothesis image 
 
 **Text setup** (``setup=text``): the gold descriptions, text only: the premise description
 is the context and the hypothesis description the text.
+
+**Captions setup** (``setup=captions``): as the text setup, on captions a captioning model
+wrote for the three images (``captions.py``): the task puts them in the sample's
+description fields first, so ``pair``/``triplet`` read them like descriptions.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from typing import Literal
 from abduct.records import VisualInput
 
 CATEGORY_FIELDS = ("reasoning_category", "domain", "time_direction", "time_duration")
-Setup = Literal["images", "text"]
+Setup = Literal["images", "text", "captions"]
 
 
 @dataclass(frozen=True)
@@ -38,7 +42,7 @@ class NleyeSample:
 
     def pair(self, hypothesis: int, setup: Setup = "images") -> tuple[VisualInput, str]:
         """The (input, text) a scorer rates for hypothesis 1 or 2 (see the module docstring)."""
-        if setup == "text":
+        if setup != "images":
             assert self.premise_text is not None and self.hypothesis_texts is not None
             return VisualInput(context=self.premise_text), self.hypothesis_texts[hypothesis - 1]
         return VisualInput(self.premise_image, related=(VisualInput(self.hypothesis_images[hypothesis - 1]),)), ""
@@ -46,10 +50,20 @@ class NleyeSample:
     def triplet(self, first: int, setup: Setup = "images") -> VisualInput:
         """The premise and both hypotheses, hypothesis ``first`` shown first (generators)."""
         order = (first, 3 - first)
-        if setup == "text":
+        if setup != "images":
             assert self.premise_text is not None and self.hypothesis_texts is not None
             texts = self.hypothesis_texts
             return VisualInput(context=f"Premise: {self.premise_text}\nHypothesis 1: {texts[order[0] - 1]}\n"
                                        f"Hypothesis 2: {texts[order[1] - 1]}")
         return VisualInput(self.premise_image,
                            related=tuple(VisualInput(self.hypothesis_images[k - 1]) for k in order))
+
+    def explained(self, setup: Setup = "images") -> VisualInput:
+        """The premise with the GOLD hypothesis (``nleye-explanation``): the premise image with
+        the gold hypothesis image as its related input, or (text, captions) the two
+        descriptions as context."""
+        if setup != "images":
+            assert self.premise_text is not None and self.hypothesis_texts is not None
+            return VisualInput(context=f"Premise: {self.premise_text}\n"
+                                       f"Hypothesis: {self.hypothesis_texts[self.gold - 1]}")
+        return VisualInput(self.premise_image, related=(VisualInput(self.hypothesis_images[self.gold - 1]),))

@@ -1,8 +1,9 @@
 """``nleye-triplet`` and ``nleye-pairs``.
 
 Both read ``DIR/test_set.csv`` and the images (``loader.py``) and take the option
-``setup=images|text`` (``records.py``: premise image with the hypothesis image as a related
-input, or the gold descriptions as text only) and ``score_by=pair|similarity``:
+``setup=images|text|captions`` (``records.py``: premise image with the hypothesis image as a
+related input, the gold descriptions as text only, or the same text-only setup on captions
+that the model ``captioner=SPEC`` wrote first, ``captions.py``) and ``score_by=pair|similarity``:
 ``similarity`` scores a hypothesis by the dot product of the dual encoder's premise and
 hypothesis image embeddings (the issue's dual-encoder baseline; ``clip:tiny`` runs this way).
 
@@ -14,7 +15,7 @@ the default, also ``random``) or any model with ``answer=generate`` is asked twi
 each order and ``PROMPT``; its answer must be ``1`` or ``2`` (optionally ``Hypothesis 2``,
 ``Image 1``, a final dot; case and spaces ignored): anything else is wrong and counted in
 ``unparseable``. ``answer=score`` makes a model that does both score instead. In
-``setup=text`` the descriptions are the request's context, which ``random`` does not read:
+``setup=text`` (and ``captions``) the descriptions are the request's context, which ``random`` does not read:
 its picks are then the same for every request (use ``nleye-pairs`` for its chance row).
 
 **Pairs.** One score per pair through the core's ``compare_two``: correct iff the gold
@@ -36,6 +37,7 @@ from abduct.records import GenerationRequest, VisualInput
 from abduct.runner import Run
 from abduct.spec import Settings, Spec
 from abduct.tasks import Candidate, Evaluation, TwoWay, batched, compare_two
+from abduct_nleye.captions import CAPTION_PROMPT, caption_samples, check_captioner
 from abduct_nleye.loader import CSV_NAME, load_csv, load_samples, require_descriptions
 from abduct_nleye.records import NleyeSample, Setup
 from abduct_nleye.scoring import pairs_values, score_pairs_file, score_triplet_file, triplet_values, with_tables
@@ -57,17 +59,37 @@ class _NleyeTask:
     default_split = "test"
     optional_inputs = frozenset({"context"})
 
-    def __init__(self, setup: Setup = "images", score_by: ScoreBy = "pair") -> None:
-        if setup == "text" and score_by == "similarity":
+    def __init__(self, setup: Setup = "images", score_by: ScoreBy = "pair", captioner: str | None = None) -> None:
+        if setup != "images" and score_by == "similarity":
             raise AbductError("score_by=similarity compares images: it needs setup=images")
+        check_captioner(setup, captioner)
         self.setup: Setup = setup
         self.score_by: ScoreBy = score_by
+        self.captioner = captioner
+        self.captions: dict[str, list[str]] = {}
 
     def _samples(self, run: Run) -> list[NleyeSample]:
         samples = load_samples(run.data_dir, run.split)
         if self.setup == "text":
             require_descriptions(samples, run.data_dir / CSV_NAME)
-        return list(run.apply_limit(samples))
+        samples = list(run.apply_limit(samples))
+        if self.setup == "captions":
+            assert self.captioner is not None
+            samples, self.captions = caption_samples(run, samples, self.captioner)
+        return samples
+
+    def _with_captions(self, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The captions (setup=captions) written into each prediction record."""
+        if self.captions:
+            for r in records:
+                r["captions"] = self.captions[r["id"]]
+        return records
+
+    def _details(self, **more: Any) -> dict[str, Any]:
+        details: dict[str, Any] = {"setup": self.setup, **more}
+        if self.setup == "captions":
+            details.update(captioner=self.captioner, caption_prompt=CAPTION_PROMPT)
+        return details
 
     def _pair_scores(self, run: Run, batch: Sequence[NleyeSample]) -> np.ndarray:
         """(len(batch), 2) scores of the (premise, hypothesis 1/2) pairs."""
@@ -90,8 +112,8 @@ class TripletTask(_NleyeTask):
     """Consistency accuracy: the gold hypothesis chosen in both presentation orders."""
 
     def __init__(self, setup: Setup = "images", score_by: ScoreBy = "pair",
-                 answer: Literal["auto", "score", "generate"] = "auto") -> None:
-        super().__init__(setup, score_by)
+                 answer: Literal["auto", "score", "generate"] = "auto", captioner: str | None = None) -> None:
+        super().__init__(setup, score_by, captioner)
         self.answer = answer
 
     def evaluate(self, run: Run) -> Evaluation:
@@ -99,12 +121,13 @@ class TripletTask(_NleyeTask):
         generate = self.answer == "generate" or (
             self.answer == "auto" and run.generation is not None and self.score_by == "pair")
         units = [(b[0].sample_id, b) for b in batched(samples, 16)]
-        records = run.map_units("triplet", units, self._generator(run) if generate else self._scored(run))
+        records = self._with_captions(
+            run.map_units("triplet", units, self._generator(run) if generate else self._scored(run)))
         rows = {r["id"]: (r["gold"], r["order1"], r["order2"]) for r in records}
         metrics = with_tables(samples, rows, triplet_values)
         if generate:
             metrics["unparseable"] = sum(r["unparseable"] for r in records)
-        details = {"setup": self.setup, "answered_by": "generation" if generate else f"scores ({self.score_by})"}
+        details = self._details(answered_by="generation" if generate else f"scores ({self.score_by})")
         return Evaluation(metrics, records, self._data_files(run), details)
 
     def _scored(self, run: Run) -> Any:
@@ -121,7 +144,7 @@ class TripletTask(_NleyeTask):
 
     def _generator(self, run: Run) -> Any:
         engine = run.require_generator()
-        prompt = PROMPT_TEXT if self.setup == "text" else PROMPT
+        prompt = PROMPT if self.setup == "images" else PROMPT_TEXT
         pool = TextPool.of(["1", "2"])
 
         def answer(batch: Sequence[NleyeSample]) -> list[dict[str, Any]]:
@@ -161,9 +184,10 @@ class PairsTask(_NleyeTask):
                 (v1, t1), (v2, t2) = s.pair(1, self.setup), s.pair(2, self.setup)
                 items.append(TwoWay(s.sample_id, Candidate(v1, t1), Candidate(v2, t2), s.gold - 1))
             records = compare_two(run, "pairs", items, per_unit=16)
+        records = self._with_captions(records)
         rows = {r["id"]: (r["gold"] + 1, r["scores"][0], r["scores"][1]) for r in records}
         metrics = with_tables(samples, rows, pairs_values)
-        return Evaluation(metrics, records, self._data_files(run), {"setup": self.setup, "score_by": self.score_by})
+        return Evaluation(metrics, records, self._data_files(run), self._details(score_by=self.score_by))
 
     def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, Any]:
         """``{sample_id: [score_h1, score_h2]}`` against ``test_set.csv``."""
@@ -171,11 +195,13 @@ class PairsTask(_NleyeTask):
 
 
 def make_triplet(spec: Spec, settings: Settings, *, setup: Setup = "images", score_by: ScoreBy = "pair",
-                 answer: Literal["auto", "score", "generate"] = "auto") -> TripletTask:
-    """``nleye-triplet[,setup=images|text][,score_by=pair|similarity][,answer=auto|score|generate]``."""
-    return TripletTask(setup, score_by, answer)
+                 answer: Literal["auto", "score", "generate"] = "auto", captioner: str | None = None) -> TripletTask:
+    """``nleye-triplet[,setup=images|text|captions][,score_by=pair|similarity][,answer=auto|score|generate]
+    [,captioner=SPEC]`` (``captioner`` required by, and only with, ``setup=captions``)."""
+    return TripletTask(setup, score_by, answer, captioner)
 
 
-def make_pairs(spec: Spec, settings: Settings, *, setup: Setup = "images", score_by: ScoreBy = "pair") -> PairsTask:
-    """``nleye-pairs[,setup=images|text][,score_by=pair|similarity]``."""
-    return PairsTask(setup, score_by)
+def make_pairs(spec: Spec, settings: Settings, *, setup: Setup = "images", score_by: ScoreBy = "pair",
+               captioner: str | None = None) -> PairsTask:
+    """``nleye-pairs[,setup=images|text|captions][,score_by=pair|similarity][,captioner=SPEC]``."""
+    return PairsTask(setup, score_by, captioner)

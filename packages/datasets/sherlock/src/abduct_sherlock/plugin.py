@@ -24,6 +24,9 @@ def register_tasks() -> Iterator[Registration]:
                        "abduct_sherlock.tasks:make_localization")
     yield Registration("sherlock-comparison", "Sherlock comparison: pairwise accuracy vs two Likert annotators",
                        "abduct_sherlock.tasks:make_comparison")
+    yield Registration("sherlock-generation",
+                       "Sherlock generation (abduct's own): the inference from (image, region, clue); "
+                       "BLEU-4, CIDEr-D, ROUGE-L, METEOR", "abduct_sherlock.tasks:make_generation")
 
 
 @hookimpl

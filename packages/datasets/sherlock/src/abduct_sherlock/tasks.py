@@ -1,4 +1,5 @@
-"""The three Sherlock tasks: retrieval, localization and comparison.
+"""The Sherlock tasks: retrieval, localization and comparison (the paper's three), and
+generation (abduct's own: the paper evaluates no generation).
 
 Each evaluates a scorer on a data directory in the released layout (``layout.py``) through
 the runner's resumable units and computes its metrics from the stored per-unit records, and
@@ -23,10 +24,11 @@ from typing import Any
 import numpy as np
 
 from abduct.errors import AbductError
-from abduct.records import Region, VisualInput
+from abduct.protocols import TextPool
+from abduct.records import GenerationRequest, Region, VisualInput
 from abduct.runner import Run
 from abduct.spec import Settings, Spec
-from abduct.tasks import Evaluation
+from abduct.tasks import Evaluation, GenerationItem, generate, score_generations
 from abduct_sherlock import metrics
 from abduct_sherlock.build import group_by_image, region_iou
 from abduct_sherlock.keys import (
@@ -284,6 +286,60 @@ class ComparisonTask(SherlockTask):
         return key.score(scores)
 
 
+# -- generation (abduct's own task) ----------------------------------------------------------
+CAPTION_METRICS: dict[str, dict[str, Any]] = {"bleu": {}, "cider": {}, "rouge-l": {}, "meteor": {}}
+# The figures the task reports, from the metrics' corpus values (score_generations' keys).
+REPORTED = {"bleu4": "bleu.bleu_4", "cider": "cider", "rouge_l": "rouge-l", "meteor": "meteor"}
+
+
+class GenerationTask(SherlockTask):
+    """Generate the inference of each validation observation from its (image, region, clue)
+    and score it against the annotated inference: BLEU-4, CIDEr-D, ROUGE-L, METEOR (and
+    BERTScore when given a local model directory). abduct's own task: the Sherlock paper
+    evaluates no generation. Generators that choose rather than write (``random``) pick from
+    the training split's inferences."""
+
+    items_per_unit = 16  # generated, then stored together (the resume granularity)
+
+    def __init__(self, *, prompt: str | None = None, bertscore_model: Path | None = None,
+                 bertscore_layers: int | None = None) -> None:
+        self.prompt = prompt
+        self.bertscore_model = bertscore_model
+        self.bertscore_layers = bertscore_layers
+
+    def metrics(self) -> dict[str, dict[str, Any]]:
+        chosen = dict(CAPTION_METRICS)
+        if self.bertscore_model is not None:
+            options: dict[str, Any] = {"model": str(self.bertscore_model)}
+            if self.bertscore_layers is not None:
+                options["num_layers"] = self.bertscore_layers
+            chosen["bertscore"] = options
+        return chosen
+
+    def evaluate(self, run: Run) -> Evaluation:
+        _check_split(run)
+        run.require_generator()
+        instances = run.apply_limit(load_instances(run.data_dir, run.split))
+        items = [GenerationItem(inst.instance_id, GenerationRequest(inst.visual, self.prompt), (inst.inference,))
+                 for inst in instances]
+        train_file = annotation_file(run.data_dir, "train")
+        pool = None
+        data_files = [annotation_file(run.data_dir, run.split)]
+        if train_file.is_file():
+            pool = TextPool.of([inst.inference for inst in load_instances(run.data_dir, "train")])
+            data_files.append(train_file)
+        records = generate(run, "generation", items, pool, per_unit=self.items_per_unit)
+        values = score_generations(run, records, self.metrics())
+        result: dict[str, Any] = {name: values[key] for name, key in REPORTED.items()}
+        result.update({k: v for k, v in values.items() if k.startswith("bertscore")})
+        result["instances"] = len(records)
+        return Evaluation(result, records, data_files, {"metrics": values})
+
+    def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, float]:
+        raise AbductError("sherlock-generation has no official format (it is abduct's own task); "
+                          "score generated texts with `abduct metric NAME --predictions P --references R`")
+
+
 # -- factories (abduct's one shape: factory(spec, settings, *, options)) ----------------------
 def make_retrieval(spec: Spec, settings: Settings) -> RetrievalTask:
     return RetrievalTask()
@@ -295,3 +351,13 @@ def make_localization(spec: Spec, settings: Settings) -> LocalizationTask:
 
 def make_comparison(spec: Spec, settings: Settings) -> ComparisonTask:
     return ComparisonTask()
+
+
+def make_generation(spec: Spec, settings: Settings, *, prompt: str | None = None,
+                    bertscore_model: Path | None = None, bertscore_layers: int | None = None) -> GenerationTask:
+    """``sherlock-generation[,prompt=TEXT][,bertscore_model=DIR][,bertscore_layers=N]``: BERTScore is
+    added only with a local model directory (it needs weights; nothing is downloaded)."""
+    if bertscore_model is not None and not Path(bertscore_model).is_dir():
+        raise AbductError(f"sherlock-generation: bertscore_model {bertscore_model} is not a directory "
+                          "(a local Hugging Face model, e.g. roberta-large)")
+    return GenerationTask(prompt=prompt, bertscore_model=bertscore_model, bertscore_layers=bertscore_layers)

@@ -1,0 +1,168 @@
+"""``nleye-explanation``: a generator explains why the gold hypothesis follows from the premise,
+scored against the gold explanation with the metrics package's automatic metrics.
+
+**Input.** The premise with the GOLD hypothesis (the task is to explain, not to choose):
+``setup=images`` (default) gives the premise image with the gold hypothesis image as its
+related input; ``setup=text`` the gold descriptions as context (``Premise: ...\\nHypothesis:
+...``); ``setup=captions`` the same text from captions the model ``captioner=SPEC`` wrote
+(``captions.py``). The prompt is ``PROMPT`` (images) or ``PROMPT_TEXT`` (text, captions).
+The task offers a ``TextPool`` of every gold explanation in the file, so ``random`` picks one
+of them: the chance row.
+
+**Metrics** (through ``run.metric``; they come with ``abduct-metrics``):
+
+- ``bertscore_model=DIR`` (a local Hugging Face model directory; ``bertscore_layers=N``, the
+  layer, required unless bert-score knows the model's tuned layer): ``bertscore_precision``,
+  ``bertscore_recall``, ``bertscore_f1`` (no idf, no rescaling; the hash in details);
+- ``bem_model=DIR`` (a local BEM classifier directory): ``bem``, the share judged equivalent
+  (exact match first, then BEM >= 0.5). BEM needs a question: ``QUESTION``, preceded by the
+  gold premise and hypothesis descriptions when the CSV has them (the metric's side: the
+  gold ones, also in the other setups);
+- neither given: the caption metrics that need no weights, BLEU-1..4 (corpus level, COCO
+  conventions), ROUGE-L and CIDEr-D (means of per-sample values), through pycocoevalcap's PTB
+  tokeniser (Java). ``metrics_ran`` in results says which ran and ``details.fallback`` whether
+  this fallback was used.
+
+Values are the metrics' own (0-1; CIDEr 0-10), not x100. Every metric is also broken down by
+``reasoning_category``, ``domain``, ``time_direction`` and ``time_duration`` as the mean of
+its per-sample values (for BLEU the per-sample BLEU, which differs from the corpus value).
+Each prediction record carries its per-sample values. An LLM judge (the paper's validity
+judgement) arrives with the WHOOPS! issue.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from abduct.errors import AbductError
+from abduct.protocols import TextPool
+from abduct.records import GenerationRequest
+from abduct.runner import Run
+from abduct.spec import Settings, Spec
+from abduct.tasks import Evaluation, GenerationItem, generate
+from abduct_nleye.captions import CAPTION_PROMPT, caption_samples, check_captioner
+from abduct_nleye.loader import CSV_NAME, load_samples, require_descriptions, require_explanations
+from abduct_nleye.records import CATEGORY_FIELDS, NleyeSample, Setup
+
+PROMPT = ("The first image is the premise and the second image a plausible hypothesis about it. "
+          "Explain in one or two sentences why the hypothesis is plausible given the premise.")
+PROMPT_TEXT = "Explain in one or two sentences why the hypothesis is plausible given the premise."
+QUESTION = "Why is the hypothesis plausible given the premise?"
+FALLBACK = ("bleu", "rouge-l", "cider")
+
+
+def bem_question(sample: NleyeSample) -> str:
+    if sample.premise_text and sample.hypothesis_texts:
+        return f"Premise: {sample.premise_text} Hypothesis: {sample.hypothesis_texts[sample.gold - 1]} {QUESTION}"
+    return QUESTION
+
+
+def category_tables(samples: Sequence[NleyeSample], per_sample: Mapping[str, Mapping[str, float]]) -> dict[str, Any]:
+    """``by_<field>: {value: {metric: mean of per-sample values, n}}``."""
+    out: dict[str, Any] = {}
+    for name in CATEGORY_FIELDS:
+        groups: dict[str, list[Mapping[str, float]]] = {}
+        for s in samples:
+            groups.setdefault(s.categories.get(name, ""), []).append(per_sample[s.sample_id])
+        out[f"by_{name}"] = {value: {**{key: float(np.mean([row[key] for row in rows])) for key in rows[0]},
+                                     "n": len(rows)} for value, rows in sorted(groups.items())}
+    return out
+
+
+class ExplanationTask:
+    """Explanations against the gold ones (see the module docstring)."""
+
+    default_split = "test"
+    optional_inputs = frozenset({"context"})
+
+    def __init__(self, setup: Setup = "images", captioner: str | None = None, bertscore_model: Path | None = None,
+                 bertscore_layers: int | None = None, bem_model: Path | None = None) -> None:
+        check_captioner(setup, captioner)
+        if bertscore_layers is not None and bertscore_model is None:
+            raise AbductError("bertscore_layers applies only with bertscore_model=DIR")
+        self.setup: Setup = setup
+        self.captioner = captioner
+        self.bertscore_model = bertscore_model
+        self.bertscore_layers = bertscore_layers
+        self.bem_model = bem_model
+
+    def metrics(self) -> dict[str, dict[str, Any]]:
+        """``{metric name: options}`` this task runs."""
+        chosen: dict[str, dict[str, Any]] = {}
+        if self.bertscore_model is not None:
+            chosen["bertscore"] = {"model": str(self.bertscore_model)}
+            if self.bertscore_layers is not None:
+                chosen["bertscore"]["num_layers"] = self.bertscore_layers
+        if self.bem_model is not None:
+            chosen["bem"] = {"model": self.bem_model}
+        return chosen or {name: {} for name in FALLBACK}
+
+    def evaluate(self, run: Run) -> Evaluation:
+        file = run.data_dir / CSV_NAME
+        every = load_samples(run.data_dir, run.split)
+        require_explanations(every, file)
+        if self.setup == "text":
+            require_descriptions(every, file)
+        samples = list(run.apply_limit(every))
+        chosen = self.metrics()
+        built = {name: run.metric(name, **options) for name, options in chosen.items()}  # fail before generating
+        gold = {s.sample_id: s for s in samples}
+        captions: dict[str, list[str]] = {}
+        shown = samples
+        if self.setup == "captions":
+            assert self.captioner is not None
+            shown, captions = caption_samples(run, samples, self.captioner)
+        prompt = PROMPT if self.setup == "images" else PROMPT_TEXT
+        items = [GenerationItem(s.sample_id, GenerationRequest(s.explained(self.setup), prompt),
+                                (str(s.explanation),)) for s in shown]
+        pool = TextPool.of([str(s.explanation) for s in every])
+        records = generate(run, "explanation", items, pool, per_unit=16)
+        predictions = {str(r["id"]): str(r["prediction"]) for r in records}
+        references = {str(r["id"]): list(r["references"]) for r in records}
+        questions = {sid: bem_question(gold[sid]) for sid in predictions}
+        metrics: dict[str, Any] = {}
+        per_sample: dict[str, dict[str, float]] = {sid: {} for sid in predictions}
+        info: dict[str, Any] = {}
+        for name, metric in built.items():
+            result = metric.compute(predictions, references, questions if name == "bem" else None)
+            metrics.update({key: float(value) for key, value in result.corpus.items()})
+            for sid, row in result.per_sample.items():
+                per_sample[sid].update({key: float(value) for key, value in row.items()})
+            info[name] = {k: v for k, v in result.info.items() if isinstance(v, str | int | float | bool)}
+        for r in records:
+            r["metrics"] = per_sample[str(r["id"])]
+            if captions:
+                r["captions"] = captions[str(r["id"])]
+        table_rows = {sid: {k: v for k, v in row.items() if k in metrics} for sid, row in per_sample.items()}
+        metrics.update(category_tables(samples, table_rows))
+        metrics["n"] = len(records)
+        metrics["metrics_ran"] = list(chosen)
+        fallback = self.bertscore_model is None and self.bem_model is None
+        details: dict[str, Any] = {
+            "setup": self.setup, "prompt": prompt, "fallback": fallback, "metric_info": info,
+            "metrics": {name: {key: str(value) for key, value in options.items()} for name, options in chosen.items()},
+        }
+        if fallback:
+            details["note"] = ("no bertscore_model or bem_model given: scored with the caption metrics that need no "
+                               "weights (BLEU, ROUGE-L, CIDEr-D)")
+        if "bem" in chosen:
+            details["bem_question"] = QUESTION
+        if self.setup == "captions":
+            details.update(captioner=self.captioner, caption_prompt=CAPTION_PROMPT)
+        return Evaluation(metrics, records, [file], details)
+
+    def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, Any]:
+        raise AbductError("nleye-explanation has no official prediction-file format; score explanations with "
+                          "`abduct metric NAME --predictions P --references R` (abduct-metrics)")
+
+
+def make_explanation(spec: Spec, settings: Settings, *, setup: Setup = "images", captioner: str | None = None,
+                     bertscore_model: Path | None = None, bertscore_layers: int | None = None,
+                     bem_model: Path | None = None) -> ExplanationTask:
+    """``nleye-explanation[,setup=images|text|captions][,captioner=SPEC][,bertscore_model=DIR]
+    [,bertscore_layers=N][,bem_model=DIR]``."""
+    return ExplanationTask(setup, captioner, bertscore_model, bertscore_layers, bem_model)

@@ -1,0 +1,98 @@
+"""Helpers shared by the tests, made on the fly (no downloads, no Sherlock): a tiny
+clue -> inference pair dataset and a multiple-choice task over it, registered by a test
+plugin, so training and evaluation run through the registry as they do for users."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from abduct import GroundedText, Registration, Settings, Spec, hookimpl
+from abduct.errors import DataError
+from abduct.io import read_json
+from abduct.plugins import Registry, build_registry, reset_registry
+from abduct.records import VisualInput
+from abduct.runner import Run
+from abduct.tasks import Choice, Evaluation, accuracy, multiple_choice
+
+PAIRS_FILE = "pairs.json"
+COLORS = ("red", "blue", "green", "yellow")
+THINGS = {"umbrella": "it rained recently", "ball": "children played here", "cup": "someone drank coffee",
+          "hat": "the sun is strong"}
+
+
+def write_pair_data(directory: Path, train: int = 48, val: int = 16) -> Path:
+    """Clues ``a COLOR THING`` and inferences that follow from the thing (and name the colour)."""
+    records: dict[str, list[dict[str, Any]]] = {"train": [], "val": []}
+    combos = [(c, t) for t in THINGS for c in COLORS]
+    for i in range(train + val):
+        split = "train" if i < train else "val"
+        color, thing = combos[i % len(combos)]
+        records[split].append({"id": f"{split}-{len(records[split])}", "clue": f"a {color} {thing}",
+                               "inference": f"{THINGS[thing]} near the {color} {thing}"})
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / PAIRS_FILE).write_text(json.dumps(records))
+    return directory
+
+
+class ToyPairs:
+    """Reads ``write_pair_data``'s file: a dataset offering (context = clue, text = inference) pairs."""
+
+    def load(self, data_dir: Path, split: str) -> list[GroundedText]:
+        return self.pairs(data_dir, split)
+
+    def check(self, data_dir: Path) -> list[str]:
+        return []
+
+    def pairs(self, data_dir: Path, split: str) -> list[GroundedText]:
+        records = read_json(Path(data_dir) / PAIRS_FILE)
+        if split not in records:
+            raise DataError(f"no split '{split}'", file=Path(data_dir) / PAIRS_FILE)
+        return [GroundedText(r["id"], VisualInput(context=r["clue"]), r["inference"]) for r in records[split]]
+
+
+class ToyClues:
+    """Each validation clue against four inferences (its own first-seen position is the label)."""
+
+    default_split = "val"
+
+    def evaluate(self, run: Run) -> Evaluation:
+        pairs = ToyPairs().pairs(run.data_dir, run.split)
+        texts = list(dict.fromkeys(p.text for p in pairs))
+        items = []
+        for i, p in enumerate(run.apply_limit(pairs)):
+            others = [t for t in texts if t != p.text][i % 3 : i % 3 + 3]
+            candidates = tuple(others[: i % 4] + [p.text] + others[i % 4 :])
+            items.append(Choice(p.id, p.visual, candidates, candidates.index(p.text)))
+        records = multiple_choice(run, "clues", items, per_unit=4)
+        return Evaluation({"accuracy": accuracy(records), "n": len(records)}, records)
+
+    def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, Any]:
+        raise DataError("toy-clues has no official format", file=predictions)
+
+
+def make_toy_pairs(spec: Spec, settings: Settings) -> ToyPairs:
+    return ToyPairs()
+
+
+def make_toy_clues(spec: Spec, settings: Settings) -> ToyClues:
+    return ToyClues()
+
+
+class T5TestPlugin:
+    @hookimpl
+    def register_datasets(self) -> Iterator[Registration]:
+        yield Registration("toy-pairs", "Tiny clue -> inference pairs", "t5_helpers:make_toy_pairs")
+
+    @hookimpl
+    def register_tasks(self) -> Iterator[Registration]:
+        yield Registration("toy-clues", "Pick each clue's inference among four", "t5_helpers:make_toy_clues")
+
+
+def install_test_plugin() -> Registry:
+    """Make the test plugin part of the process-wide registry (``abduct.cli.main`` uses it)."""
+    registry = build_registry([("t5-test", T5TestPlugin())])
+    reset_registry(registry)
+    return registry
