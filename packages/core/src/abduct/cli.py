@@ -20,6 +20,21 @@ def emit_json(obj: Any) -> None:
     click.echo(json.dumps(obj, indent=2, allow_nan=False))
 
 
+def report_problems(ctx: click.Context, problems: list[str], data_dir: Path, as_json: bool) -> None:
+    """What a dataset's ``check`` command prints: each problem (or a JSON list), and exit 1
+    when there are any (the check ran and found problems; 2 stays for unusable input)."""
+    if as_json:
+        emit_json(problems)
+    else:
+        for problem in problems:
+            click.echo(problem)
+    if problems:
+        click.echo(f"{len(problems)} problem(s) found in {data_dir}", err=True)
+        ctx.exit(1)
+    if not as_json:
+        click.echo(f"{data_dir}: no problems found")
+
+
 def subgroup(cli: click.Group, name: str, help: str) -> click.Group:
     """The group ``name`` of ``cli``, created on first use, so several plugins can share
     one (e.g. ``abduct train clip`` and ``abduct train t5``)."""

@@ -29,13 +29,12 @@ from abduct.io import atomic_write_json, atomic_write_jsonl
 from abduct.plugins import Registry, get_registry
 from abduct.progress import progress
 from abduct.protocols import Metric
+from abduct.providers import not_installed
 from abduct.spec import Settings, Spec
 
 T = TypeVar("T")
 PARTIAL_DIR = ".partial"
 FLUSH_SECONDS = 1.0
-# Where the metrics that tasks ask for by name come from, for the "not installed" message.
-METRIC_PROVIDERS = dict.fromkeys(("bleu", "meteor", "rouge-l", "cider", "bertscore", "bem"), "abduct-metrics")
 
 
 def seed_everything(seed: int) -> None:
@@ -124,11 +123,10 @@ class Run:
         try:
             metric: Metric = registry.create("metric", Spec(name), self.settings, **options)
         except UnknownNameError:
-            provider = METRIC_PROVIDERS.get(name)
-            if provider is None:
+            missing = not_installed("metric", name, "this task")
+            if missing is None:
                 raise
-            raise AbductError(f"this task needs the metric '{name}', which comes with {provider}: "
-                              f"pip install {provider}") from None
+            raise missing from None
         return metric
 
     def progress(self, iterable: Iterable[T], desc: str, total: int | None = None) -> Iterator[T]:

@@ -118,7 +118,7 @@ def test_sherlock_not_installed_names_the_package(
     finally:
         reset_registry(None)
     err = capsys.readouterr().err.strip()
-    assert err == "error: dataset 'sherlock' is not installed: pip install abduct-sherlock"
+    assert err == "error: training needs the dataset 'sherlock', which comes with abduct-sherlock: pip install abduct-sherlock"
 
 
 def test_examples_keep_the_dataset_order_clue_and_group(pair_data: Path) -> None:

@@ -13,20 +13,11 @@ import click
 @click.pass_context
 def check(ctx: click.Context, data_dir: Path, as_json: bool) -> None:
     """List schema problems and missing or unreadable images; exit 1 if there are any."""
-    from abduct.cli import emit_json
+    from abduct.cli import report_problems
     from abduct_nleye.check import check_data
 
     problems = check_data(data_dir)
-    if as_json:
-        emit_json(problems)
-    else:
-        for problem in problems:
-            click.echo(problem)
-    if problems:  # exit 1: the check ran and found problems (2 stays for unusable input)
-        click.echo(f"{len(problems)} problem(s) found in {data_dir}", err=True)
-        ctx.exit(1)
-    if not as_json:
-        click.echo(f"{data_dir}: no problems found")
+    report_problems(ctx, problems, data_dir, as_json)
 
 
 @click.command("synth")

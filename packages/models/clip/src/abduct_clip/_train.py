@@ -29,11 +29,10 @@ import torch
 import torch.distributed as dist
 from torch.utils.data import DataLoader, Dataset
 
-from abduct.errors import AbductError, UnknownNameError
+from abduct.errors import AbductError
 from abduct.io import atomic_write_bytes, atomic_write_jsonl, require_dir
 from abduct.options import bind_options
-from abduct.plugins import get_registry
-from abduct.protocols import PairDataset
+from abduct.pairs import load_pairs
 from abduct.records import GroundedText, VisualInput
 from abduct.spec import Settings, Spec
 from abduct_clip._encode import (
@@ -54,8 +53,6 @@ LAST = "last.pt"
 BEST = "best.pt"
 LOG = "train_log.jsonl"
 DEFAULT_DATASET = "sherlock"
-# The package to install for a dataset this package knows of by name.
-DATASET_PACKAGES = {"sherlock": "abduct-sherlock"}
 MAX_LOGIT_SCALE = math.log(100.0)  # CLIP clamps its temperature at 100
 
 
@@ -440,26 +437,6 @@ def examples_from_pairs(pairs: Sequence[GroundedText]) -> list[Example]:
     target (the inference), ``visual.context`` the clue (multitask mode), ``group`` the
     validation retrieval chunk."""
     return [Example(p.visual, p.text, p.visual.context, p.group) for p in pairs]
-
-
-def load_pairs(dataset: str, data_dir: Path, split: str, settings: Settings) -> list[GroundedText]:
-    """``split``'s (visual, text) pairs from the registered dataset ``dataset`` (a spec)."""
-    name = Spec.parse(dataset).name
-    registry = get_registry()
-    try:
-        component = registry.create("dataset", dataset, settings)
-    except UnknownNameError:
-        package = DATASET_PACKAGES.get(name)
-        if package is None:
-            raise
-        broken = [p.error for p in registry.plugins if p.name == name and p.error]
-        if broken:
-            raise AbductError(f"dataset '{name}': its plugin failed to load ({broken[0]}); see `abduct plugins`") from None
-        raise AbductError(f"dataset '{name}' is not installed: pip install {package}") from None
-    if not isinstance(component, PairDataset):
-        raise AbductError(f"dataset '{name}' does not offer training pairs "
-                          "(no pairs(data_dir, split); see abduct.protocols.PairDataset)")
-    return list(component.pairs(data_dir, split))
 
 
 def _init_distributed() -> bool:

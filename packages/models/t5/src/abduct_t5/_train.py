@@ -30,11 +30,10 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from abduct.errors import AbductError, UnknownNameError
+from abduct.errors import AbductError
 from abduct.io import atomic_write_jsonl, require_dir
-from abduct.plugins import get_registry
+from abduct.pairs import load_pairs
 from abduct.progress import progress
-from abduct.protocols import PairDataset
 from abduct.records import GroundedText
 from abduct.spec import Settings, Spec
 from abduct_t5._loading import DEFAULT_TEMPLATE, load, save_checkpoint
@@ -46,7 +45,6 @@ STATE = "trainer_state.json"
 OPTIMIZER = "optimizer.pt"
 LOG = "train_log.jsonl"
 DEFAULT_DATASET = "sherlock"
-DATASET_PACKAGES = {"sherlock": "abduct-sherlock"}
 MAX_TOKENS = 512
 
 
@@ -314,23 +312,6 @@ class Trainer:
 
 
 # -- data ------------------------------------------------------------------------------------------
-def load_pairs(dataset: str, data_dir: Path, split: str, settings: Settings) -> list[GroundedText]:
-    """``split``'s pairs from the registered dataset ``dataset`` (a spec)."""
-    name = Spec.parse(dataset).name
-    registry = get_registry()
-    try:
-        component = registry.create("dataset", dataset, settings)
-    except UnknownNameError:
-        package = DATASET_PACKAGES.get(name)
-        if package is None:
-            raise
-        raise AbductError(f"dataset '{name}' is not installed: pip install {package}") from None
-    if not isinstance(component, PairDataset):
-        raise AbductError(f"dataset '{name}' does not offer training pairs "
-                          "(no pairs(data_dir, split); see abduct.protocols.PairDataset)")
-    return list(component.pairs(data_dir, split))
-
-
 def text_pairs(pairs: Sequence[GroundedText], template: str, dataset: str, split: str) -> list[Pair]:
     """(prompt filled with the context, target text) of each pair; every pair needs a context."""
     out = []
