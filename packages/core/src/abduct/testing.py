@@ -23,13 +23,16 @@ from PIL import Image
 
 from abduct.cache import TextCache
 from abduct.engine import ScoringEngine
+from abduct.errors import DataError
 from abduct.evaluate import EvalConfig, run_evaluation
 from abduct.generation import GenerationEngine
 from abduct.inputs import accepted_inputs
+from abduct.io import read_json
 from abduct.plugins import Registry, build_registry
 from abduct.protocols import SCORING_PROTOCOLS, Decoding, DualEncoder, Generator, Metric, MetricResult, TextPool
-from abduct.records import Box, GenerationRequest, Region, VisualInput
+from abduct.records import Box, GenerationRequest, GroundedText, Region, VisualInput
 from abduct.runner import Run
+from abduct.spec import Settings, Spec
 from abduct.tasks import Task
 
 
@@ -73,6 +76,44 @@ def contract_visuals(tmp_path: Path, model: object) -> list[VisualInput]:
         return [VisualInput(context=c) for c in contexts]
     return [VisualInput(str(paths[0]), context=contexts[0]), VisualInput(str(paths[1]), region, contexts[1]),
             VisualInput(str(paths[2]), region, contexts[2])]
+
+
+PAIRS_FILE = "pairs.json"
+
+
+def write_pairs(directory: Path, splits: dict[str, list[dict[str, Any]]]) -> Path:
+    """Write training pairs for ``PairsFile``: per split, records ``{"id", "inference",
+    "clue"?, "image"? (relative to ``directory``), "box"? ([left, top, width, height]), "group"?}``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / PAIRS_FILE).write_text(json.dumps(splits))
+    return directory
+
+
+class PairsFile:
+    """A dataset offering ``write_pairs``' records as training pairs: what trainers' tests use
+    instead of a real benchmark (register it with ``make_pairs_file``)."""
+
+    def load(self, data_dir: Path, split: str) -> list[GroundedText]:
+        return self.pairs(data_dir, split)
+
+    def check(self, data_dir: Path) -> list[str]:
+        return []
+
+    def pairs(self, data_dir: Path, split: str) -> list[GroundedText]:
+        path = Path(data_dir) / PAIRS_FILE
+        splits = read_json(path, "pairs file")
+        if split not in splits:
+            raise DataError(f"no split '{split}'", file=path)
+        out = []
+        for r in splits[split]:
+            image = str(Path(data_dir) / r["image"]) if r.get("image") else None
+            region = Region((Box(*r["box"]),)) if image and r.get("box") else None
+            out.append(GroundedText(r["id"], VisualInput(image, region, r.get("clue")), r["inference"], r.get("group")))
+        return out
+
+
+def make_pairs_file(spec: Spec, settings: Settings) -> PairsFile:
+    return PairsFile()
 
 
 class ScorerContract:

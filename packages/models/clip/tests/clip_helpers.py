@@ -4,22 +4,19 @@ matching task, so training and evaluation run through the registry as they do fo
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from abduct import GroundedText, Registration, Settings, Spec, hookimpl
+from abduct import Registration, Settings, Spec, hookimpl
 from abduct.errors import DataError
-from abduct.io import read_json
 from abduct.plugins import Registry, build_registry, reset_registry
 from abduct.records import Box, Region, VisualInput
 from abduct.runner import Run
 from abduct.tasks import Choice, Evaluation, accuracy, multiple_choice
-from abduct.testing import make_images
+from abduct.testing import PairsFile, make_images, write_pairs
 
 SIZES = [(96, 64), (64, 96), (80, 80)]
-PAIRS_FILE = "pairs.json"
 
 
 def make_examples(directory: Path, count: int = 8, seed: int = 0) -> list[VisualInput]:
@@ -50,26 +47,7 @@ def write_pair_data(directory: Path, train_images: int = 12, val_images: int = 4
                 "inference": f"someone left object {i} in place {k}",
                 "group": str(n // 4) if split == "val" else None,
             })
-    (directory / PAIRS_FILE).write_text(json.dumps(records))
-    return directory
-
-
-class ToyPairs:
-    """Reads ``write_pair_data``'s file: a dataset that offers training pairs."""
-
-    def load(self, data_dir: Path, split: str) -> list[GroundedText]:
-        return self.pairs(data_dir, split)
-
-    def check(self, data_dir: Path) -> list[str]:
-        return []
-
-    def pairs(self, data_dir: Path, split: str) -> list[GroundedText]:
-        records = read_json(Path(data_dir) / PAIRS_FILE)
-        if split not in records:
-            raise DataError(f"no split '{split}'", file=Path(data_dir) / PAIRS_FILE)
-        return [GroundedText(r["id"], VisualInput(str(Path(data_dir) / r["image"]), Region((Box(*r["box"]),)),
-                                                  context=r["clue"]), r["inference"], r["group"])
-                for r in records[split]]
+    return write_pairs(directory, records)
 
 
 class NoPairs:
@@ -90,7 +68,7 @@ class ToyMatch:
     optional_inputs = frozenset({"context"})
 
     def evaluate(self, run: Run) -> Evaluation:
-        pairs = ToyPairs().pairs(run.data_dir, run.split)
+        pairs = PairsFile().pairs(run.data_dir, run.split)
         groups: dict[str | None, list[str]] = {}
         for pair in pairs:
             groups.setdefault(pair.group, []).append(pair.text)
@@ -101,10 +79,6 @@ class ToyMatch:
 
     def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, Any]:
         raise DataError("toy-match has no official format", file=predictions)
-
-
-def make_toy_pairs(spec: Spec, settings: Settings) -> ToyPairs:
-    return ToyPairs()
 
 
 def make_no_pairs(spec: Spec, settings: Settings) -> NoPairs:
@@ -132,7 +106,7 @@ class PairwiseClip:
 class ClipTestPlugin:
     @hookimpl
     def register_datasets(self) -> Iterator[Registration]:
-        yield Registration("toy-pairs", "Tiny (image, region, clue, inference) pairs", "clip_helpers:make_toy_pairs")
+        yield Registration("toy-pairs", "Tiny (image, region, clue, inference) pairs", "abduct.testing:make_pairs_file")
         yield Registration("toy-no-pairs", "A dataset without training pairs", "clip_helpers:make_no_pairs")
 
     @hookimpl

@@ -15,10 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from clip_helpers import ToyPairs, clip_model, install_test_plugin
+from clip_helpers import clip_model, install_test_plugin
 
 from abduct.cli import main
 from abduct.plugins import Registry, build_registry, reset_registry
+from abduct.testing import PairsFile
 from abduct_clip._train import examples_from_pairs, top1_fraction
 
 TESTS = Path(__file__).resolve().parent
@@ -122,7 +123,7 @@ def test_sherlock_not_installed_names_the_package(
 
 
 def test_examples_keep_the_dataset_order_clue_and_group(pair_data: Path) -> None:
-    pairs = ToyPairs().pairs(pair_data, "val")
+    pairs = PairsFile().pairs(pair_data, "val")
     examples = examples_from_pairs(pairs)
     assert [e.inference for e in examples] == [p.text for p in pairs]
     assert [(e.clue, e.chunk) for e in examples] == [(p.visual.context, p.group) for p in pairs]

@@ -4,20 +4,17 @@ plugin, so training and evaluation run through the registry as they do for users
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from abduct import GroundedText, Registration, Settings, Spec, hookimpl
+from abduct import Registration, Settings, Spec, hookimpl
 from abduct.errors import DataError
-from abduct.io import read_json
 from abduct.plugins import Registry, build_registry, reset_registry
-from abduct.records import VisualInput
 from abduct.runner import Run
 from abduct.tasks import Choice, Evaluation, accuracy, multiple_choice
+from abduct.testing import PairsFile, write_pairs
 
-PAIRS_FILE = "pairs.json"
 COLORS = ("red", "blue", "green", "yellow")
 THINGS = {"umbrella": "it rained recently", "ball": "children played here", "cup": "someone drank coffee",
           "hat": "the sun is strong"}
@@ -32,25 +29,7 @@ def write_pair_data(directory: Path, train: int = 48, val: int = 16) -> Path:
         color, thing = combos[i % len(combos)]
         records[split].append({"id": f"{split}-{len(records[split])}", "clue": f"a {color} {thing}",
                                "inference": f"{THINGS[thing]} near the {color} {thing}"})
-    directory.mkdir(parents=True, exist_ok=True)
-    (directory / PAIRS_FILE).write_text(json.dumps(records))
-    return directory
-
-
-class ToyPairs:
-    """Reads ``write_pair_data``'s file: a dataset offering (context = clue, text = inference) pairs."""
-
-    def load(self, data_dir: Path, split: str) -> list[GroundedText]:
-        return self.pairs(data_dir, split)
-
-    def check(self, data_dir: Path) -> list[str]:
-        return []
-
-    def pairs(self, data_dir: Path, split: str) -> list[GroundedText]:
-        records = read_json(Path(data_dir) / PAIRS_FILE)
-        if split not in records:
-            raise DataError(f"no split '{split}'", file=Path(data_dir) / PAIRS_FILE)
-        return [GroundedText(r["id"], VisualInput(context=r["clue"]), r["inference"]) for r in records[split]]
+    return write_pairs(directory, records)
 
 
 class ToyClues:
@@ -59,7 +38,7 @@ class ToyClues:
     default_split = "val"
 
     def evaluate(self, run: Run) -> Evaluation:
-        pairs = ToyPairs().pairs(run.data_dir, run.split)
+        pairs = PairsFile().pairs(run.data_dir, run.split)
         texts = list(dict.fromkeys(p.text for p in pairs))
         items = []
         for i, p in enumerate(run.apply_limit(pairs)):
@@ -73,10 +52,6 @@ class ToyClues:
         raise DataError("toy-clues has no official format", file=predictions)
 
 
-def make_toy_pairs(spec: Spec, settings: Settings) -> ToyPairs:
-    return ToyPairs()
-
-
 def make_toy_clues(spec: Spec, settings: Settings) -> ToyClues:
     return ToyClues()
 
@@ -84,7 +59,7 @@ def make_toy_clues(spec: Spec, settings: Settings) -> ToyClues:
 class T5TestPlugin:
     @hookimpl
     def register_datasets(self) -> Iterator[Registration]:
-        yield Registration("toy-pairs", "Tiny clue -> inference pairs", "t5_helpers:make_toy_pairs")
+        yield Registration("toy-pairs", "Tiny clue -> inference pairs", "abduct.testing:make_pairs_file")
 
     @hookimpl
     def register_tasks(self) -> Iterator[Registration]:
