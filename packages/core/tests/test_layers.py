@@ -65,3 +65,15 @@ def test_bottom_layers_import_nothing_above_them() -> None:
     assert graph["records"] == set() and graph["errors"] == set()
     assert graph["protocols"] <= {"records"}
     assert "runner" not in graph["engine"] and "runner" not in graph["protocols"]
+
+
+def test_distributed_helpers_import_torch_only_when_called() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, abduct.distributed as d; assert 'torch' not in sys.modules; print(d.seed_for(0, 1))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    from abduct.distributed import seed_for
+
+    assert int(out) == seed_for(0, 1) and 0 <= seed_for(0, 1) < 2**63
+    assert seed_for(0, 1) != seed_for(1, 0) and seed_for(3, 5, 7) == seed_for(3, 5, 7)

@@ -127,9 +127,16 @@ class Settings:
     seed: int = 0
 
     def torch_device(self) -> str:
-        """``device`` with ``auto`` resolved (cuda when torch sees a GPU, else cpu). Only
-        torch models call this, so only they import torch."""
-        if self.device != "auto":
-            return self.device
+        """``device`` checked, with ``auto`` resolved (cuda when torch sees a GPU, else cpu);
+        one-line errors for an unknown device or cuda without a GPU. Only torch models call
+        this, so only they import torch."""
         torch = importlib.import_module("torch")  # by name: the core does not depend on torch
-        return "cuda" if torch.cuda.is_available() else "cpu"
+        if self.device == "auto":
+            return "cuda" if torch.cuda.is_available() else "cpu"
+        try:
+            kind = torch.device(self.device).type
+        except (RuntimeError, ValueError):
+            raise AbductError(f"unknown device '{self.device}' (expected cpu, cuda, cuda:N or auto)") from None
+        if kind == "cuda" and not torch.cuda.is_available():
+            raise AbductError(f"device '{self.device}' asked for, but torch sees no CUDA GPU (use --device cpu or auto)")
+        return self.device

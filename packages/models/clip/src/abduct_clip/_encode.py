@@ -10,23 +10,14 @@ from typing import Any
 
 import torch
 
-from abduct.errors import AbductError
 from abduct.records import VisualInput
 from abduct.spec import Settings
 from abduct_clip._imaging import Preprocess, average_views, image_loader, raise_if_error
 
 
 def resolve_device(device: str | None) -> str:
-    """``auto`` (or nothing): ``cuda`` when a GPU is available, else ``cpu`` (the core's
-    ``Settings.torch_device``); any other device is checked here, with one-line errors."""
-    device = Settings(device=device or "auto").torch_device()
-    try:
-        kind = torch.device(device).type
-    except (RuntimeError, ValueError):
-        raise AbductError(f"unknown device '{device}' (expected cpu, cuda, cuda:N or auto)") from None
-    if kind == "cuda" and not torch.cuda.is_available():
-        raise AbductError(f"device '{device}' asked for, but torch sees no CUDA GPU (use --device cpu or auto)")
-    return device
+    """``--device`` checked by the core, ``auto`` (or nothing) being cuda when available."""
+    return Settings(device=device or "auto").torch_device()
 
 
 def autocast(device: torch.device) -> contextlib.AbstractContextManager[None]:

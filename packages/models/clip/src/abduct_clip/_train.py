@@ -12,7 +12,6 @@ are averaged across ranks: the update equals one process training on the global 
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import math
@@ -29,6 +28,7 @@ import torch
 import torch.distributed as dist
 from torch.utils.data import DataLoader, Dataset
 
+from abduct.distributed import Ranks, average_gradients, current_ranks, join_process_group, seed_for
 from abduct.errors import AbductError
 from abduct.io import atomic_write_bytes, atomic_write_jsonl, require_dir
 from abduct.options import bind_options
@@ -97,22 +97,6 @@ class TrainConfig:
 
 
 # -- distributed helpers ---------------------------------------------------------------------
-@dataclass(frozen=True)
-class Ranks:
-    rank: int = 0
-    world: int = 1
-
-    @property
-    def is_main(self) -> bool:
-        return self.rank == 0
-
-
-def current_ranks() -> Ranks:
-    if dist.is_available() and dist.is_initialized():
-        return Ranks(dist.get_rank(), dist.get_world_size())
-    return Ranks()
-
-
 class _GatherWithGrad(torch.autograd.Function):
     """all_gather whose backward sends every rank's gradient for a slice back to its owner
     (an all-reduce of the gathered gradient, then this rank's slice)."""
@@ -138,21 +122,6 @@ def gather_with_grad(local: torch.Tensor) -> torch.Tensor:
     return _GatherWithGrad.apply(local)  # type: ignore[no-any-return]
 
 
-def average_gradients(model: torch.nn.Module) -> None:
-    """Mean of the parameter gradients over ranks (one flat all-reduce)."""
-    ranks = current_ranks()
-    if ranks.world == 1:
-        return
-    grads = [p.grad for p in model.parameters() if p.grad is not None]
-    flat = torch.cat([g.reshape(-1) for g in grads])
-    dist.all_reduce(flat)
-    flat /= ranks.world
-    offset = 0
-    for g in grads:
-        g.copy_(flat[offset : offset + g.numel()].view_as(g))
-        offset += g.numel()
-
-
 def contrastive_loss(images: torch.Tensor, texts: torch.Tensor, logit_scale: torch.Tensor) -> torch.Tensor:
     """Symmetric InfoNCE over the global batch: row i's image and text are the positives."""
     images, texts = gather_with_grad(images), gather_with_grad(texts)
@@ -162,11 +131,6 @@ def contrastive_loss(images: torch.Tensor, texts: torch.Tensor, logit_scale: tor
 
 
 # -- the batches -----------------------------------------------------------------------------
-def _seed_for(*parts: int) -> int:
-    digest = hashlib.blake2b(",".join(map(str, parts)).encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "little") & ((1 << 63) - 1)
-
-
 class StepBatches(Dataset):  # type: ignore[type-arg]
     """Item ``s`` is this rank's slice of global batch ``s``: (views, owner, texts).
 
@@ -195,7 +159,7 @@ class StepBatches(Dataset):  # type: ignore[type-arg]
     def _example_at(self, position: int) -> int:
         epoch, offset = divmod(position, len(self.examples))
         if epoch not in self._permutations:
-            g = torch.Generator().manual_seed(_seed_for(self.seed, epoch))
+            g = torch.Generator().manual_seed(seed_for(self.seed, epoch))
             self._permutations = {epoch: torch.randperm(len(self.examples), generator=g).tolist()}
         return self._permutations[epoch][offset]
 
@@ -216,7 +180,7 @@ class StepBatches(Dataset):  # type: ignore[type-arg]
         items, texts = [], []
         for position in range(start, start + self.local):
             example = self.examples[self._example_at(position)]
-            g = torch.Generator().manual_seed(_seed_for(self.seed, 1, position))
+            g = torch.Generator().manual_seed(seed_for(self.seed, 1, position))
             if self.augment:
                 items.append(self.preprocess.augmented_views(example.visual, g))
             else:
@@ -439,20 +403,12 @@ def examples_from_pairs(pairs: Sequence[GroundedText]) -> list[Example]:
     return [Example(p.visual, p.text, p.visual.context, p.group) for p in pairs]
 
 
-def _init_distributed() -> bool:
-    """Join the process group when started by torchrun (WORLD_SIZE > 1)."""
-    if int(os.environ.get("WORLD_SIZE", "1")) <= 1 or dist.is_initialized():
-        return False
-    dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
-    return True
-
-
 def train_from_data_dir(config: TrainConfig) -> dict[str, Any]:
     """``abduct train clip``: the dataset's train/val pairs, then train."""
     assert config.data_dir is not None
     require_dir(config.data_dir, "data directory")
     settings = Settings(device=config.device, batch_size=config.batch_size, seed=config.seed)
-    started_group = _init_distributed()
+    started_group = join_process_group()
     try:
         train = examples_from_pairs(load_pairs(config.dataset, config.data_dir, "train", settings))
         val = examples_from_pairs(load_pairs(config.dataset, config.data_dir, "val", settings))

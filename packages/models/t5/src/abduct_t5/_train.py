@@ -15,7 +15,6 @@ batch and gradients are averaged (rank 0 validates and saves).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -30,6 +29,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
+from abduct.distributed import Ranks, average_gradients, current_ranks, join_process_group, seed_for
 from abduct.errors import AbductError
 from abduct.io import atomic_write_jsonl, require_dir
 from abduct.pairs import load_pairs
@@ -79,49 +79,7 @@ class Pair:
 
 
 # -- distributed helpers -----------------------------------------------------------------------
-@dataclass(frozen=True)
-class Ranks:
-    rank: int = 0
-    world: int = 1
-
-    @property
-    def is_main(self) -> bool:
-        return self.rank == 0
-
-
-def current_ranks() -> Ranks:
-    if dist.is_available() and dist.is_initialized():
-        return Ranks(dist.get_rank(), dist.get_world_size())
-    return Ranks()
-
-
-def average_gradients(model: torch.nn.Module, ranks: Ranks) -> None:
-    """Mean of the parameter gradients over ranks (one flat all-reduce)."""
-    if ranks.world == 1:
-        return
-    grads = [p.grad for p in model.parameters() if p.grad is not None]
-    flat = torch.cat([g.reshape(-1) for g in grads])
-    dist.all_reduce(flat)
-    flat /= ranks.world
-    offset = 0
-    for g in grads:
-        g.copy_(flat[offset : offset + g.numel()].view_as(g))
-        offset += g.numel()
-
-
-def _init_distributed() -> bool:
-    if int(os.environ.get("WORLD_SIZE", "1")) <= 1 or dist.is_initialized():
-        return False
-    dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
-    return True
-
-
 # -- batches -------------------------------------------------------------------------------------
-def seed_for(*parts: int) -> int:
-    digest = hashlib.blake2b(",".join(map(str, parts)).encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "little") & ((1 << 63) - 1)
-
-
 class StepBatches:
     """``batch(step)``: this rank's slice of global batch ``step``, a pure function of
     (seed, step): positions ``step*B .. step*B+B-1`` of a stream of per-epoch permutations."""
@@ -327,7 +285,7 @@ def train_from_data_dir(config: TrainConfig) -> dict[str, Any]:
     assert config.data_dir is not None
     require_dir(config.data_dir, "data directory")
     settings = Settings(device=config.device, batch_size=config.batch_size, seed=config.seed)
-    started_group = _init_distributed()
+    started_group = join_process_group()
     try:
         train = text_pairs(load_pairs(config.dataset, config.data_dir, "train", settings), config.template,
                            config.dataset, "train")
