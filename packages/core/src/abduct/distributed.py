@@ -8,9 +8,11 @@ only torch plugins do.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,6 +47,18 @@ def join_process_group() -> bool:
     cuda = importlib.import_module("torch").cuda.is_available()
     _dist().init_process_group("nccl" if cuda else "gloo")
     return True
+
+
+@contextlib.contextmanager
+def process_group() -> Iterator[Ranks]:
+    """Inside: this process's ranks, in the torchrun group when there is one; a group this
+    made is left again on the way out, also on errors."""
+    started = join_process_group()
+    try:
+        yield current_ranks()
+    finally:
+        if started:
+            _dist().destroy_process_group()
 
 
 def average_gradients(model: Any, ranks: Ranks | None = None) -> None:

@@ -28,7 +28,7 @@ import torch
 import torch.distributed as dist
 from torch.utils.data import DataLoader, Dataset
 
-from abduct.distributed import Ranks, average_gradients, current_ranks, join_process_group, seed_for
+from abduct.distributed import Ranks, average_gradients, current_ranks, process_group, seed_for
 from abduct.errors import AbductError
 from abduct.io import atomic_write_bytes, atomic_write_jsonl, require_dir
 from abduct.options import bind_options
@@ -408,8 +408,7 @@ def train_from_data_dir(config: TrainConfig) -> dict[str, Any]:
     assert config.data_dir is not None
     require_dir(config.data_dir, "data directory")
     settings = Settings(device=config.device, batch_size=config.batch_size, seed=config.seed)
-    started_group = join_process_group()
-    try:
+    with process_group():
         train = examples_from_pairs(load_pairs(config.dataset, config.data_dir, "train", settings))
         val = examples_from_pairs(load_pairs(config.dataset, config.data_dir, "val", settings))
         if config.val_limit is not None:
@@ -419,7 +418,4 @@ def train_from_data_dir(config: TrainConfig) -> dict[str, Any]:
             print(f"[train clip] done at step {summary['step']}; best validation P@1 {summary['best_p_at_1']:.2f} "
                   f"-> {summary['best']}", file=sys.stderr)
         return summary
-    finally:
-        if started_group:
-            dist.destroy_process_group()
 

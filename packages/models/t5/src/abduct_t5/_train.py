@@ -29,7 +29,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from abduct.distributed import Ranks, average_gradients, current_ranks, join_process_group, seed_for
+from abduct.distributed import Ranks, average_gradients, current_ranks, process_group, seed_for
 from abduct.errors import AbductError
 from abduct.io import atomic_write_jsonl, require_dir
 from abduct.pairs import load_pairs
@@ -285,8 +285,7 @@ def train_from_data_dir(config: TrainConfig) -> dict[str, Any]:
     assert config.data_dir is not None
     require_dir(config.data_dir, "data directory")
     settings = Settings(device=config.device, batch_size=config.batch_size, seed=config.seed)
-    started_group = join_process_group()
-    try:
+    with process_group():
         train = text_pairs(load_pairs(config.dataset, config.data_dir, "train", settings), config.template,
                            config.dataset, "train")
         val = text_pairs(load_pairs(config.dataset, config.data_dir, "val", settings), config.template,
@@ -298,6 +297,3 @@ def train_from_data_dir(config: TrainConfig) -> dict[str, Any]:
             print(f"[train t5] done at step {summary['step']}; best validation loss {summary['best_val_loss']:.4f} "
                   f"-> {summary['best']}", file=sys.stderr)
         return summary
-    finally:
-        if started_group:
-            dist.destroy_process_group()
