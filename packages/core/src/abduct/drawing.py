@@ -6,6 +6,8 @@ so a 3 px outline is 3 px of the original whatever the model's resolution.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from PIL import Image, ImageDraw, ImageStat, UnidentifiedImageError
 
 from abduct.errors import DataError
@@ -25,6 +27,22 @@ def load_rgb(path: str) -> Image.Image:
         raise DataError("image file not found", file=path) from None
     except (UnidentifiedImageError, OSError) as exc:
         raise DataError(f"cannot decode image ({exc})", file=path) from None
+
+
+def image_problem(path: str | Path, size: tuple[int, int] | None = None) -> str | None:
+    """What a data check reports about one image file: missing, undecodable, or (given the
+    size an annotation states) another size; None when it is fine."""
+    if not Path(path).is_file():
+        return f"image missing: {path}"
+    try:
+        with Image.open(path) as image:
+            found = image.size
+            image.verify()
+    except Exception as exc:  # any decoder error: report it, the check goes on
+        return f"image unreadable: {path} ({type(exc).__name__}: {exc})"
+    if size is not None and found != size:
+        return f"image {path} is {found[0]}x{found[1]}, the annotation says {size[0]}x{size[1]}"
+    return None
 
 
 def _corners(box: Box) -> list[tuple[float, float]]:

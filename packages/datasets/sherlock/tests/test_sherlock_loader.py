@@ -142,6 +142,6 @@ def test_check_lists_missing_unreadable_and_schema_problems(corpus: Path, tmp_pa
     (data / VAL).write_text(json.dumps(records))
     assert main(["sherlock", "check", "--data", str(data), "--json"]) == 1
     problems = json.loads(capsys.readouterr().out)
-    assert any("missing image" in p and val[0].image_path in p for p in problems)
-    assert any("unreadable image" in p and other.image_path in p for p in problems)
+    assert any("image missing" in p and val[0].image_path in p for p in problems)
+    assert any("image unreadable" in p and other.image_path in p for p in problems)
     assert any("record 5" in p and "inputs.bboxes[0]" in p and "zero-area" in p for p in problems)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PIL import Image
-
+from abduct.drawing import image_problem
 from abduct.errors import DataError
 from abduct.io import require_dir
 from abduct_cosim.loader import SPLITS, default_image_root, load_file, split_file
@@ -29,13 +28,7 @@ def check_data(data_dir: Path, image_root: Path | None = None, *, images: bool =
         if not images:
             continue
         for r in records:
-            path = Path(r.image_path)
-            if not path.is_file():
-                problems.append(f"{file}: record {r.index}: image missing: {path}")
-                continue
-            try:
-                with Image.open(path) as image:
-                    image.verify()
-            except Exception as exc:  # any decoder error: report it, keep checking
-                problems.append(f"{file}: record {r.index}: image unreadable: {path} ({type(exc).__name__})")
+            problem = image_problem(r.image_path)
+            if problem:
+                problems.append(f"{file}: record {r.index}: {problem}")
     return problems

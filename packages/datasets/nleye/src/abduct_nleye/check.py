@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PIL import Image
-
+from abduct.drawing import image_problem
 from abduct.errors import DataError
 from abduct.io import require_dir
 from abduct_nleye.loader import CSV_NAME, load_csv
@@ -20,12 +19,7 @@ def check_data(data_dir: Path) -> list[str]:
     problems = []
     for s in samples:
         for path in (s.premise_image, *s.hypothesis_images):
-            if not Path(path).is_file():
-                problems.append(f"sample {s.sample_id}: image missing: {path}")
-                continue
-            try:
-                with Image.open(path) as image:
-                    image.verify()
-            except Exception as exc:  # any decoder error: report it, keep checking
-                problems.append(f"sample {s.sample_id}: image unreadable: {path} ({type(exc).__name__})")
+            problem = image_problem(path)
+            if problem:
+                problems.append(f"sample {s.sample_id}: {problem}")
     return problems

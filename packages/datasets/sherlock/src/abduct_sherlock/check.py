@@ -6,27 +6,12 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from PIL import Image
-
+from abduct.drawing import image_problem
 from abduct.errors import AbductError, DataError
 from abduct_sherlock.keys import ComparisonKey, LocalizationKey, RetrievalKey
 from abduct_sherlock.layout import ANNOTATION_FILES, AUTOBOX_FILE, ImageRoots, leaderboard_dir
 from abduct_sherlock.loader import load_annotation_file
 from abduct_sherlock.proposals import read_proposals
-
-
-def _image_problem(path: Path, width: int, height: int) -> str | None:
-    if not path.is_file():
-        return f"missing image {path}"
-    try:
-        with Image.open(path) as img:
-            size = img.size
-            img.verify()
-    except Exception as exc:  # any decoder error means unreadable
-        return f"unreadable image {path} ({type(exc).__name__}: {exc})"
-    if size != (width, height):
-        return f"image {path} is {size[0]}x{size[1]}, the annotation says {width}x{height}"
-    return None
 
 
 def check_data(data_dir: Path, vg_root: Path | None = None, vcr_root: Path | None = None, images: bool = True) -> list[str]:
@@ -57,7 +42,7 @@ def check_data(data_dir: Path, vg_root: Path | None = None, vcr_root: Path | Non
             for inst in report.instances:
                 if images and inst.image_path not in checked:
                     checked.add(inst.image_path)
-                    issue = _image_problem(Path(inst.image_path), inst.width, inst.height)
+                    issue = image_problem(inst.image_path, (inst.width, inst.height))
                     if issue:
                         problems.append(f"{path.name}: {issue} (instance {inst.instance_id})")
     if not found_any:
