@@ -1,0 +1,75 @@
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from abduct.errors import AbductError
+from abduct_video import DecoderFallbackWarning, FrameSampler, SamplingSettings, SpanClippedWarning, VideoError
+from abduct_video.testing import frame_numbers
+
+BAD = {
+    "missing": "video file not found",
+    "empty": "video file is empty (0 bytes)",
+    "junk": "cannot be read as a video",
+    "truncated": "cannot be read as a video",
+}
+
+
+@pytest.mark.parametrize("workers", [0, 1])
+@pytest.mark.parametrize("backend", ["decord", "pyav"])
+@pytest.mark.parametrize("which", sorted(BAD))
+def test_bad_videos_raise_a_video_error_naming_the_file(videos: dict[str, Path], tmp_path: Path, which: str,
+                                                        backend: str, workers: int) -> None:
+    path = tmp_path / "absent.mp4" if which == "missing" else videos[which]
+    with FrameSampler(backend=backend, workers=workers) as sampler:
+        with pytest.raises(VideoError) as caught:
+            sampler.sample(path, [(0.0, 1.0)])
+    assert isinstance(caught.value, AbductError)
+    assert str(caught.value).startswith(f"{path}: ")
+    assert BAD[which] in str(caught.value)
+
+
+def test_a_hung_decode_is_killed_and_reported(videos: dict[str, Path], fifo: Path) -> None:
+    settings = SamplingSettings(frames_per_span=1)
+    with FrameSampler(settings, workers=1, timeout=4.0) as sampler:
+        started = time.monotonic()
+        with pytest.raises(VideoError, match=r"did not finish within 4 s \(with decord, then with PyAV\)") as caught:
+            sampler.sample_many([(videos["counter"], [(0.0, 0.0)]), (fifo, [(0.0, 1.0)])])
+        assert time.monotonic() - started < 40
+        assert str(caught.value).startswith(f"{fifo}: ")
+        # the stuck worker was replaced: the sampler keeps working
+        assert frame_numbers(sampler.sample(videos["counter"], [(1.0, 1.0)])[0]) == [10]
+
+
+def test_the_first_bad_video_of_many_is_reported(videos: dict[str, Path]) -> None:
+    with FrameSampler(workers=2) as sampler:
+        with pytest.raises(VideoError, match="junk.mp4"):
+            sampler.sample_many([(videos["counter"], [(0.0, 1.0)]), (videos["junk"], [(0.0, 1.0)]),
+                                 (videos["moving"], [(0.0, 1.0)])])
+        assert len(sampler.sample(videos["moving"], [(0.0, 1.0)])[0]) == 8
+
+
+def test_unknown_backend() -> None:
+    with pytest.raises(ValueError, match="unknown video backend"):
+        FrameSampler(backend="opencv")
+
+
+@pytest.mark.filterwarnings("ignore::abduct_video.SpanClippedWarning")
+@pytest.mark.parametrize("workers", [0, 1])
+def test_a_container_listing_more_frames_than_it_holds(videos: dict[str, Path], workers: int) -> None:
+    """Its header (and decord's len) says 30 frames, 20 decode, junk follows. The probe caps
+    indices at the 20 listed packets with data; decord still trips over the junk it reads
+    ahead, so the video is read with PyAV, with one warning, and spans past the real end get
+    the last real frame."""
+    spans = [(0.0, 1.0), (1.5, 3.0)]
+    settings = SamplingSettings(frames_per_span=3)
+    with FrameSampler(settings, backend="decord", workers=workers) as sampler:
+        with pytest.warns(DecoderFallbackWarning, match="read with PyAV instead") as caught:
+            frames = sampler.sample(videos["overlisted"], spans)
+            sampler.sample(videos["overlisted"], spans)
+    assert len([w for w in caught if w.category is DecoderFallbackWarning]) == 1
+    assert [frame_numbers(f) for f in frames] == [[1, 5, 8], [15, 17, 19]]
+    with FrameSampler(settings, backend="pyav", workers=workers) as sampler, pytest.warns(SpanClippedWarning):
+        assert [frame_numbers(f) for f in sampler.sample(videos["overlisted"], spans)] == [[1, 5, 8], [15, 17, 19]]
