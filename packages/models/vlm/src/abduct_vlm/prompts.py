@@ -87,6 +87,9 @@ class Prompts:
                 raise AbductError("score=text scores a candidate text, and this task's candidate is empty "
                                   "(it is the images): use score=auto or score=answer")
             return tidy(self.score_template.format_map(self._values(visual))), text
+        if text.strip() and "{text}" not in self.answer_template:
+            raise AbductError("this task scores candidate texts, and answer_template has no {text}: every candidate "
+                              "would get the same score (put {text} in answer_template, or use score=auto)")
         return tidy(self.answer_template.format_map({**self._values(visual), "text": text})), self.answer
 
 

@@ -277,7 +277,7 @@ class ScoringServedModel(ServedModel):
             prompt, answer = self.prompts.scoring(visual, text)
             if answer != self.prompts.answer:
                 raise AbductError(f"model '{self.name}' scores only a fixed answer (a chat endpoint gives no "
-                                  "likelihood of a whole text): use score=answer with {text} in answer_template")
+                                  "likelihood of a whole text): use score=answer")
             bodies.append({"model": self.model, "messages": [self._message(visual, prompt)], "max_tokens": 1,
                            "temperature": 0.0, "logprobs": True, "top_logprobs": self.top_logprobs})
         responses = self.client.post_many(bodies)
