@@ -133,7 +133,10 @@ class FakeOpenAIServer:
                 for key, value in (headers or {}).items():
                     self.send_header(key, value)
                 self.end_headers()
-                self.wfile.write(payload)
+                try:
+                    self.wfile.write(payload)
+                except (BrokenPipeError, ConnectionResetError):  # the client went away (a killed run)
+                    pass
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
