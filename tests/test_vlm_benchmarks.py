@@ -161,3 +161,24 @@ def test_a_killed_judged_run_resumes_without_asking_again(tmp_path: Path, cache:
     assert len(after) == 24 - len(finished)  # each unfinished judgment asked once, no finished one again
     results = json.loads((out / "results.json").read_text())
     assert results["resumed"] is True and results["judge"]["judged"] == 24
+
+
+def test_a_video_is_shown_as_sampled_frames(tmp_path: Path, cache: dict[str, str]) -> None:
+    video = pytest.importorskip("abduct_video")
+    import numpy as np
+
+    from abduct import GenerationRequest, Settings, VisualInput
+    from abduct.models import load_model
+    from abduct.protocols import Decoding
+
+    frames = np.zeros((12, 32, 32, 3), dtype=np.uint8)
+    frames[:, :, :, 0] = np.arange(12, dtype=np.uint8)[:, None, None] * 20  # red grows frame by frame
+    path = video.write_video(tmp_path / "clip.mp4", frames, fps=4.0)
+    os.environ.update(cache)
+    model = load_model("vlm:tiny", Settings(), build_registry()).model
+    assert "video" in model.accepts
+    clip = VisualInput.video(str(path), ((0.0, 2.0),))
+    shown = model.images(clip)
+    assert len(shown) == 8 and shown[0].getpixel((16, 16))[0] < shown[-1].getpixel((16, 16))[0]
+    text = model.generate([GenerationRequest(clip, "What happens?")], Decoding(max_new_tokens=3), None)
+    assert len(text) == 1

@@ -72,10 +72,13 @@ class VisionLanguageModel:
                             frames=self._frames if video_available() else None)
 
     def _frames(self, part: VisualInput) -> list[Image.Image]:
-        """``VIDEO_FRAMES`` frames sampled uniformly from each of the part's spans (abduct-video)."""
+        """``VIDEO_FRAMES`` frames sampled uniformly from each of the part's spans (the whole
+        video when it has none), decoded by abduct-video in this process."""
         if self._sampler is None:
             video = importlib.import_module("abduct_video")
-            self._sampler = video.FrameSampler(video.SamplingSettings(frames_per_span=VIDEO_FRAMES))
+            backend = "decord" if importlib.util.find_spec("decord") is not None else "pyav"
+            self._sampler = video.FrameSampler(video.SamplingSettings(frames_per_span=VIDEO_FRAMES),
+                                               backend=backend, workers=0)
         clips = self._sampler.frames(VisualInput.video(str(part.media), part.spans))
         return [Image.fromarray(frame) for clip in clips for frame in clip]
 

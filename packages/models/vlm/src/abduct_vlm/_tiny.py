@@ -4,6 +4,7 @@ the tests run a VLM offline through the same loading code as real checkpoints.
 
 Two architectures, both multi-image: ``tiny-llava`` (LLaVA: CLIP vision tower, projector,
 Llama; ``vlm:tiny`` is this one) and ``tiny-qwen2-vl`` (Qwen2-VL: dynamic resolution, M-RoPE).
+``BUILDERS[name](directory, hidden=, layers=)`` builds larger ones for benchmarks.
 Their tokenizer is byte-level BPE without merges (every byte one token, so any text round-trips)
 plus each architecture's special tokens, and a minimal chat template in the model's own format.
 """
@@ -51,12 +52,13 @@ def byte_tokenizer(specials: list[str], eos: str) -> PreTrainedTokenizerFast:
         additional_special_tokens=specials)
 
 
-def _text_config(vocab: int, eos: int) -> dict[str, Any]:
-    return dict(vocab_size=vocab, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
-                num_key_value_heads=2, max_position_embeddings=1024, pad_token_id=0, bos_token_id=1, eos_token_id=eos)
+def _text_config(vocab: int, eos: int, hidden: int, layers: int) -> dict[str, Any]:
+    return dict(vocab_size=vocab, hidden_size=hidden, intermediate_size=2 * hidden, num_hidden_layers=layers,
+                num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=1024, pad_token_id=0,
+                bos_token_id=1, eos_token_id=eos)
 
 
-def _llava(directory: Path) -> None:
+def _llava(directory: Path, hidden: int = 32, layers: int = 2) -> None:
     from transformers import (
         CLIPImageProcessor,
         CLIPVisionConfig,
@@ -74,7 +76,7 @@ def _llava(directory: Path) -> None:
     config = LlavaConfig(
         vision_config=CLIPVisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
                                        image_size=28, patch_size=14, projection_dim=32),
-        text_config=LlamaConfig(**_text_config(len(tokenizer), 2)),
+        text_config=LlamaConfig(**_text_config(len(tokenizer), 2, hidden, layers)),
         image_token_index=tokenizer.get_vocab()["<image>"], vision_feature_select_strategy="default",
         vision_feature_layer=-1)
     model = LlavaForConditionalGeneration(config)
@@ -82,7 +84,7 @@ def _llava(directory: Path) -> None:
     processor.save_pretrained(str(directory))
 
 
-def _qwen2_vl(directory: Path) -> None:
+def _qwen2_vl(directory: Path, hidden: int = 32, layers: int = 2) -> None:
     from transformers import (
         Qwen2VLConfig,
         Qwen2VLForConditionalGeneration,
@@ -102,7 +104,7 @@ def _qwen2_vl(directory: Path) -> None:
     config = Qwen2VLConfig(
         vision_config=dict(depth=2, embed_dim=32, hidden_size=32, num_heads=2, mlp_ratio=2, patch_size=14,
                            spatial_merge_size=2, temporal_patch_size=2, in_chans=3),
-        text_config={**_text_config(len(tokenizer), ids["<|im_end|>"]),
+        text_config={**_text_config(len(tokenizer), ids["<|im_end|>"], hidden, layers),
                      "rope_scaling": {"type": "mrope", "mrope_section": [2, 2, 4]}},
         image_token_id=ids["<|image_pad|>"], video_token_id=ids["<|video_pad|>"],
         vision_start_token_id=ids["<|vision_start|>"], vision_end_token_id=ids["<|vision_end|>"])
@@ -111,7 +113,7 @@ def _qwen2_vl(directory: Path) -> None:
     processor.save_pretrained(str(directory))
 
 
-BUILDERS: dict[str, Callable[[Path], None]] = {"tiny-llava": _llava, "tiny-qwen2-vl": _qwen2_vl}
+BUILDERS: dict[str, Callable[..., None]] = {"tiny-llava": _llava, "tiny-qwen2-vl": _qwen2_vl}
 TINY_NAMES = ("tiny", *BUILDERS)
 
 
