@@ -139,3 +139,21 @@ def test_bad_models_are_one_line(tmp_path: Path) -> None:
     (broken / "config.json").write_text("{not json")
     assert "cannot read a model configuration" in _fail(f"vlm:{broken}")
     assert "template has an unknown placeholder '{nope}'" in _fail('vlm:tiny,template="{nope}"')
+
+
+def test_a_local_vlm_can_judge(tmp_path: Path) -> None:
+    """``--judge vlm:DIR``: the judge sees the prompt (and the images when given); its random
+    answers are counted as parse failures, never guessed."""
+    from abduct.generation import GenerationEngine
+    from abduct.judging import EQUIVALENCE_TEMPLATE, JudgeEngine, JudgeItem, parse_verdict
+
+    model = tiny("tiny-llava")
+    engine = GenerationEngine(model, decoding=Decoding(max_new_tokens=4), quiet=True)
+    judge = JudgeEngine(engine, "vlm:tiny", model.fingerprint)
+    image = make_images(tmp_path, 1)[0]
+    items = [JudgeItem("a", "it rained", ("the street is wet",)),
+             JudgeItem("b", "someone cooks", ("dinner is ready", "a meal"), VisualInput(str(image)))]
+    verdicts = judge.judge(items, EQUIVALENCE_TEMPLATE, stage="judge")
+    assert [v.equivalent for v in verdicts] == [parse_verdict(v.raw) for v in verdicts]
+    assert judge.describe()["parse_failures"] == sum(v.equivalent is None for v in verdicts)
+    assert engine.calls == 1
