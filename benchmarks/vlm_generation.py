@@ -13,7 +13,7 @@ Measured in one run, about speed, not accuracy:
    per request and a capacity (requests it serves at once), for several concurrency limits:
    throughput grows with the limit until the server's capacity.
 
-Each local figure is the best of ``--repeats`` runs after one small warm-up call. On CUDA the model runs in
+Each local figure is the best of ``--repeats`` interleaved rounds after one small warm-up call. On CUDA the model runs in
 bfloat16 on both paths.
 
 Usage: python benchmarks/vlm_generation.py [--requests 16] [--batch 8] [--device cpu|cuda] [--json]
@@ -31,6 +31,7 @@ from typing import Any
 
 import torch
 from PIL import Image
+from transformers.utils import logging as hf_logging
 
 from abduct import Box, Region, Settings
 from abduct.generation import GenerationEngine
@@ -46,17 +47,21 @@ from abduct_vlm.prompts import Prompts
 from abduct_vlm.testing import FakeOpenAIServer
 
 
-def best_of(repeats: int, fn: Callable[[], Any]) -> float:
-    times = []
+def best_of(repeats: int, paths: dict[str, Callable[[], Any]]) -> dict[str, float]:
+    """The best time of each path over ``repeats`` rounds, the paths interleaved within a round
+    (so a load change on a shared machine hits all of them alike)."""
+    best = {name: float("inf") for name in paths}
     for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+        for name, fn in paths.items():
+            start = time.perf_counter()
+            fn()
+            best[name] = min(best[name], time.perf_counter() - start)
+    return best
 
 
 def local(args: argparse.Namespace, work: Path) -> dict[str, float]:
     directory = work / "llava"
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(0)
         BUILDERS["tiny-llava"](directory, hidden=args.hidden, layers=args.layers)
@@ -86,9 +91,9 @@ def local(args: argparse.Namespace, work: Path) -> dict[str, float]:
         return out
 
     GenerationEngine(model, decoding=decoding, batch_size=2, quiet=True).generate(requests[:2])  # warm-up
-    ours = best_of(args.repeats, lambda: engine.generate(requests))
-    batched = best_of(args.repeats, lambda: direct(args.batch))
-    single = best_of(args.repeats, lambda: direct(1))
+    times = best_of(args.repeats, {"ours": lambda: engine.generate(requests), "batched": lambda: direct(args.batch),
+                                   "single": lambda: direct(1)})
+    ours, batched, single = times["ours"], times["batched"], times["single"]
     n = len(requests)
     return {"ours_texts_per_s": n / ours, "direct_batched_texts_per_s": n / batched,
             "direct_one_at_a_time_texts_per_s": n / single, "overhead_vs_direct_batched": ours / batched - 1.0,

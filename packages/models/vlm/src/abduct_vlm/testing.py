@@ -65,6 +65,11 @@ def default_reply(body: dict[str, Any]) -> str:
     return f"a reply about {len(text.split())} words and {image_count(body)} images"
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 256  # many clients connecting at once are queued, not refused
+    daemon_threads = True
+
+
 class FakeOpenAIServer:
     def __init__(self, *, latency: float = 0.0, capacity: int = 64, reply: Callable[[dict[str, Any]], str] = default_reply,
                  faults: list[str] | tuple[str, ...] = (), always: str | None = None, hang: float = 5.0) -> None:
@@ -82,8 +87,7 @@ class FakeOpenAIServer:
         self._in_flight = 0
         self._lock = threading.Lock()
         self._slots = threading.BoundedSemaphore(max(1, capacity))
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
+        self._server = _Server(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
@@ -146,33 +150,34 @@ class FakeOpenAIServer:
                 if not self.path.endswith("/chat/completions"):
                     self._send(404, json.dumps({"error": {"message": f"no route {self.path}"}}).encode())
                     return
-                with server._slots:
+                with server._slots:  # the work counts as in flight; the reply is sent after it
                     with server._lock:
                         server._in_flight += 1
                         server.peak = max(server.peak, server._in_flight)
                     try:
-                        self._answer(body)
+                        reply = self._answer(body)
                     finally:
                         with server._lock:
                             server._in_flight -= 1
+                if reply is not None:
+                    self._send(*reply)
 
-            def _answer(self, body: dict[str, Any]) -> None:
+            def _answer(self, body: dict[str, Any]) -> tuple[int, bytes, dict[str, str]] | None:
                 fault = server._next_fault()
                 if fault == "timeout":
                     time.sleep(server.hang)
-                    return
+                    return None
                 time.sleep(server.latency)
                 if fault == "refuse":
-                    self._send(401, json.dumps({"error": {"message": "invalid API key"}}).encode())
-                elif fault == "rate_limit":
-                    self._send(429, json.dumps({"error": {"message": "slow down"}}).encode(), {"Retry-After": "0"})
-                elif fault == "server_error":
-                    self._send(500, b'{"error": {"message": "internal error"}}')
-                elif fault == "invalid_json":
-                    self._send(200, b"{not json")
-                else:
-                    with server._lock:
-                        server.served += 1
-                    self._send(200, json.dumps(server.completion(body)).encode())
+                    return 401, json.dumps({"error": {"message": "invalid API key"}}).encode(), {}
+                if fault == "rate_limit":
+                    return 429, json.dumps({"error": {"message": "slow down"}}).encode(), {"Retry-After": "0"}
+                if fault == "server_error":
+                    return 500, b'{"error": {"message": "internal error"}}', {}
+                if fault == "invalid_json":
+                    return 200, b"{not json", {}
+                with server._lock:
+                    server.served += 1
+                return 200, json.dumps(server.completion(body)).encode(), {}
 
         return Handler
