@@ -38,7 +38,7 @@ QWEN_TEMPLATE = (
 
 
 def byte_tokenizer(specials: list[str], eos: str) -> PreTrainedTokenizerFast:
-    """Byte-level BPE with no merges: ids 0-3 are pad, bos, eos-less ``</s>`` and unk, then
+    """Byte-level BPE with no merges: ids 0-3 are ``<pad>``, ``<s>``, ``</s>`` and ``<unk>``, then
     ``specials``, then the 256 byte symbols."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 
