@@ -68,7 +68,8 @@ def test_nleye_triplet_and_sherlock_generation_from_the_cli(nleye: Path, sherloc
     records = _records(tmp_path / "t")
     assert len(records) == 6 and all(len(r["outputs"]) == 2 for r in records)
     assert triplet["metrics"]["unparseable"] == sum(r["unparseable"] for r in records)
-    generation = _cli("sherlock-generation", "vlm:tiny-qwen2-vl,max_new_tokens=6", sherlock, tmp_path / "g", cache,
+    built = Path(cache["ABDUCT_CACHE_DIR"]) / "vlm" / "tiny-llava-v1"  # vlm:tiny, as a model directory
+    generation = _cli("sherlock-generation", f"vlm:{built},max_new_tokens=6", sherlock, tmp_path / "g", cache,
                       "--limit", "8")
     assert {"bleu4", "cider", "rouge_l", "meteor"} <= set(generation["metrics"])
     assert generation["inputs"]["ignored"] == []  # image, highlighted region and clue all reach the model
