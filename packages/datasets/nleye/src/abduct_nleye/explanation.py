@@ -26,8 +26,14 @@ of them: the chance row.
 Values are the metrics' own (0-1; CIDEr 0-10), not x100. Every metric is also broken down by
 ``reasoning_category``, ``domain``, ``time_direction`` and ``time_duration`` as the mean of
 its per-sample values (for BLEU the per-sample BLEU, which differs from the corpus value).
-Each prediction record carries its per-sample values. An LLM judge (the paper's validity
-judgement) arrives with the WHOOPS! issue.
+Each prediction record carries its per-sample values.
+
+**Judge** (``abduct eval nleye-explanation ... --judge SPEC``, optional): each explanation is
+also judged against the gold one with ``JUDGE_PROMPT`` (the core's ``abduct.judging``: greedy,
+strict yes/no, cached and resumable); the judge is shown the premise and gold hypothesis too
+when it takes images. ``judge_valid`` is the percentage judged equivalent among the parsed
+verdicts, ``judge_unparsed`` the number of verdicts that could not be parsed (never guessed);
+each record gets ``judged`` (true, false or null).
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from abduct.errors import AbductError
+from abduct.judging import JudgeItem
 from abduct.protocols import TextPool
 from abduct.records import GenerationRequest
 from abduct.runner import Run
@@ -52,6 +59,11 @@ PROMPT = ("The first image is the premise and the second image a plausible hypot
           "Explain in one or two sentences why the hypothesis is plausible given the premise.")
 PROMPT_TEXT = "Explain in one or two sentences why the hypothesis is plausible given the premise."
 QUESTION = "Why is the hypothesis plausible given the premise?"
+JUDGE_PROMPT = (
+    "You compare explanations of why a hypothesis is plausible given a premise. {question}\n"
+    "Reference explanation:\n{references}\nCandidate explanation: {candidate}\n"
+    "Does the candidate give the same reason as the reference? Answer yes or no."
+)
 FALLBACK = ("bleu", "rouge-l", "cider")
 
 
@@ -133,6 +145,8 @@ class ExplanationTask:
             for sid, row in result.per_sample.items():
                 per_sample[sid].update({key: float(value) for key, value in row.items()})
             info[name] = {k: v for k, v in result.info.items() if isinstance(v, str | int | float | bool)}
+        if run.judge is not None:
+            metrics.update(self._judged(run, records, gold, shown))
         for r in records:
             r["metrics"] = per_sample[str(r["id"])]
             if captions:
@@ -154,6 +168,19 @@ class ExplanationTask:
         if self.setup == "captions":
             details.update(captioner=self.captioner, caption_prompt=CAPTION_PROMPT)
         return Evaluation(metrics, records, [file], details)
+
+    def _judged(self, run: Run, records: list[dict[str, Any]], gold: Mapping[str, NleyeSample],
+                shown: Sequence[NleyeSample]) -> dict[str, Any]:
+        """Judge each explanation against the gold one; ``judged`` into each record."""
+        inputs = {s.sample_id: s.explained(self.setup) for s in shown}
+        items = [JudgeItem(str(r["id"]), str(r["prediction"]), tuple(r["references"]), inputs[str(r["id"])],
+                           bem_question(gold[str(r["id"])])) for r in records]
+        verdicts = run.require_judge().judge(items, JUDGE_PROMPT, stage="judge")
+        for record, verdict in zip(records, verdicts):
+            record["judged"] = verdict.equivalent
+        parsed = [v.equivalent for v in verdicts if v.equivalent is not None]
+        return {"judge_valid": 100.0 * float(np.mean(parsed)) if parsed else 0.0,
+                "judge_unparsed": len(verdicts) - len(parsed)}
 
     def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, Any]:
         raise AbductError("nleye-explanation has no official prediction-file format; score explanations with "

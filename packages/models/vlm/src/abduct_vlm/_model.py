@@ -1,0 +1,192 @@
+"""The ``vlm`` model: any image-text-to-text model transformers loads, through its processor
+and chat template.
+
+- **generates** from the prompt (``prompts.Prompts``) and the input's images in order (the
+  media, then each related input's: NL-EYE's premise and hypotheses), regions drawn with the
+  core's highlight;
+- **scores** a candidate by its log-likelihood as the model's answer (mean over its tokens,
+  or the sum), or the log-likelihood of a fixed answer such as "yes" (``score=answer``, and
+  whenever the candidate is no text but the images).
+
+Batches are left-padded, so every row's answer ends at the last position: scoring keeps only
+the logits of the answer tokens (``logits_to_keep``). ``torch.inference_mode`` throughout;
+bf16 weights on GPU; ``device_map`` for models larger than one GPU.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import inspect
+from collections.abc import Iterator, Sequence
+from typing import Any, Literal
+
+import numpy as np
+import torch
+from PIL import Image
+
+from abduct.errors import AbductError
+from abduct.protocols import Decoding, TextPool
+from abduct.records import GenerationRequest, VisualInput
+from abduct.spec import Settings, Spec
+from abduct_vlm._loading import Loaded, load
+from abduct_vlm.images import input_images
+from abduct_vlm.prompts import Prompts, ScoreMode
+
+# Architectures whose processors take one image per prompt.
+SINGLE_IMAGE = {"blip-2", "instructblip", "paligemma", "pix2struct", "git", "kosmos-2", "fuyu"}
+VIDEO_FRAMES = 8
+
+
+def video_available() -> bool:
+    return importlib.util.find_spec("abduct_video") is not None
+
+
+class VisionLanguageModel:
+    """A generating and scoring VLM (see the module docstring)."""
+
+    def __init__(self, loaded: Loaded, prompts: Prompts, *, batch_size: int = 8, max_images: int | None = None,
+                 reduce: Literal["mean", "sum"] = "mean", name: str = "vlm") -> None:
+        self.model: Any = loaded.model
+        self.processor: Any = loaded.processor
+        self.tokenizer: Any = getattr(self.processor, "tokenizer", self.processor)
+        self.tokenizer.padding_side = "left"  # every row's last token is at the last position
+        if self.tokenizer.pad_token is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        self.device = next(self.model.parameters()).device
+        self.dtype = next(self.model.parameters()).dtype
+        self.prompts = prompts
+        self.batch_size = max(1, int(batch_size))
+        self.max_images = max_images if max_images is not None else (1 if loaded.model_type in SINGLE_IMAGE else None)
+        self.reduce = reduce
+        self.name = name
+        self.accepts = frozenset({"image", "region", "context", "related"} | ({"video"} if video_available() else set()))
+        self._keep_logits = "logits_to_keep" in inspect.signature(self.model.forward).parameters
+        self._sampler: Any = None
+        self.fingerprint = f"{loaded.fingerprint}|{prompts.describe()}|reduce={reduce}|max_images={self.max_images}"
+
+    # -- inputs ------------------------------------------------------------------------------
+    def images(self, visual: VisualInput) -> list[Image.Image]:
+        """The images of ``visual`` in order, each region drawn; a video gives its frames."""
+        return input_images(visual, model=self.name, max_images=self.max_images,
+                            frames=self._frames if video_available() else None)
+
+    def _frames(self, part: VisualInput) -> list[Image.Image]:
+        """``VIDEO_FRAMES`` frames sampled uniformly from each of the part's spans (the whole
+        video when it has none), decoded by abduct-video in this process."""
+        if self._sampler is None:
+            video = importlib.import_module("abduct_video")
+            backend = "decord" if importlib.util.find_spec("decord") is not None else "pyav"
+            self._sampler = video.FrameSampler(video.SamplingSettings(frames_per_span=VIDEO_FRAMES),
+                                               backend=backend, workers=0)
+        clips = self._sampler.frames(VisualInput.video(str(part.media), part.spans))
+        return [Image.fromarray(frame) for clip in clips for frame in clip]
+
+    def chat(self, text: str, images: int) -> str:
+        """The model's own chat format for one user turn: ``images`` images, then ``text``."""
+        if getattr(self.processor, "chat_template", None) is None:
+            return text  # models without a chat template (BLIP-2) take the plain prompt
+        content = [{"type": "image"} for _ in range(images)] + [{"type": "text", "text": text}]
+        return str(self.processor.apply_chat_template([{"role": "user", "content": content}],
+                                                      add_generation_prompt=True, tokenize=False))
+
+    def _encode(self, texts: list[str], images: list[list[Image.Image]]) -> Any:
+        flat = [image for row in images for image in row]
+        batch = self.processor(text=texts, images=flat or None, padding=True, return_tensors="pt")
+        return batch.to(self.device, dtype=self.dtype) if flat else batch.to(self.device)
+
+    # -- generation --------------------------------------------------------------------------
+    def _generation_kwargs(self, decoding: Decoding) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {"max_new_tokens": decoding.max_new_tokens, "num_beams": decoding.num_beams,
+                                  "do_sample": decoding.do_sample, "pad_token_id": self.tokenizer.pad_token_id}
+        if decoding.do_sample:
+            kwargs.update(temperature=decoding.temperature, top_p=decoding.top_p, top_k=0)
+        return kwargs
+
+    def _generate(self, texts: list[str], images: list[list[Image.Image]], kwargs: dict[str, Any]) -> list[str]:
+        batch = self._encode(texts, images)
+        with torch.inference_mode():
+            made = self.model.generate(**batch, **kwargs)
+        new = made[:, batch["input_ids"].shape[1] :]
+        return [t.strip() for t in self.tokenizer.batch_decode(new, skip_special_tokens=True)]
+
+    def generate(self, requests: Sequence[GenerationRequest], decoding: Decoding, pool: TextPool | None) -> list[str]:
+        """Greedy and beam search run in batches of ``batch_size`` (left padding is masked, so a
+        text does not depend on its batch); sampling runs one request at a time, seeded by
+        ``decoding.seed_for``."""
+        images = [self.images(r.visual) for r in requests]
+        texts = [self.chat(self.prompts.generation(r.visual, r.prompt), len(im)) for r, im in zip(requests, images)]
+        kwargs = self._generation_kwargs(decoding)
+        out: list[str] = []
+        if not decoding.do_sample:
+            for s in range(0, len(texts), self.batch_size):
+                out += self._generate(texts[s : s + self.batch_size], images[s : s + self.batch_size], kwargs)
+            return out
+        for request, text, image in zip(requests, texts, images):
+            with _seeded(decoding.seed_for(f"{request.visual.key(portable=True)}\x00{request.prompt or ''}")):
+                out += self._generate([text], [image], kwargs)
+        return out
+
+    # -- scoring -----------------------------------------------------------------------------
+    def _answer_length(self, prompt: str, answer: str) -> int:
+        """Tokens the answer adds after the prompt (counted on the joined text, as the model sees it)."""
+        whole = self.tokenizer(prompt + answer, add_special_tokens=False)["input_ids"]
+        head = self.tokenizer(prompt, add_special_tokens=False)["input_ids"]
+        return max(1, len(whole) - len(head))
+
+    def _log_likelihoods(self, prompts: list[str], answers: list[str], images: list[list[Image.Image]]) -> np.ndarray:
+        lengths = [self._answer_length(p, a) for p, a in zip(prompts, answers)]
+        batch = self._encode([p + a for p, a in zip(prompts, answers)], images)
+        ids = batch["input_ids"]
+        keep = max(lengths) + 1
+        extra = {"logits_to_keep": keep} if self._keep_logits else {}
+        with torch.inference_mode():
+            logits = self.model(**batch, **extra).logits[:, -keep:-1].float()
+        targets = ids[:, -keep + 1 :]
+        logp = torch.log_softmax(logits, dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+        positions = torch.arange(keep - 1, device=logp.device)
+        counts = torch.tensor(lengths, device=logp.device)
+        mask = positions.unsqueeze(0) >= (keep - 1 - counts).unsqueeze(1)  # the last n_i positions of row i
+        total = (logp * mask).sum(dim=1)
+        values = total / counts if self.reduce == "mean" else total
+        return np.asarray(values.double().cpu().numpy())
+
+    def score(self, visuals: Sequence[VisualInput], texts: Sequence[str]) -> np.ndarray:
+        if len(visuals) != len(texts):
+            raise ValueError("score() needs as many visuals as texts")
+        images = [self.images(v) for v in visuals]
+        asked = [self.prompts.scoring(v, t) for v, t in zip(visuals, texts)]
+        prompts = [self.chat(prompt, len(im)) for (prompt, _), im in zip(asked, images)]
+        answers = [answer for _, answer in asked]
+        out = np.zeros(len(texts), dtype=np.float64)
+        for s in range(0, len(texts), self.batch_size):
+            part = slice(s, s + self.batch_size)
+            out[part] = self._log_likelihoods(prompts[part], answers[part], images[part])
+        return out
+
+
+@contextlib.contextmanager
+def _seeded(seed: int) -> Iterator[None]:
+    devices = [torch.cuda.current_device()] if torch.cuda.is_available() else []
+    with torch.random.fork_rng(devices=devices):
+        torch.manual_seed(seed)
+        yield
+
+
+def make_vlm(spec: Spec, settings: Settings, *, template: str | None = None, score_template: str | None = None,
+             answer_template: str | None = None, question: str | None = None, answer: str = "yes",
+             score: ScoreMode = "auto", reduce: Literal["mean", "sum"] = "mean", max_images: int | None = None,
+             dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto", device_map: str | None = None
+             ) -> VisionLanguageModel:
+    """``vlm:DIR|NAME|tiny[,template=...][,score_template=...][,answer_template=...][,question=...]
+    [,answer=yes][,score=auto|text|answer][,reduce=mean|sum][,max_images=N][,dtype=auto|float32|bfloat16|float16]
+    [,device_map=auto]``; ``--batch-size`` rows go through the model at once (see the package README for the templates' defaults)."""
+    if spec.tag is not None:
+        raise AbductError(f"vlm takes no @tag (got '@{spec.tag}'); name the model as vlm:DIR or vlm:NAME")
+    given = {k: v for k, v in (("template", template), ("score_template", score_template),
+                               ("answer_template", answer_template), ("question", question)) if v is not None}
+    prompts = Prompts(**given, answer=answer, score=score)  # checked before any weight is read
+    device = "cpu" if device_map is not None else settings.torch_device()
+    loaded = load(spec.argument, device=device, dtype=dtype, device_map=device_map)
+    return VisionLanguageModel(loaded, prompts, batch_size=settings.batch_size, max_images=max_images, reduce=reduce,
+                               name=str(Spec(spec.name, spec.argument)))

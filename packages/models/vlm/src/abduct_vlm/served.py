@@ -1,0 +1,318 @@
+"""``openai:MODEL,base_url=URL``: a model behind an OpenAI-compatible chat-completions endpoint
+(vLLM, llama.cpp's server, SGLang, hosted APIs). Standard library only.
+
+- Each request is one user turn: the input's images as base64 PNG data URLs (regions drawn),
+  then the prompt (``prompts.Prompts``, as for ``vlm``). Greedy decoding is sent as
+  temperature 0.
+- Up to ``concurrency`` requests are in flight at once.
+- 429, 5xx, timeouts, dropped connections and invalid JSON are retried ``retries`` times with
+  exponential backoff (``backoff`` seconds, doubled each time, at most ``max_backoff``; a
+  ``Retry-After`` header is obeyed within that cap); any other HTTP error (400, 401, 404, ...)
+  is one line with the server's message. Giving up is one line too.
+- Every response is written to disk as soon as it arrives (``cache_dir``, default
+  ``$ABDUCT_CACHE_DIR/served``), keyed by the endpoint and the exact request body: a rerun,
+  or a run resumed after a failure, sends only what never came back.
+- The API key is read from the environment variable ``ABDUCT_OPENAI_API_KEY`` (else
+  ``OPENAI_API_KEY``; ``api_key_env=NAME`` picks another) and sent as a bearer token; it is
+  never part of a fingerprint, a cache key or any output.
+- Scoring (``logprobs=true``, for servers that return log-probabilities): the log-probability
+  of the fixed ``answer`` ("yes") as the first token of the reply to ``answer_template``; if it
+  is not among the ``top_logprobs`` returned, the lowest of those (an upper bound). Candidate
+  texts are scored only through ``{text}`` in ``answer_template``: a chat endpoint gives no
+  log-likelihood of a whole text.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import json
+import os
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from abduct.cache import default_cache_dir
+from abduct.errors import AbductError
+from abduct.io import atomic_write_json
+from abduct.progress import progress
+from abduct.protocols import Decoding, TextPool
+from abduct.records import GenerationRequest, VisualInput
+from abduct.spec import Settings, Spec
+from abduct_vlm.images import input_images
+from abduct_vlm.prompts import DEFAULT_ANSWER_TEMPLATE, Prompts, ScoreMode
+
+KEY_VARIABLES = ("ABDUCT_OPENAI_API_KEY", "OPENAI_API_KEY")
+RETRY_STATUS = {408, 409, 429} | set(range(500, 600))
+
+
+class ServedError(AbductError):
+    """The endpoint answered in a way no retry fixes (or kept failing); one line."""
+
+
+class TransientError(Exception):
+    """A failure worth retrying; ``wait`` is the server's Retry-After, when it gave one."""
+
+    def __init__(self, message: str, wait: float | None = None) -> None:
+        super().__init__(message)
+        self.wait = wait
+
+
+def data_url(image: Image.Image) -> str:
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+class ResponseCache:
+    """One JSON file per response, named by the hash of (endpoint, request body)."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    @staticmethod
+    def key(url: str, body: dict[str, Any]) -> str:
+        return hashlib.sha256(f"{url}\x00{json.dumps(body, sort_keys=True)}".encode()).hexdigest()
+
+    def _path(self, key: str) -> Path:
+        return self.directory / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        try:
+            found = json.loads(self._path(key).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return found if isinstance(found, dict) else None
+
+    def put(self, key: str, response: dict[str, Any]) -> None:
+        atomic_write_json(self._path(key), response)
+
+
+class ChatClient:
+    """POSTs chat-completion bodies with a concurrency limit, retries and a response cache."""
+
+    def __init__(self, base_url: str, *, api_key: str | None, timeout: float = 60.0, retries: int = 5,
+                 backoff: float = 1.0, max_backoff: float = 30.0, concurrency: int = 8,
+                 cache: ResponseCache | None = None, quiet: bool = True,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        self.url = base_url.rstrip("/") + "/chat/completions"
+        self.api_key = api_key
+        self.timeout = timeout
+        self.retries = max(0, retries)
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self.concurrency = max(1, concurrency)
+        self.cache = cache
+        self.quiet = quiet
+        self.sleep = sleep
+        self.sent = 0  # HTTP requests sent, retries included
+        self._lock = threading.Lock()
+
+    def _send(self, body: dict[str, Any]) -> dict[str, Any]:
+        headers = {"Content-Type": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        request = urllib.request.Request(self.url, data=json.dumps(body).encode(), headers=headers, method="POST")
+        with self._lock:
+            self.sent += 1
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                raw = response.read()
+        except urllib.error.HTTPError as exc:
+            message = _server_message(exc)
+            if exc.code in RETRY_STATUS:
+                raise TransientError(f"HTTP {exc.code}{message}", _retry_after(exc)) from None
+            raise ServedError(f"{self.url} refused the request: HTTP {exc.code}{message}") from None
+        except TimeoutError:
+            raise TransientError(f"no answer within {self.timeout:g} s") from None
+        except (urllib.error.URLError, ConnectionError, OSError) as exc:
+            reason = getattr(exc, "reason", exc)
+            if isinstance(reason, TimeoutError):
+                raise TransientError(f"no answer within {self.timeout:g} s") from None
+            raise TransientError(f"cannot reach the server ({reason})") from None
+        try:
+            parsed = json.loads(raw)
+        except ValueError:
+            raise TransientError(f"invalid JSON in the response ({raw[:60]!r})") from None
+        if not isinstance(parsed, dict) or not isinstance(parsed.get("choices"), list) or not parsed["choices"]:
+            raise TransientError(f"a response without choices ({str(parsed)[:60]})")
+        return parsed
+
+    def post(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The response to ``body``: from the cache, else from the server (retried), then cached."""
+        key = ResponseCache.key(self.url, body)
+        if self.cache is not None and (found := self.cache.get(key)) is not None:
+            return found
+        delay = self.backoff
+        for attempt in range(self.retries + 1):
+            try:
+                response = self._send(body)
+                break
+            except TransientError as exc:
+                if attempt == self.retries:
+                    raise ServedError(f"{self.url}: {exc} (gave up after {attempt + 1} tries)") from None
+                wait = delay if exc.wait is None else min(max(exc.wait, 0.0), self.max_backoff)
+                self.sleep(wait)
+                delay = min(delay * 2, self.max_backoff)
+        if self.cache is not None:
+            self.cache.put(key, response)
+        return response
+
+    def post_many(self, bodies: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Responses in order, ``concurrency`` at a time. Each is cached when it arrives, so a
+        failure of one loses none of the others; the first failure is raised after all ended."""
+        results: list[dict[str, Any] | None] = [None] * len(bodies)
+        errors: list[BaseException] = []
+        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+            futures = [pool.submit(self.post, body) for body in bodies]
+            for i, future in enumerate(progress(futures, desc="requests", quiet=self.quiet or len(bodies) < 2,
+                                                unit="req")):
+                try:
+                    results[i] = future.result()
+                except Exception as exc:  # keep collecting: the others are cached meanwhile
+                    errors.append(exc)
+        if errors:
+            raise errors[0]
+        return [r for r in results if r is not None]
+
+
+def _server_message(exc: urllib.error.HTTPError) -> str:
+    try:
+        body = json.loads(exc.read())
+        message = body.get("error", {}).get("message") if isinstance(body.get("error"), dict) else body.get("error")
+    except Exception:
+        return ""
+    return f" ({str(message).splitlines()[0][:200]})" if message else ""
+
+
+def _retry_after(exc: urllib.error.HTTPError) -> float | None:
+    value = exc.headers.get("Retry-After") if exc.headers is not None else None
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def reply_text(response: dict[str, Any], url: str) -> str:
+    try:
+        content = response["choices"][0]["message"]["content"]
+    except (KeyError, IndexError, TypeError):
+        raise ServedError(f"{url}: a response without choices[0].message.content") from None
+    return "" if content is None else str(content).strip()
+
+
+def answer_logprob(response: dict[str, Any], answer: str, url: str) -> float:
+    """The log-probability of ``answer`` as the reply's first token (see the module docstring)."""
+    try:
+        first = response["choices"][0]["logprobs"]["content"][0]
+        tops = first.get("top_logprobs") or [first]
+        pairs = [(str(t["token"]), float(t["logprob"])) for t in tops]
+    except (KeyError, IndexError, TypeError, ValueError):
+        raise ServedError(f"{url} returned no logprobs, so this model cannot score; drop logprobs=true "
+                          "(generation tasks) or use a server that returns them (e.g. vLLM)") from None
+    wanted = answer.strip().lower()
+    matching = [lp for token, lp in pairs if token.strip().lower() == wanted]
+    return max(matching) if matching else min(lp for _, lp in pairs)
+
+
+class ServedModel:
+    """Generates through a chat-completions endpoint (see the module docstring)."""
+
+    accepts = frozenset({"image", "region", "context", "related"})
+
+    def __init__(self, model: str, client: ChatClient, prompts: Prompts, *, max_images: int | None = None,
+                 name: str = "openai") -> None:
+        self.model = model
+        self.client = client
+        self.prompts = prompts
+        self.max_images = max_images
+        self.name = name
+        # What makes an answer: the served model's name and endpoint, and our prompts (no key).
+        self.fingerprint = f"openai|{model}|{client.url}|{prompts.describe()}|max_images={max_images}"
+
+    def _message(self, visual: VisualInput, text: str) -> dict[str, Any]:
+        images = input_images(visual, model=self.name, max_images=self.max_images)
+        if not images:
+            return {"role": "user", "content": text}
+        parts: list[dict[str, Any]] = [{"type": "image_url", "image_url": {"url": data_url(im)}} for im in images]
+        return {"role": "user", "content": [*parts, {"type": "text", "text": text}]}
+
+    def generate(self, requests: Sequence[GenerationRequest], decoding: Decoding, pool: TextPool | None) -> list[str]:
+        if decoding.num_beams != 1:
+            raise AbductError(f"model '{self.name}' cannot do beam search (num_beams={decoding.num_beams})")
+        bodies = []
+        for r in requests:
+            body: dict[str, Any] = {"model": self.model,
+                                    "messages": [self._message(r.visual, self.prompts.generation(r.visual, r.prompt))],
+                                    "max_tokens": decoding.max_new_tokens, "temperature": 0.0}
+            if decoding.do_sample:
+                body.update(temperature=decoding.temperature, top_p=decoding.top_p,
+                            seed=decoding.seed_for(f"{r.visual.key(portable=True)}\x00{r.prompt or ''}") % (2**31))
+            bodies.append(body)
+        return [reply_text(response, self.client.url) for response in self.client.post_many(bodies)]
+
+
+class ScoringServedModel(ServedModel):
+    """Also scores, from the log-probability of a fixed answer (servers that return logprobs)."""
+
+    def __init__(self, *args: Any, top_logprobs: int = 20, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.top_logprobs = top_logprobs
+        self.fingerprint += f"|top_logprobs={top_logprobs}"
+
+    def score(self, visuals: Sequence[VisualInput], texts: Sequence[str]) -> np.ndarray:
+        if len(visuals) != len(texts):
+            raise ValueError("score() needs as many visuals as texts")
+        bodies = []
+        for visual, text in zip(visuals, texts):
+            prompt, answer = self.prompts.scoring(visual, text)
+            if answer != self.prompts.answer:
+                raise AbductError(f"model '{self.name}' scores only a fixed answer (a chat endpoint gives no "
+                                  "likelihood of a whole text): use score=answer")
+            bodies.append({"model": self.model, "messages": [self._message(visual, prompt)], "max_tokens": 1,
+                           "temperature": 0.0, "logprobs": True, "top_logprobs": self.top_logprobs})
+        responses = self.client.post_many(bodies)
+        return np.array([answer_logprob(r, self.prompts.answer, self.client.url) for r in responses], dtype=np.float64)
+
+
+def api_key(variable: str | None) -> str | None:
+    names = (variable,) if variable else KEY_VARIABLES
+    return next((os.environ[n] for n in names if os.environ.get(n)), None)
+
+
+def make_openai(spec: Spec, settings: Settings, *, base_url: str | None = None, concurrency: int = 8,
+                timeout: float = 60.0, retries: int = 5, backoff: float = 1.0, max_backoff: float = 30.0,
+                logprobs: bool = False, top_logprobs: int = 20, api_key_env: str | None = None,
+                cache: bool = True, cache_dir: Path | None = None, template: str | None = None,
+                score_template: str | None = None, answer_template: str | None = None,
+                question: str | None = None, answer: str = "yes", score: ScoreMode = "answer",
+                max_images: int | None = None) -> ServedModel:
+    """``openai:MODEL,base_url=URL[,concurrency=8][,timeout=60][,retries=5][,backoff=1][,max_backoff=30]
+    [,logprobs=false][,top_logprobs=20][,api_key_env=NAME][,cache=true][,cache_dir=DIR][,template=...]
+    [,answer_template=...][,question=...][,answer=yes][,score=answer][,max_images=N]``."""
+    if not spec.argument:
+        raise AbductError("openai needs the served model's name: openai:MODEL,base_url=URL")
+    if not base_url:
+        raise AbductError(f"openai:{spec.argument} needs base_url=URL (e.g. base_url=http://127.0.0.1:8000/v1)")
+    if not base_url.startswith(("http://", "https://")):
+        raise AbductError(f"openai:{spec.argument}: base_url '{base_url}' is not an http(s) URL")
+    given = {k: v for k, v in (("template", template), ("score_template", score_template),
+                               ("question", question)) if v is not None}
+    prompts = Prompts(**given, answer_template=answer_template or DEFAULT_ANSWER_TEMPLATE, answer=answer, score=score)
+    store = ResponseCache(cache_dir or default_cache_dir() / "served") if cache else None
+    client = ChatClient(base_url, api_key=api_key(api_key_env), timeout=timeout, retries=retries, backoff=backoff,
+                        max_backoff=max_backoff, concurrency=concurrency, cache=store)
+    name = str(Spec(spec.name, spec.argument))
+    if logprobs:
+        return ScoringServedModel(spec.argument, client, prompts, max_images=max_images, name=name,
+                                  top_logprobs=top_logprobs)
+    return ServedModel(spec.argument, client, prompts, max_images=max_images, name=name)

@@ -1,0 +1,183 @@
+"""``FakeOpenAIServer``: a local OpenAI-compatible chat-completions endpoint for tests and
+benchmarks (standard library ``http.server`` in a thread).
+
+It answers deterministically from the request's text (``default_reply``: "1"/"2" to a question
+that asks for 1 or 2, "Yes"/"No" to a yes-or-no question, else a short fixed text), returns
+log-probabilities when asked, waits ``latency`` seconds per request, serves at most
+``capacity`` requests at once (the rest queue), and misbehaves on purpose: each name queued in
+``faults`` spoils one request, in order —
+
+- ``"refuse"``: HTTP 401 with an error message (not retried by clients);
+- ``"rate_limit"``: HTTP 429 with ``Retry-After: 0``;
+- ``"server_error"``: HTTP 500;
+- ``"invalid_json"``: HTTP 200 whose body is not JSON;
+- ``"timeout"``: no answer for ``hang`` seconds (longer than the client's timeout).
+
+``always`` makes one fault permanent. ``requests`` holds every body received, ``served`` the
+number answered normally, ``peak`` the most requests in flight at once.
+
+    with FakeOpenAIServer(latency=0.05) as server:
+        spec = f"openai:fake,base_url={server.base_url}"
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+FAULTS = ("refuse", "rate_limit", "server_error", "invalid_json", "timeout")
+
+
+def request_text(body: dict[str, Any]) -> str:
+    """The text parts of a chat body's messages, joined."""
+    texts = []
+    for message in body.get("messages", []):
+        content = message.get("content")
+        if isinstance(content, str):
+            texts.append(content)
+        elif isinstance(content, list):
+            texts += [str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text"]
+    return "\n".join(texts)
+
+
+def image_count(body: dict[str, Any]) -> int:
+    return sum(1 for m in body.get("messages", []) if isinstance(m.get("content"), list)
+               for p in m["content"] if isinstance(p, dict) and p.get("type") == "image_url")
+
+
+def _parity(body: dict[str, Any]) -> int:
+    return hashlib.sha256(json.dumps(body.get("messages"), sort_keys=True).encode()).digest()[0] % 2
+
+
+def default_reply(body: dict[str, Any]) -> str:
+    text = request_text(body).lower()
+    if "1 or 2" in text:
+        return "1" if _parity(body) == 0 else "2"
+    if "yes or no" in text:
+        return "Yes" if _parity(body) == 0 else "No"
+    return f"a reply about {len(text.split())} words and {image_count(body)} images"
+
+
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 256  # many clients connecting at once are queued, not refused
+    daemon_threads = True
+
+
+class FakeOpenAIServer:
+    def __init__(self, *, latency: float = 0.0, capacity: int = 64, reply: Callable[[dict[str, Any]], str] = default_reply,
+                 faults: list[str] | tuple[str, ...] = (), always: str | None = None, hang: float = 5.0) -> None:
+        for fault in (*faults, *([always] if always else [])):
+            if fault not in FAULTS:
+                raise ValueError(f"unknown fault {fault!r} (known: {', '.join(FAULTS)})")
+        self.latency = latency
+        self.reply = reply
+        self.faults: deque[str] = deque(faults)
+        self.always = always
+        self.hang = hang
+        self.requests: list[dict[str, Any]] = []
+        self.served = 0
+        self.peak = 0
+        self._in_flight = 0
+        self._lock = threading.Lock()
+        self._slots = threading.BoundedSemaphore(max(1, capacity))
+        self._server = _Server(("127.0.0.1", 0), self._handler())
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}/v1"
+
+    def __enter__(self) -> FakeOpenAIServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def _next_fault(self) -> str | None:
+        with self._lock:
+            if self.faults:
+                return self.faults.popleft()
+        return self.always
+
+    def completion(self, body: dict[str, Any]) -> dict[str, Any]:
+        text = self.reply(body)
+        choice: dict[str, Any] = {"index": 0, "message": {"role": "assistant", "content": text},
+                                  "finish_reason": "stop"}
+        if body.get("logprobs"):
+            yes = -0.1 - 2.0 * (_parity(body) + len(request_text(body)) % 7 / 7.0)
+            tops = [{"token": "Yes", "logprob": yes}, {"token": "No", "logprob": math.log1p(-math.exp(yes))}]
+            choice["logprobs"] = {"content": [{"token": text, "logprob": 0.0,
+                                               "top_logprobs": tops[: int(body.get("top_logprobs") or 1)]}]}
+        return {"id": "fake", "object": "chat.completion", "model": body.get("model"), "choices": [choice]}
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:  # quiet
+                return
+
+            def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                for key, value in (headers or {}).items():
+                    self.send_header(key, value)
+                self.end_headers()
+                try:
+                    self.wfile.write(payload)
+                except (BrokenPipeError, ConnectionResetError):  # the client went away (a killed run)
+                    pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length) or b"{}")
+                with server._lock:
+                    server.requests.append(body)
+                if not self.path.endswith("/chat/completions"):
+                    self._send(404, json.dumps({"error": {"message": f"no route {self.path}"}}).encode())
+                    return
+                with server._slots:  # the work counts as in flight; the reply is sent after it
+                    with server._lock:
+                        server._in_flight += 1
+                        server.peak = max(server.peak, server._in_flight)
+                    try:
+                        reply = self._answer(body)
+                    finally:
+                        with server._lock:
+                            server._in_flight -= 1
+                if reply is not None:
+                    self._send(*reply)
+
+            def _answer(self, body: dict[str, Any]) -> tuple[int, bytes, dict[str, str]] | None:
+                fault = server._next_fault()
+                if fault == "timeout":
+                    time.sleep(server.hang)
+                    return None
+                time.sleep(server.latency)
+                if fault == "refuse":
+                    return 401, json.dumps({"error": {"message": "invalid API key"}}).encode(), {}
+                if fault == "rate_limit":
+                    return 429, json.dumps({"error": {"message": "slow down"}}).encode(), {"Retry-After": "0"}
+                if fault == "server_error":
+                    return 500, b'{"error": {"message": "internal error"}}', {}
+                if fault == "invalid_json":
+                    return 200, b"{not json", {}
+                with server._lock:
+                    server.served += 1
+                return 200, json.dumps(server.completion(body)).encode(), {}
+
+        return Handler
