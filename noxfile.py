@@ -29,7 +29,7 @@ import nox
 ROOT = Path(__file__).parent
 CONSTRAINTS = ROOT / "constraints.txt"
 TORCH = [line for line in CONSTRAINTS.read_text().splitlines() if line.strip() and not line.startswith("#")]
-NEEDS_TORCH = {"torch", "torchvision", "open_clip_torch", "open-clip-torch", "transformers", "bert-score", "decord"}
+NEEDS_TORCH = {"torch", "torchvision", "open_clip_torch", "open-clip-torch", "transformers", "bert-score"}
 nox.options.default_venv_backend = "uv"
 nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = True
