@@ -1,6 +1,7 @@
-"""The core tests' plugin: a multiple-choice task and a generation task over generated images,
-a slow random model (to kill runs in the middle), a matrix-only scorer, a text-only scorer
-and an echoing generator that counts its calls."""
+"""The core tests' plugin: a multiple-choice task, a generation task and a judged generation
+task over generated images, a slow random model (to kill runs in the middle), a matrix-only
+scorer, a text-only scorer, an echoing generator that counts its calls and a judge that
+compares texts literally."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from abduct import GenerationRequest, Registration, Settings, Spec, TextPool, Vi
 from abduct.baselines import RandomModel
 from abduct.errors import DataError
 from abduct.io import read_json
+from abduct.judging import JudgeItem
 from abduct.protocols import Decoding
 from abduct.runner import Run
 from abduct.tasks import Choice, Evaluation, GenerationItem, accuracy, generate, multiple_choice, score_generations
@@ -93,6 +95,60 @@ class ToyDescribe:
         raise DataError("toy-describe has no official format", file=predictions)
 
 
+JUDGE_TEMPLATE = "Item: {question}\nCandidate: {candidate}\nReferences:\n{references}\nThe same? Answer yes or no."
+
+
+class ToyJudged:
+    """Pick a caption from the pool, then ask the judge whether it is the image's caption."""
+
+    default_split = "val"
+
+    def evaluate(self, run: Run) -> Evaluation:
+        raw = _items(run)
+        items = [GenerationItem(it["id"], GenerationRequest(VisualInput(str(run.data_dir / it["image"])), "Describe."),
+                                (it["caption"],)) for it in raw]
+        pool = TextPool.of([it["caption"] for it in read_json(run.data_dir / "toy.json")])
+        records = generate(run, "describe", items, pool, per_unit=4)
+        questions = {it["id"]: it["question"] for it in raw}
+        verdicts = run.require_judge().judge(
+            [JudgeItem(r["id"], r["prediction"], tuple(r["references"]), question=questions[r["id"]]) for r in records],
+            JUDGE_TEMPLATE, stage="judge", per_unit=2)
+        for record, verdict in zip(records, verdicts):
+            record["judged"] = verdict.equivalent
+        judged = [v.equivalent for v in verdicts if v.equivalent is not None]
+        metrics = {"judged_accuracy": 100.0 * float(np.mean(judged)) if judged else 0.0, "n": len(records)}
+        return Evaluation(metrics, records, data_files=[run.data_dir / "toy.json"])
+
+    def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, float]:
+        raise DataError("toy-judged has no official format", file=predictions)
+
+
+class LiteralJudge:
+    """Says "Yes." when the prompt's candidate is one of its references, "No" otherwise, and
+    an unparseable "Perhaps" for candidates ending in 0; logs each prompt to ``log``."""
+
+    accepts = frozenset({"image"})
+    fingerprint = "literal-judge-v1"
+    calls = 0
+
+    def __init__(self, delay: float, log: str) -> None:
+        self.delay, self.log = delay, log
+
+    def generate(self, requests: Sequence[GenerationRequest], decoding: Decoding, pool: TextPool | None) -> list[str]:
+        LiteralJudge.calls += 1
+        time.sleep(self.delay)
+        answers = []
+        for request in requests:
+            lines = (request.prompt or "").splitlines()
+            candidate = next(line for line in lines if line.startswith("Candidate: ")).removeprefix("Candidate: ")
+            references = [line.partition(". ")[2] for line in lines if line[:1].isdigit()]
+            answers.append("Perhaps" if candidate.endswith("0") else "Yes." if candidate in references else "No")
+            if self.log:
+                with open(self.log, "a", encoding="utf-8") as handle:
+                    handle.write(lines[0] + "\n")
+        return answers
+
+
 class SlowRandom(RandomModel):
     """Random scores and picks, slowly: gives a test time to kill a run in the middle."""
 
@@ -161,6 +217,14 @@ def make_describe(spec: Spec, settings: Settings) -> ToyDescribe:
     return ToyDescribe()
 
 
+def make_judged(spec: Spec, settings: Settings) -> ToyJudged:
+    return ToyJudged()
+
+
+def make_literal_judge(spec: Spec, settings: Settings, *, delay: float = 0.0, log: str = "") -> LiteralJudge:
+    return LiteralJudge(delay, log)
+
+
 def make_slow(spec: Spec, settings: Settings) -> SlowRandom:
     return SlowRandom(settings.seed, float(spec.argument or 0.05))
 
@@ -182,6 +246,7 @@ class ToyPlugin:
     def register_tasks(self) -> Iterator[Registration]:
         yield Registration("toy-choice", "Toy multiple choice", "toy_plugin:make_choice")
         yield Registration("toy-describe", "Toy captioning", "toy_plugin:make_describe")
+        yield Registration("toy-judged", "Toy captioning, judged", "toy_plugin:make_judged")
 
     @hookimpl
     def register_models(self) -> Iterator[Registration]:
@@ -189,3 +254,4 @@ class ToyPlugin:
         yield Registration("matrix-only", "Scores only as a matrix", "toy_plugin:make_matrix_only")
         yield Registration("text-only", "Reads only the context", "toy_plugin:make_text_only")
         yield Registration("echo", "Echoes prompt and context", "toy_plugin:make_echo")
+        yield Registration("literal-judge", "Judges by literal comparison", "toy_plugin:make_literal_judge")

@@ -117,9 +117,13 @@ def echo_values(values: dict[str, Any], indent: str = "") -> None:
 @click.option("--cache-dir", type=click.Path(path_type=Path), default=None,
               help="Cache location for embeddings and generations (default ~/.cache/abduct).")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the caches.")
+@click.option("--judge", default=None, metavar="SPEC",
+              help="A generating model that judges generations against references, for tasks that ask for one "
+                   "(e.g. openai:MODEL,base_url=URL or vlm:DIR).")
 @quiet_and_json
 def eval_cmd(task: str, model: str, data_dir: Path, out_dir: Path, split: str | None, limit: int | None,
-             cache_dir: Path | None, no_cache: bool, quiet: bool, as_json: bool, **shared: Any) -> None:
+             cache_dir: Path | None, no_cache: bool, judge: str | None, quiet: bool, as_json: bool,
+             **shared: Any) -> None:
     """Evaluate MODEL on TASK (a spec too: name[,key=value...]); writes results.json,
     predictions.jsonl and report.md into --out."""
     from abduct.evaluate import EvalConfig, run_evaluation
@@ -128,7 +132,7 @@ def eval_cmd(task: str, model: str, data_dir: Path, out_dir: Path, split: str | 
     config = EvalConfig(
         task=task, model=model, data_dir=data_dir, out_dir=out_dir, split=split, limit=limit,
         seed=settings.seed, batch_size=settings.batch_size, device=settings.device, quiet=quiet,
-        cache_dir=cache_dir, use_cache=not no_cache,
+        cache_dir=cache_dir, use_cache=not no_cache, judge=judge,
     )
     results = run_evaluation(config)
     if as_json:
@@ -138,6 +142,10 @@ def eval_cmd(task: str, model: str, data_dir: Path, out_dir: Path, split: str | 
     echo_values(results["metrics"], "  ")
     if results["inputs"]["ignored"]:
         click.echo(f"  (the model went without: {', '.join(results['inputs']['ignored'])}; the task allows it)")
+    if "judge" in results:
+        verdicts = results["judge"]
+        click.echo(f"  judged by {verdicts['spec']}: {verdicts['judged']} items, "
+                   f"{verdicts['parse_failures']} unparseable verdicts")
     click.echo(f"wrote {out_dir / 'results.json'}")
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -16,10 +16,12 @@ from abduct.errors import AbductError
 from abduct.generation import GenerationEngine
 from abduct.inputs import InputPolicy
 from abduct.io import atomic_write_json, atomic_write_jsonl, atomic_write_text, require_dir
+from abduct.judging import JudgeEngine
 from abduct.models import LoadedModel, load_model
 from abduct.plugins import Registry, get_registry
 from abduct.protocols import DualEncoder
 from abduct.provenance import file_hashes, git_revision, package_versions
+from abduct.records import FEATURES
 from abduct.report import markdown_report
 from abduct.runner import PARTIAL_DIR, Run, seed_everything
 from abduct.spec import Settings, Spec
@@ -40,6 +42,7 @@ class EvalConfig:
     quiet: bool = False
     cache_dir: Path | None = None
     use_cache: bool = True
+    judge: str | None = None
 
     @property
     def settings(self) -> Settings:
@@ -64,6 +67,27 @@ def _signature(config: EvalConfig, split: str, fingerprint: str) -> dict[str, An
         "limit": config.limit,
         "seed": config.seed,
     }
+
+
+def build_judge(config: EvalConfig, registry: Registry) -> JudgeEngine | None:
+    """The ``--judge`` model as a judge: it must generate, and it decodes greedily (its own
+    seed fixed, so that a judgment is the same in every run); it sees what it can of the
+    judged items (a text-only judge reads just the prompt)."""
+    if config.judge is None:
+        return None
+    loaded = load_model(config.judge, config.settings, registry)
+    name = loaded.spec.name
+    if not loaded.generates:
+        raise AbductError(f"--judge {loaded.spec}: model '{name}' does not generate, and a judge answers in text")
+    if loaded.decoding.do_sample:
+        raise AbductError(f"--judge {loaded.spec}: a judge decodes greedily (temperature 0); drop do_sample")
+    cached = config.use_cache and hasattr(loaded.model, "fingerprint")
+    engine = GenerationEngine(
+        loaded.model, decoding=replace(loaded.decoding, seed=0), batch_size=config.batch_size,
+        cache=TextCache(config.cache_dir or default_cache_dir(), loaded.fingerprint) if cached else None,
+        quiet=config.quiet, policy=InputPolicy(loaded.model, f"judge {name}", FEATURES),
+    )
+    return JudgeEngine(engine, str(loaded.spec), loaded.fingerprint)
 
 
 def _check_resume(out_dir: Path, signature: dict[str, Any]) -> bool:
@@ -98,11 +122,14 @@ def build_run(config: EvalConfig, task: Task, loaded: LoadedModel, registry: Reg
         generation = GenerationEngine(loaded.model, decoding=loaded.decoding, batch_size=config.batch_size,
                                       cache=TextCache(root, loaded.fingerprint) if cached else None,
                                       quiet=config.quiet, policy=policy, keys=keys, timer=timer)
+    judge = build_judge(config, registry)
     signature = _signature(config, split, loaded.fingerprint)
     if loaded.generates:
         signature["decoding"] = loaded.decoding.describe()
-    return Run(data_dir=config.data_dir, split=split, scoring=scoring, generation=generation, model_name=name,
-               settings=config.settings, registry=registry, limit=config.limit, quiet=config.quiet,
+    if judge is not None:
+        signature["judge"] = {"spec": judge.spec, "fingerprint": judge.fingerprint}
+    return Run(data_dir=config.data_dir, split=split, scoring=scoring, generation=generation, judge=judge,
+               model_name=name, settings=config.settings, registry=registry, limit=config.limit, quiet=config.quiet,
                out_dir=config.out_dir, signature=signature)
 
 
@@ -146,6 +173,8 @@ def run_evaluation(config: EvalConfig, registry: Registry | None = None) -> dict
     }
     if loaded.generates:
         results["model"]["decoding"] = loaded.decoding.describe()
+    if run.judge is not None:
+        results["judge"] = run.judge.describe()
     out_dir = config.out_dir
     atomic_write_jsonl(out_dir / "predictions.jsonl", evaluation.predictions)
     atomic_write_text(out_dir / "report.md", markdown_report(results))

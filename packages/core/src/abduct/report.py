@@ -36,5 +36,9 @@ def markdown_report(results: dict[str, Any]) -> str:
         "|---|---|",
     ]
     lines += [f"| {name} | {_fmt(value)} |" for name, value in _flatten(results["metrics"])]
+    if "judge" in results:
+        judge = results["judge"]
+        lines += ["", f"Judged by `{judge['spec']}` (prompt sha256 `{judge['prompt_sha256']}`): "
+                      f"{judge['judged']} items, {judge['parse_failures']} verdicts that could not be parsed."]
     lines += ["", "Per-sample predictions: `predictions.jsonl`. Full record: `results.json`.", ""]
     return "\n".join(lines)

@@ -26,6 +26,7 @@ from abduct.engine import ScoringEngine
 from abduct.errors import AbductError, UnknownNameError
 from abduct.generation import GenerationEngine
 from abduct.io import atomic_write_json, atomic_write_jsonl
+from abduct.judging import JudgeEngine
 from abduct.plugins import Registry, get_registry
 from abduct.progress import progress
 from abduct.protocols import Metric
@@ -93,6 +94,7 @@ class Run:
     split: str
     scoring: ScoringEngine | None = None
     generation: GenerationEngine | None = None
+    judge: JudgeEngine | None = None
     model_name: str = "model"
     settings: Settings = field(default_factory=Settings)
     registry: Registry | None = None
@@ -116,6 +118,13 @@ class Run:
         if self.generation is None:
             raise AbductError(f"this task generates text, and model '{self.model_name}' does not generate")
         return self.generation
+
+    def require_judge(self) -> JudgeEngine:
+        """The ``--judge`` model, its finished judgments stored with the run's units."""
+        if self.judge is None:
+            raise AbductError("this task judges generations against references with a model; pass --judge SPEC "
+                              "(e.g. --judge openai:MODEL,base_url=URL or --judge vlm:DIR)")
+        return self.judge.bind(self.map_units)
 
     def metric(self, name: str, **options: Any) -> Metric:
         """The metric ``name`` built with the run's settings (its device) and ``options``."""

@@ -1,0 +1,156 @@
+"""The LLM judge: strict verdicts, templates, the results.json block, caching and resuming."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from abduct.cli import main
+from abduct.errors import AbductError
+from abduct.evaluate import EvalConfig, run_evaluation
+from abduct.generation import GenerationEngine
+from abduct.judging import JudgeEngine, JudgeItem, any_equivalent, parse_verdict
+from abduct.plugins import Registry
+from abduct.protocols import Decoding
+from toy_plugin import JUDGE_TEMPLATE, LiteralJudge
+
+
+@pytest.mark.parametrize(("answer", "verdict"), [
+    ("Yes", True), ("yes.", True), ("  **YES** - same meaning", True), ("Yes, because both say rain", True),
+    ('"no"', False), ("No.", False), ("no, the candidate differs", False), ("(No)", False),
+    ("", None), ("Not sure", None), ("nope", None), ("I think yes", None), ("No-one knows", None),
+    ("Yesterday", None), ("Answer: yes", None), ("y", None),
+])
+def test_a_verdict_is_read_from_the_first_word_only(answer: str, verdict: bool | None) -> None:
+    assert parse_verdict(answer) is verdict
+
+
+def test_equivalent_to_any_reference() -> None:
+    assert any_equivalent([False, True, None]) is True
+    assert any_equivalent([False, False]) is False
+    assert any_equivalent([False, None]) is None
+
+
+def _engine() -> JudgeEngine:
+    judge = LiteralJudge(0.0, "")
+    return JudgeEngine(GenerationEngine(judge, decoding=Decoding(), quiet=True), "literal-judge", judge.fingerprint)
+
+
+@pytest.mark.parametrize(("template", "message"), [
+    ("{candidate} vs {refs}", "unknown placeholder '{refs}' (known: {candidate}, {question}, {reference}, {references})"),
+    ("{reference} {references} {candidate}", "exactly one of the placeholders {reference}"),
+    ("{references} only", "needs the placeholder '{candidate}'"),
+    ("{candidate} {0}", "placeholders are plain names"),
+    ("{candidate {references}", "malformed"),
+])
+def test_a_bad_template_is_one_line_before_any_call(template: str, message: str) -> None:
+    engine = _engine()
+    with pytest.raises(AbductError, match="the judging prompt of 'j'") as err:
+        engine.judge([JudgeItem("a", "x", ("x",))], template, stage="j")
+    assert message in str(err.value) and "\n" not in str(err.value)
+    assert engine.engine.calls == 0
+
+
+def test_per_reference_questions_and_duplicate_ids() -> None:
+    engine = _engine()
+    template = "Item: {question}\nCandidate: {candidate}\n1. {reference}"
+    items = [JudgeItem("a", "rain", ("snow", "rain"), question="a"), JudgeItem("b", "sun", ("snow", "hail")),
+             JudgeItem("c", "x0", ("y", "z"))]
+    verdicts = engine.judge(items, template, stage="j")
+    assert [v.equivalent for v in verdicts] == [True, False, None]
+    assert verdicts[0].raw == "[1] No\n[2] Yes."
+    assert engine.describe()["judged"] == 3 and engine.describe()["parse_failures"] == 1
+    with pytest.raises(AbductError, match="item id 'a' is given twice"):
+        engine.judge([items[0], items[0]], template, stage="k")
+    with pytest.raises(AbductError, match="item 'e' has no reference"):
+        engine.judge([JudgeItem("e", "x", ())], template, stage="k")
+
+
+def _expected(records: list[dict]) -> list[bool | None]:
+    return [None if r["prediction"].endswith("0") else r["prediction"] in r["references"] for r in records]
+
+
+def test_judged_run_writes_the_judge_block(toy_registry: Registry, toy_data: Path, tmp_path: Path) -> None:
+    config = EvalConfig("toy-judged", "random", toy_data, tmp_path / "o", quiet=True, judge="literal-judge",
+                        cache_dir=tmp_path / "cache")
+    results = run_evaluation(config, toy_registry)
+    records = [json.loads(line) for line in (tmp_path / "o" / "predictions.jsonl").read_text().splitlines()]
+    expected = _expected(records)
+    assert [r["judged"] for r in records] == expected
+    assert None in expected and True in expected  # the toy data exercises both outcomes
+    judge = results["judge"]
+    assert judge["spec"] == "literal-judge" and judge["fingerprint"] == "literal-judge-v1"
+    assert judge["prompt_sha256"] == hashlib.sha256(JUDGE_TEMPLATE.encode()).hexdigest()
+    assert judge["judged"] == 12 and judge["parse_failures"] == expected.count(None)
+    parsed = [e for e in expected if e is not None]
+    assert results["metrics"]["judged_accuracy"] == pytest.approx(100.0 * sum(parsed) / len(parsed))
+    assert json.loads((tmp_path / "o" / "results.json").read_text())["judge"] == judge
+    assert "Judged by `literal-judge`" in (tmp_path / "o" / "report.md").read_text()
+
+    LiteralJudge.calls = 0  # a second run into a new directory asks the judge nothing: all cached
+    again = run_evaluation(EvalConfig("toy-judged", "random", toy_data, tmp_path / "p", quiet=True,
+                                      judge="literal-judge", cache_dir=tmp_path / "cache"), toy_registry)
+    assert LiteralJudge.calls == 0 and again["metrics"] == results["metrics"]
+
+
+def test_without_judge_or_with_a_sampling_judge_one_line(toy_registry: Registry, toy_data: Path, tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["eval", "toy-judged", "--model", "random", "--data", str(toy_data), "--quiet", "--no-cache"]
+    assert main([*base, "--out", str(tmp_path / "a")]) == 2
+    assert "pass --judge SPEC" in capsys.readouterr().err
+    assert main([*base, "--out", str(tmp_path / "b"), "--judge", "literal-judge,do_sample=true"]) == 2
+    assert "a judge decodes greedily" in capsys.readouterr().err
+    assert main([*base, "--out", str(tmp_path / "c"), "--judge", "matrix-only"]) == 2
+    assert "does not generate" in capsys.readouterr().err
+    assert not (tmp_path / "a" / "results.json").exists()
+    assert main([*base, "--out", str(tmp_path / "d"), "--judge", "literal-judge"]) == 0
+    assert "judged by literal-judge: 12 items" in capsys.readouterr().out
+
+
+def _judged_run(data: str, out: str, log: str) -> None:
+    from abduct.plugins import build_registry
+    from toy_plugin import ToyPlugin
+
+    config = EvalConfig("toy-judged", "random", Path(data), Path(out), quiet=True, use_cache=False,
+                        judge=f"literal-judge,delay=0.3,log={log}")
+    run_evaluation(config, build_registry(extra_plugins=[("toy", ToyPlugin())]))
+
+
+def _finished_judgments(out: Path) -> set[str]:
+    done = set()
+    for shard in (out / ".partial").glob("shard-*.jsonl"):
+        for line in shard.read_text().splitlines():
+            entry = json.loads(line)
+            if entry["unit"].startswith("judge/"):
+                done |= {r["id"] for r in entry["records"]}
+    return done
+
+
+def test_a_killed_judged_run_resumes_without_asking_again(toy_data: Path, tmp_path: Path) -> None:
+    import multiprocessing
+    import os
+    import signal
+    import time
+
+    out, log = tmp_path / "o", tmp_path / "asked.txt"
+    child = multiprocessing.get_context("fork").Process(target=_judged_run, args=(str(toy_data), str(out), str(log)))
+    child.start()
+    deadline = time.monotonic() + 30
+    while not _finished_judgments(out) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.kill(child.pid, signal.SIGKILL)  # type: ignore[arg-type]
+    child.join()
+    finished = _finished_judgments(out)
+    assert finished and len(finished) < 12
+    asked_before = len(log.read_text().splitlines())
+
+    _judged_run(str(toy_data), str(out), str(log))
+    asked_after = log.read_text().splitlines()[asked_before:]
+    questions = {item["id"]: item["question"] for item in json.loads((toy_data / "toy.json").read_text())}
+    assert not {f"Item: {questions[i]}" for i in finished} & set(asked_after)
+    assert len(asked_after) <= 12 - len(finished)
+    results = json.loads((out / "results.json").read_text())
+    assert results["resumed"] is True and results["judge"]["judged"] == 12
