@@ -29,6 +29,7 @@ from abduct_whoops.records import WhoopsImage
 from abduct_whoops.splits import N_FOLDS, Folds, make_folds, parse_split, read_folds
 
 Records = list[dict[str, Any]]
+COUNTS = frozenset({"ties", "unparseable", "judge_parse_failures"})  # counts get no fold mean or std
 
 
 @dataclass(frozen=True)
@@ -114,7 +115,7 @@ def group_tables(
             per_fold[name] = {**compute(chosen), "n": len({image_of(r) for r in chosen})}
     if per_fold:
         details["per_fold"] = per_fold
-        for key in overall:
+        for key in (k for k in overall if k not in COUNTS):
             values = [float(fold[key]) for fold in per_fold.values()]
             metrics[f"{key}_fold_mean"] = sum(values) / len(values)
             metrics[f"{key}_fold_std"] = _sample_std(values)
