@@ -34,7 +34,7 @@ def find(data_dir: Path) -> tuple[str, list[Path]] | None:
 
 def _rows_saved(folder: Path) -> list[dict[str, Any]]:
     try:
-        import datasets
+        import datasets  # type: ignore[import-untyped,import-not-found,unused-ignore]
     except ImportError:
         raise AbductError(f"{folder} is a datasets folder; reading it needs the datasets library: {HINT}") from None
     loaded: Any = datasets.load_from_disk(str(folder))
@@ -49,7 +49,7 @@ def _rows_saved(folder: Path) -> list[dict[str, Any]]:
 
 def _rows_parquet(files: list[Path]) -> list[dict[str, Any]]:
     try:
-        import pyarrow.parquet as pq
+        import pyarrow.parquet as pq  # type: ignore[import-untyped,import-not-found,unused-ignore]
     except ImportError:
         raise AbductError(f"{files[0]} is parquet; reading it needs pyarrow: {HINT}") from None
     rows: list[dict[str, Any]] = []

@@ -100,7 +100,7 @@ def group_tables(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """``tables`` for any ``{image_id: category}`` and fold groups (official-format scoring
     uses it too)."""
-    overall = compute(list(records))
+    overall = compute([dict(r) for r in records])
     metrics: dict[str, Any] = dict(overall)
     metrics["n_images"] = len({image_of(r) for r in records})
     by_category: dict[str, Any] = {}

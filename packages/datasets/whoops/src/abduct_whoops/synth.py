@@ -109,7 +109,7 @@ def synthesize(out_dir: Path, images: int = DEFAULT_IMAGES, seed: int = 0) -> Pa
         fields = texts(name, color, background)
         row = {"image": f"{image_id}.png", "commonsense_category": category, "image_id": image_id,
                "image_designer": "synthetic", **fields}
-        rows.append([json.dumps(row[c]) if isinstance(row[c], list) else row[c] for c in COLUMNS])
+        rows.append([json.dumps(row[c]) if isinstance(row[c], list) else str(row[c]) for c in COLUMNS])
         pairs.append([f"natural_{image_id}.png", f"normal_{image_id}.png", f"{image_id}.png"])
     _write_csv(out / "whoops_dataset.csv", list(COLUMNS), rows, bom=True)
     _write_csv(out / IDENTIFICATION_DIR / IDENTIFICATION_CSV, ["natural_image", "normal_image", "strange_image"],
