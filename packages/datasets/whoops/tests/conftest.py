@@ -131,3 +131,11 @@ def registry() -> Any:
 def evaluate(data: Path, out: Path, task: str, model: str, **kw: Any) -> dict[str, Any]:
     return run_evaluation(EvalConfig(task=task, model=model, data_dir=data, out_dir=out, quiet=True, use_cache=False,
                                      **kw), registry())
+
+
+@pytest.fixture(scope="session")
+def random_captions(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path]:
+    """One ``whoops-captioning`` run of ``random`` (the caption metrics start Java per group:
+    tests share the run instead of repeating it)."""
+    out = tmp_path_factory.mktemp("captioning") / "run"
+    return evaluate(corpus, out, "whoops-captioning", "random"), out

@@ -50,9 +50,10 @@ def test_vqa_file_exact_match_hand_computed(tmp_path: Path, key: Path, capsys: p
     assert out["by_category"]["Biology"]["exact_match"] == 50.0
 
 
-def test_captioning_file_equals_the_eval_run(corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    results = evaluate(corpus, tmp_path / "run", "whoops-captioning", "random")
-    records = [json.loads(line) for line in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()]
+def test_captioning_file_equals_the_eval_run(corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                             random_captions: tuple[dict[str, Any], Path]) -> None:
+    results, run = random_captions
+    records = [json.loads(line) for line in (run / "predictions.jsonl").read_text().splitlines()]
     code, out = _score(tmp_path, "whoops-captioning", {r["image_id"]: r["prediction"] for r in records},
                        corpus / "whoops_dataset.csv", capsys)
     assert code == 0
@@ -85,17 +86,20 @@ def test_bad_answer_key_row_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture
     assert code == 2 and "(image_id 'zz9'), field 'question_answering_pairs'" in err
 
 
-def test_submit_writes_the_csv_plus_predictions(corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    for task in ("captioning", "vqa", "matching"):
-        evaluate(corpus, tmp_path / task, f"whoops-{task}", "random")
+def test_submit_writes_the_csv_plus_predictions(corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                random_captions: tuple[dict[str, Any], Path]) -> None:
+    runs = {"captioning": random_captions[1], "vqa": tmp_path / "vqa", "matching": tmp_path / "matching"}
+    for task, run in runs.items():
+        if task != "captioning":
+            evaluate(corpus, run, f"whoops-{task}", "random")
         out = tmp_path / f"{task}.csv"
-        assert main(["whoops", "submit", "--run", str(tmp_path / task), "--out", str(out)]) == 0
+        assert main(["whoops", "submit", "--run", str(run), "--out", str(out)]) == 0
         assert out.read_bytes().startswith("\ufeff".encode())
         header, rows = read_csv_rows(out)
         original_header, original = read_csv_rows(corpus / "whoops_dataset.csv")
         assert header == [*original_header, "predictions"]
         assert [{k: v for k, v in r.items() if k != "predictions"} for _, r in rows] == [r for _, r in original]
-        records = [json.loads(line) for line in (tmp_path / task / "predictions.jsonl").read_text().splitlines()]
+        records = [json.loads(line) for line in (run / "predictions.jsonl").read_text().splitlines()]
         first = rows[0][1]["predictions"]
         mine = [r for r in records if r["image_id"] == "w0000"]
         if task == "captioning":

@@ -33,10 +33,6 @@ class _Contract(TaskContract):
         return self.corpus
 
 
-class TestCaptioningContract(_Contract):
-    task_name = "whoops-captioning"
-
-
 class TestMatchingContract(_Contract):
     task_name = "whoops-matching"
 
@@ -53,9 +49,10 @@ def _records(out: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
 
 
-def test_captioning_equals_the_metrics_package_overall_by_category_and_fold(corpus: Path, tmp_path: Path) -> None:
-    results = evaluate(corpus, tmp_path / "run", "whoops-captioning", "random")
-    records = _records(tmp_path / "run")
+def test_captioning_equals_the_metrics_package_overall_by_category_and_fold(
+        corpus: Path, random_captions: tuple[dict[str, Any], Path]) -> None:
+    results, out = random_captions
+    records = _records(out)
     images = load_release(corpus).by_id()
     predictions = {r["image_id"]: r["prediction"] for r in records}
     references = {i: list(images[i].crowd_captions) for i in predictions}
@@ -83,9 +80,10 @@ def test_captioning_equals_the_metrics_package_overall_by_category_and_fold(corp
         assert r["prediction"] in {c for i, image in images.items() if i not in part for c in image.crowd_captions}
 
 
-def test_captioning_oracle_and_fold_split(corpus: Path, tmp_path: Path) -> None:
+def test_captioning_oracle_and_fold_split(corpus: Path, tmp_path: Path,
+                                         random_captions: tuple[dict[str, Any], Path]) -> None:
     oracle = evaluate(corpus, tmp_path / "oracle", "whoops-captioning", "oracle")
-    random = evaluate(corpus, tmp_path / "random", "whoops-captioning", "random")
+    random = random_captions[0]
     assert oracle["metrics"]["bleu_4"] > random["metrics"]["bleu_4"]
     assert oracle["metrics"]["cider"] > random["metrics"]["cider"]
     fold = evaluate(corpus, tmp_path / "fold", "whoops-captioning", "random", split="fold1-test")
