@@ -15,11 +15,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from abduct.metric_info import higher
 from abduct.records import GenerationRequest, VisualInput
 from abduct.runner import Run
 from abduct.spec import Settings, Spec
 from abduct.tasks import Evaluation, GenerationItem, generate
-from abduct_whoops.common import Records, pool_of, select, tables
+from abduct_whoops.common import Records, declare, pool_of, select, tables
 from abduct_whoops.scoring import caption_values, score_captions
 
 PROMPT = "A short caption describing this image:"
@@ -27,6 +28,7 @@ PROMPT = "A short caption describing this image:"
 
 class CaptioningTask:
     default_split = "all"
+    metric_info = declare({"bleu_4": higher(0.0, 100.0), "cider": higher(0.0, 1000.0)})
 
     def __init__(self, folds: Path | None = None) -> None:
         self.folds = folds

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from abduct.metric_info import COUNT, MetricInfo
 from abduct.protocols import TextPool
 from abduct.runner import Run
 from abduct_whoops.loader import Release, load_release
@@ -64,6 +65,21 @@ class Selection:
         if self.split is not None:
             return {}
         return {f"fold{k}": set(self.folds.part(k, "test")) for k in range(N_FOLDS)}
+
+
+SPREAD = MetricInfo(None, (0.0, None), None)
+"""A standard deviation over folds: neither better nor worse."""
+
+
+def declare(values: Mapping[str, MetricInfo], counts: Sequence[str] = ()) -> dict[str, MetricInfo]:
+    """A task's ``metric_info``: ``values`` with their fold means (the same info) and standard
+    deviations, and ``counts`` (``n_images`` always) as counts."""
+    out = dict(values)
+    for key, info in values.items():
+        out[f"{key}_fold_mean"] = info
+        out[f"{key}_fold_std"] = SPREAD
+    out.update({name: COUNT for name in ("n_images", *counts)})
+    return out
 
 
 def select(run: Run, folds_file: Path | None = None) -> Selection:

@@ -26,11 +26,12 @@ from typing import Any
 
 from abduct.errors import AbductError
 from abduct.judging import JudgeItem
+from abduct.metric_info import higher, percent
 from abduct.records import GenerationRequest, VisualInput
 from abduct.runner import Run
 from abduct.spec import Settings, Spec
 from abduct.tasks import Evaluation, GenerationItem, generate
-from abduct_whoops.common import Records, pool_of, select, tables
+from abduct_whoops.common import Records, declare, pool_of, select, tables
 
 PROMPT = "What makes this image weird? Explain in one sentence."
 QUESTION = "What makes this image weird?"
@@ -60,6 +61,9 @@ def explanation_values(records: Sequence[Mapping[str, Any]]) -> dict[str, float]
 
 class ExplanationTask:
     default_split = "all"
+    metric_info = declare({"judge_equivalent": percent(), "bem": percent(),
+                           **{f"bertscore_{k}": higher(-100.0, 100.0) for k in ("precision", "recall", "f1")}},
+                          ("judge_parse_failures", "explanations"))
 
     def __init__(self, bertscore_model: Path | None = None, bertscore_layers: int | None = None,
                  bem_model: Path | None = None, folds: Path | None = None) -> None:

@@ -25,12 +25,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from abduct.errors import AbductError
+from abduct.metric_info import percent
 from abduct.protocols import TextPool
 from abduct.records import GenerationRequest, VisualInput
 from abduct.runner import Run
 from abduct.spec import Settings, Spec
 from abduct.tasks import Evaluation, batched
-from abduct_whoops.common import Records, group_tables, select
+from abduct_whoops.common import Records, declare, group_tables, select
 from abduct_whoops.normals import IDENTIFICATION_FILES, Counterpart, Pair, find_file, load_pairs
 
 PROMPT = "Is this image weird or normal? Answer with one word: weird or normal."
@@ -71,6 +72,9 @@ def identification_values(records: Sequence[Mapping[str, Any]]) -> dict[str, flo
 
 class IdentificationTask:
     default_split = "all"
+    metric_info = declare({name: percent(chance=50.0) for name in
+                           ("accuracy", "weird_accuracy", "normal_accuracy", "pair_accuracy")},
+                          ("unparseable", "pairs"))
 
     def __init__(self, normal_images: Path | None = None, counterpart: Counterpart = "normal",
                  answer: Literal["auto", "score", "generate"] = "auto", folds: Path | None = None) -> None:

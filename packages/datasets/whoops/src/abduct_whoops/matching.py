@@ -13,16 +13,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from abduct.metric_info import percent
 from abduct.records import VisualInput
 from abduct.runner import Run
 from abduct.spec import Settings, Spec
 from abduct.tasks import Candidate, Evaluation, TwoWay, compare_two
-from abduct_whoops.common import select, tables
+from abduct_whoops.common import declare, select, tables
 from abduct_whoops.scoring import score_matching, specificity_values
 
 
 class MatchingTask:
     default_split = "all"
+    metric_info = declare({"specificity": percent(chance=50.0)}, ("ties", "comparisons"))
 
     def __init__(self, folds: Path | None = None) -> None:
         self.folds = folds

@@ -14,11 +14,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from abduct.metric_info import percent
 from abduct.records import GenerationRequest, VisualInput
 from abduct.runner import Run
 from abduct.spec import Settings, Spec
 from abduct.tasks import Evaluation, GenerationItem, generate
-from abduct_whoops.common import Records, pool_of, select, tables
+from abduct_whoops.common import Records, declare, pool_of, select, tables
 from abduct_whoops.scoring import score_vqa, vqa_values
 
 PROMPT = "Question: {question} Short answer:"
@@ -26,6 +27,7 @@ PROMPT = "Question: {question} Short answer:"
 
 class VqaTask:
     default_split = "all"
+    metric_info = declare({"exact_match": percent(), "bem": percent()}, ("questions",))
 
     def __init__(self, bem_model: Path | None = None, folds: Path | None = None) -> None:
         self.bem_model = bem_model
