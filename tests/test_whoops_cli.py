@@ -38,6 +38,19 @@ def test_clip_scores_matching_and_identification(corpus: Path, tmp_path: Path, t
     assert len(results["details"]["per_fold"]) == 5 and f"{metric}_fold_std" in results["metrics"]
 
 
+def test_caption_retrieval_with_clip(corpus: Path, tmp_path: Path) -> None:
+    results = _eval(corpus, tmp_path, "whoops-captioning", 'retrieve:"clip:tiny,workers=0"', "--limit", "10")
+    records = [json.loads(line) for line in (tmp_path / "predictions.jsonl").read_text().splitlines()]
+    assert results["metrics"]["n_images"] == 10
+    from abduct_whoops import load_release, make_folds
+
+    images = load_release(corpus).by_id()
+    folds = make_folds(list(images))
+    for r in records:  # a crowd caption of an image outside the image's fold part
+        part = next(set(folds.part(k, "test")) for k in range(5) if r["image_id"] in folds.part(k, "test"))
+        assert r["prediction"] in {c for i, image in images.items() if i not in part for c in image.crowd_captions}
+
+
 def test_tiny_vlm_captions_and_the_leaderboard_file_scores_the_same(corpus: Path, tmp_path: Path) -> None:
     pytest.importorskip("abduct_vlm")
     results = _eval(corpus, tmp_path / "run", "whoops-captioning", "vlm:tiny,max_new_tokens=6")

@@ -12,12 +12,12 @@ import pytest
 
 from abduct.cli import main
 from abduct.errors import AbductError
-from abduct.plugins import get_registry
+from abduct.plugins import get_registry, reset_registry
 from abduct.spec import Settings, Spec
 from abduct.testing import TaskContract
 from abduct_whoops.loader import load_release
 from abduct_whoops.splits import make_folds
-from conftest import LiteralJudge, evaluate
+from conftest import LiteralJudge, evaluate, registry
 
 
 def metric(name: str, **options: Any) -> Any:
@@ -190,3 +190,19 @@ def test_explanation_proxies_equal_the_metrics_package(corpus: Path, tmp_path: P
     expected = metric("bertscore", model=str(bert), num_layers=2).compute(predictions, references).corpus
     assert results["metrics"]["bertscore_f1"] == pytest.approx(100 * expected["bertscore_f1"], rel=1e-12)
     assert "judge_equivalent" not in results["metrics"] and "not run" in results["details"]["judge"]
+
+
+def test_caption_retrieval_baseline_picks_from_other_images(corpus: Path, tmp_path: Path) -> None:
+    """The core's retrieve:<scorer> with a test scorer (longer text, higher score): each image
+    gets the longest crowd caption of the images outside its fold part, never its own."""
+    reset_registry(registry())  # retrieve builds its inner model from the process-wide registry
+    try:
+        evaluate(corpus, tmp_path / "cap", "whoops-captioning", "retrieve:length")
+    finally:
+        reset_registry()
+    images = load_release(corpus).by_id()
+    folds = make_folds(list(images))
+    for r in _records(tmp_path / "cap"):
+        part = next(set(folds.part(k, "test")) for k in range(5) if r["image_id"] in folds.part(k, "test"))
+        pool = list(dict.fromkeys(c for i, image in images.items() if i not in part for c in image.crowd_captions))
+        assert r["prediction"] == max(pool, key=len)  # ties: the first in pool order
