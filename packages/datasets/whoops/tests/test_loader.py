@@ -204,3 +204,17 @@ def test_folds_file_written_identically_and_validated(corpus: Path, tmp_path: Pa
 
 PINNED_FOLDS_DIGEST = "897266177daf70b826cf0e8577b66fa1ee566eca7ecb3772fda50e6b9fbd7616"
 PINNED_FIRST_TEST = ("img484", "img218", "img019")
+
+
+def test_training_pairs_are_fold_zero_crowd_captions(corpus: Path) -> None:
+    from abduct.plugins import build_registry
+    from abduct.protocols import PairDataset
+
+    dataset = build_registry().create("dataset", "whoops")
+    assert isinstance(dataset, PairDataset)
+    folds = make_folds([i.image_id for i in load_release(corpus).images])
+    train, val = dataset.pairs(corpus, "train"), dataset.pairs(corpus, "val")
+    assert {p.group for p in train} == set(folds.part(0, "train")) and {p.group for p in val} == set(folds.part(0, "val"))
+    assert len(train) == 5 * 12 and train[0].text == load_release(corpus).by_id()[str(train[0].group)].crowd_captions[0]
+    assert [i.image_id for i in dataset.load(corpus, "fold3-test")] == [
+        i.image_id for i in load_release(corpus).images if i.image_id in folds.part(3, "test")]
