@@ -40,7 +40,7 @@ class MatchingTask:
                 item_id = f"{image.image_id}#{k}"
                 owner[item_id] = image.image_id
                 items.append(TwoWay(item_id, Candidate(visual, image.selected_caption), Candidate(visual, under), 0))
-        records = [{"image_id": owner[r["id"]], **r} for r in compare_two(run, "matching", items, per_unit=500)]
+        records = [{"image_id": owner[r["id"]], **r} for r in compare_two(run, "matching", items, per_unit=50)]
         metrics, details = tables(selection, records, specificity_values)
         metrics["comparisons"] = len(records)
         details["detailed_caption"] = "selected_caption"
