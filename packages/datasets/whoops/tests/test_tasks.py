@@ -127,10 +127,10 @@ def test_matching_specificity_counts_strict_wins(corpus: Path, tmp_path: Path) -
     assert length["metrics"]["specificity"] == 100.0 and length["metrics"]["comparisons"] == 100
     ties = evaluate(corpus, tmp_path / "const", "whoops-matching", "constant")
     assert ties["metrics"]["specificity"] == 0.0 and ties["metrics"]["ties"] == 100.0
-    clip = evaluate(corpus, tmp_path / "clip", "whoops-matching", "clip:tiny")
-    records = _records(tmp_path / "clip")
+    chance = evaluate(corpus, tmp_path / "random", "whoops-matching", "random")
+    records = _records(tmp_path / "random")
     wins = sum(r["scores"][0] > r["scores"][1] for r in records)
-    assert clip["metrics"]["specificity"] == 100 * wins / 100
+    assert chance["metrics"]["specificity"] == 100 * wins / 100 and 0 < wins < 100
 
 
 def test_identification_with_and_without_the_normal_release(corpus: Path, tmp_path: Path,
@@ -138,10 +138,12 @@ def test_identification_with_and_without_the_normal_release(corpus: Path, tmp_pa
     oracle = evaluate(corpus, tmp_path / "oracle", "whoops-identification", "oracle")
     assert oracle["metrics"]["accuracy"] == 100.0 and oracle["metrics"]["pairs"] == 20
     assert oracle["details"]["answered_by"] == "generation" and oracle["metrics"]["unparseable"] == 0
-    scored = evaluate(corpus, tmp_path / "clip", "whoops-identification", "clip:tiny")
-    records = _records(tmp_path / "clip")
+    # a scorer: the longer text (WEIRD_TEXT) always wins, so every picture is called weird
+    scored = evaluate(corpus, tmp_path / "scored", "whoops-identification", "length")
+    records = _records(tmp_path / "scored")
     assert len(records) == 40 and scored["details"]["answered_by"] == "scores"
-    assert scored["metrics"]["accuracy"] == 100 * sum(r["correct"] for r in records) / 40
+    assert (scored["metrics"]["accuracy"], scored["metrics"]["weird_accuracy"]) == (50.0, 100.0)
+    assert scored["metrics"]["normal_accuracy"] == 0.0 and scored["metrics"]["pair_accuracy"] == 0.0  # equal margins
     # the release elsewhere, given with normal_images=DIR
     bare = tmp_path / "bare"
     shutil.copytree(corpus, bare, ignore=shutil.ignore_patterns("identification"))
