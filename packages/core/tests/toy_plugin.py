@@ -22,6 +22,7 @@ from abduct.demo import DemoContext, DemoTable
 from abduct.errors import DataError
 from abduct.io import read_json
 from abduct.judging import JudgeItem
+from abduct.metric_info import COUNT, TEXT_METRICS, percent
 from abduct.protocols import Decoding
 from abduct.runner import Run
 from abduct.tasks import Choice, Evaluation, GenerationItem, accuracy, generate, multiple_choice, score_generations
@@ -62,6 +63,7 @@ class ToyChoice:
 
     default_split = "val"
     optional_inputs = frozenset({"image", "context"})
+    metric_info = {"accuracy": percent(chance=25.0), "n": COUNT}
 
     def evaluate(self, run: Run) -> Evaluation:
         items = [Choice(it["id"], VisualInput(str(run.data_dir / it["image"]), context=it["question"]),
@@ -82,6 +84,7 @@ class ToyDescribe:
     """Generate each image's caption; exact match against it. The pool: every caption."""
 
     default_split = "val"
+    metric_info = {"exact-match": TEXT_METRICS["exact_match"], "n": COUNT}
 
     def evaluate(self, run: Run) -> Evaluation:
         raw = _items(run)
@@ -103,6 +106,7 @@ class ToyJudged:
     """Pick a caption from the pool, then ask the judge whether it is the image's caption."""
 
     default_split = "val"
+    metric_info = {"judged_accuracy": percent(), "n": COUNT}
 
     def evaluate(self, run: Run) -> Evaluation:
         raw = _items(run)

@@ -1,0 +1,139 @@
+"""``whoops-explanation`` (explanation of violation): a generated explanation of what makes
+the image weird, judged against the designer's and the crowd's explanations.
+
+- **LLM judge** (``abduct eval ... --judge SPEC``; the core's ``abduct.judging``): one
+  question per image with ``JUDGE_TEMPLATE`` (all references numbered in one prompt, the
+  image given to judges that take images); the verdict is "equivalent to any reference" (the
+  paper's GPT-4 equivalence judgement). ``judge_equivalent`` = 100 x the share of yes among
+  the parsed verdicts; answers that are neither yes nor no are counted in
+  ``judge_parse_failures``, never guessed.
+- **Automatic proxies**, each when its model is given: ``bertscore_model=DIR`` (a local Hugging
+  Face model; ``bertscore_layers=N`` its layer): ``bertscore_f1`` (also precision, recall),
+  best over the references, no idf, no rescaling, the hash in details; ``bem_model=DIR``:
+  ``bem``, exact match first, then BEM >= 0.5, best over the references, with ``QUESTION``.
+
+Without ``--judge`` and without a proxy model the task stops with the core's one-line message
+asking for ``--judge``. Values are x100. Generators that choose are offered the designer
+explanations of other images (``common.py``). Tables by category and fold are means of the
+per-image values (corpus values of these metrics are such means too).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from abduct.errors import AbductError
+from abduct.judging import JudgeItem
+from abduct.metric_info import higher, percent
+from abduct.records import GenerationRequest, VisualInput
+from abduct.runner import Run
+from abduct.spec import Settings, Spec
+from abduct.tasks import Evaluation, GenerationItem, generate
+from abduct_whoops.common import Records, declare, pool_of, select, tables
+
+PROMPT = "What makes this image weird? Explain in one sentence."
+QUESTION = "What makes this image weird?"
+JUDGE_TEMPLATE = (
+    "An image defies common sense. Question: {question}\n"
+    "Candidate explanation: \"{candidate}\"\n"
+    "Reference explanations:\n{references}\n"
+    "Does the candidate give the same reason as at least one reference explanation? Answer yes or no."
+)
+PROXY_KEYS = ("bertscore_precision", "bertscore_recall", "bertscore_f1", "bem")
+
+
+def explanation_values(records: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """Means of the per-image values (x100) present in ``records``."""
+    out: dict[str, float] = {}
+    verdicts = [r["judge"] for r in records if "judge" in r]
+    if any("judge" in r for r in records):
+        parsed = [v for v in verdicts if v is not None]
+        out["judge_equivalent"] = 100.0 * sum(parsed) / len(parsed) if parsed else 0.0
+        out["judge_parse_failures"] = float(len(verdicts) - len(parsed))
+    for key in PROXY_KEYS:
+        values = [float(r["metrics"][key]) for r in records if key in r.get("metrics", {})]
+        if values:
+            out[key] = 100.0 * sum(values) / len(values)
+    return out
+
+
+class ExplanationTask:
+    default_split = "all"
+    metric_info = declare({"judge_equivalent": percent(), "bem": percent(),
+                           **{f"bertscore_{k}": higher(-100.0, 100.0) for k in ("precision", "recall", "f1")}},
+                          ("judge_parse_failures", "explanations"))
+
+    def __init__(self, bertscore_model: Path | None = None, bertscore_layers: int | None = None,
+                 bem_model: Path | None = None, folds: Path | None = None) -> None:
+        if bertscore_layers is not None and bertscore_model is None:
+            raise AbductError("bertscore_layers applies only with bertscore_model=DIR")
+        self.bertscore_model = bertscore_model
+        self.bertscore_layers = bertscore_layers
+        self.bem_model = bem_model
+        self.folds = folds
+
+    def _proxies(self, run: Run) -> dict[str, Any]:
+        chosen: dict[str, Any] = {}
+        if self.bertscore_model is not None:
+            options: dict[str, Any] = {"model": str(self.bertscore_model)}
+            if self.bertscore_layers is not None:
+                options["num_layers"] = self.bertscore_layers
+            chosen["bertscore"] = run.metric("bertscore", **options)
+        if self.bem_model is not None:
+            chosen["bem"] = run.metric("bem", model=self.bem_model)
+        return chosen
+
+    def evaluate(self, run: Run) -> Evaluation:
+        selection = select(run, self.folds)
+        proxies = self._proxies(run)  # fail before generating
+        judge = run.require_judge() if run.judge is not None or not proxies else None
+        records: Records = []
+        for name, images, pool_images in selection.pool_groups():
+            items = [GenerationItem(image.image_id, GenerationRequest(VisualInput(image.path), PROMPT),
+                                    image.explanations) for image in images if image.designer_explanation]
+            pool = pool_of([image.designer_explanation for image in pool_images])
+            for r in generate(run, f"explanation-{name}", items, pool, per_unit=32):
+                records.append({"image_id": r["id"], "prediction": r["prediction"], "references": r["references"]})
+        order = {image.image_id: i for i, image in enumerate(selection.images)}
+        records.sort(key=lambda r: order[r["image_id"]])
+        paths = {image.image_id: image.path for image in selection.images}
+        details: dict[str, Any] = {"prompt": PROMPT, "references": "designer_explanation + crowd_explanations",
+                                   "scale": "x100"}
+        if judge is not None:
+            verdicts = judge.judge([JudgeItem(r["image_id"], r["prediction"], tuple(r["references"]),
+                                              VisualInput(paths[r["image_id"]]), QUESTION) for r in records],
+                                   JUDGE_TEMPLATE, stage="explanation-judge")
+            for record, verdict in zip(records, verdicts):
+                record["judge"] = verdict.equivalent
+                record["judge_raw"] = verdict.raw
+            details["judge_template"] = JUDGE_TEMPLATE
+        else:
+            details["judge"] = "not run (no --judge): automatic proxies only"
+        predictions = {r["image_id"]: r["prediction"] for r in records}
+        references = {r["image_id"]: list(r["references"]) for r in records}
+        for r in records:
+            r["metrics"] = {}
+        for name, metric in proxies.items():
+            questions = {i: QUESTION for i in predictions} if name == "bem" else None
+            result = metric.compute(predictions, references, questions)
+            for r in records:
+                r["metrics"].update({k: float(v) for k, v in result.per_sample[r["image_id"]].items()
+                                     if k in PROXY_KEYS})
+            details[f"{name}_info"] = {k: v for k, v in result.info.items() if isinstance(v, str | int | float | bool)}
+        metrics, tables_ = tables(selection, records, explanation_values)
+        metrics["explanations"] = len(records)
+        details.update(tables_)
+        return Evaluation(metrics, records, selection.data_files, details)
+
+    def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, Any]:
+        raise AbductError("whoops-explanation has no official prediction-file format (the paper judges explanations "
+                          "with people and GPT-4): run it with abduct eval ... --judge SPEC")
+
+
+def make_explanation(spec: Spec, settings: Settings, *, bertscore_model: Path | None = None,
+                     bertscore_layers: int | None = None, bem_model: Path | None = None,
+                     folds: Path | None = None) -> ExplanationTask:
+    """``whoops-explanation[,bertscore_model=DIR][,bertscore_layers=N][,bem_model=DIR][,folds=FILE]``."""
+    return ExplanationTask(bertscore_model, bertscore_layers, bem_model, folds)

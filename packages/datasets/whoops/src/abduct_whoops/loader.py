@@ -1,0 +1,232 @@
+"""Reading the three released forms of WHOOPS!, all into ``WhoopsImage`` records.
+
+1. ``DIR/whoops_dataset.csv`` (UTF-8, may start with a BOM; list columns as JSON strings)
+   with the images in ``DIR/images/<image_id>.png`` (or ``DIR/whoops_images/``, the name of
+   the released zip);
+2. the image-folder layout: ``DIR/test/metadata.csv`` (or ``DIR/metadata.csv``) whose
+   ``file_name`` column names each image beside it; the ``image`` column may be absent;
+3. a Hugging Face ``datasets`` copy, saved with ``save_to_disk`` or as parquet files
+   (``DIR/*.parquet``, ``DIR/data/*.parquet``), read with the optional extra
+   ``pip install abduct-whoops[hf]`` (``_hf.py``).
+
+List values may be real lists (parquet) or strings holding JSON (the CSVs); a string that is
+not JSON but a Python literal list (single quotes) is read too. A bad value is a DataError
+naming the file, the row (its line and image id) and the column; images are located, not
+opened (``abduct whoops check`` opens them).
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from abduct.errors import AbductError, DataError
+from abduct.io import require_dir
+from abduct_whoops.records import COLUMNS, LIST_COLUMNS, QA_COLUMN, STRING_COLUMNS, WhoopsImage
+
+CSV_NAME = "whoops_dataset.csv"
+IMAGE_DIRS = ("images", "whoops_images")
+METADATA = ("test/metadata.csv", "metadata.csv")
+
+
+@dataclass(frozen=True)
+class Release:
+    """What ``load_release`` found: the form, the annotation file(s) and the images."""
+
+    form: str  # "csv", "imagefolder" or "hf"
+    files: tuple[Path, ...]
+    images: tuple[WhoopsImage, ...]
+
+    def by_id(self) -> dict[str, WhoopsImage]:
+        return {image.image_id: image for image in self.images}
+
+
+def parse_list(value: Any, *, file: Path, record: str, column: str) -> list[Any]:
+    """A list from a real list or from a string holding a JSON (or Python literal) list."""
+    if isinstance(value, list | tuple):
+        return list(value)
+    if hasattr(value, "tolist"):  # numpy arrays from pyarrow
+        return list(value.tolist())
+    if not isinstance(value, str):
+        raise DataError(f"expected a list, got {type(value).__name__}", file=file, record=record, field=column)
+    text = value.strip()
+    try:
+        parsed = json.loads(text)
+    except json.JSONDecodeError as exc:
+        try:
+            parsed = ast.literal_eval(text)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            raise DataError(f"not a JSON list ({exc.msg} at column {exc.colno}): {_short(text)}", file=file,
+                            record=record, field=column) from None
+    if not isinstance(parsed, list):
+        raise DataError(f"expected a list, got {type(parsed).__name__}: {_short(text)}", file=file, record=record,
+                        field=column)
+    return parsed
+
+
+def _short(text: str, width: int = 60) -> str:
+    return repr(text if len(text) <= width else text[:width] + "...")
+
+
+def parse_row(row: Mapping[str, Any], path: str, *, file: Path, where: str) -> WhoopsImage:
+    """One validated record from a row's raw values (``where`` names the row in messages)."""
+    image_id = row.get("image_id")
+    if not isinstance(image_id, str) or not image_id.strip() or any(c in image_id for c in "/\\") \
+            or image_id.strip() in (".", ".."):
+        raise DataError(f"bad image id {image_id!r}", file=file, record=where, field="image_id")
+    record = f"{where} (image_id {image_id.strip()!r})"
+    strings: dict[str, str] = {}
+    for column in STRING_COLUMNS:
+        value = row.get(column)
+        if value is None:
+            value = ""
+        if not isinstance(value, str):
+            raise DataError(f"expected a string, got {type(value).__name__}", file=file, record=record, field=column)
+        strings[column] = value.strip()
+    lists: dict[str, tuple[str, ...]] = {}
+    for column in LIST_COLUMNS:
+        items = parse_list(row.get(column), file=file, record=record, column=column)
+        for k, item in enumerate(items):
+            if not isinstance(item, str) or not item.strip():
+                raise DataError(f"item {k} is {item!r}, expected a non-empty string", file=file, record=record,
+                                field=column)
+        lists[column] = tuple(item.strip() for item in items)
+    pairs: list[tuple[str, str]] = []
+    for k, pair in enumerate(parse_list(row.get(QA_COLUMN), file=file, record=record, column=QA_COLUMN)):
+        if hasattr(pair, "tolist"):  # numpy arrays from pyarrow
+            pair = pair.tolist()
+        if isinstance(pair, tuple):
+            pair = list(pair)
+        if not isinstance(pair, list) or len(pair) != 2 or not all(isinstance(x, str) and x.strip() for x in pair):
+            raise DataError(f"pair {k} is {pair!r}, expected [question, answer] (two non-empty strings)", file=file,
+                            record=record, field=QA_COLUMN)
+        pairs.append((pair[0].strip(), pair[1].strip()))
+    return WhoopsImage(
+        image_id=strings["image_id"], path=path, designer_explanation=strings["designer_explanation"],
+        selected_caption=strings["selected_caption"], commonsense_category=strings["commonsense_category"],
+        image_designer=strings["image_designer"], crowd_captions=lists["crowd_captions"],
+        crowd_explanations=lists["crowd_explanations"],
+        crowd_underspecified_captions=lists["crowd_underspecified_captions"],
+        question_answering_pairs=tuple(pairs), row=where,
+    )
+
+
+def require_columns(found: Iterable[str], needed: Sequence[str], file: Path) -> None:
+    found = list(found)
+    missing = [c for c in needed if c not in found]
+    if missing:
+        raise DataError(f"missing column(s) {', '.join(missing)}; columns found: {', '.join(found) or 'none'}",
+                        file=file)
+
+
+def check_unique(images: Sequence[WhoopsImage], file: Path) -> None:
+    seen: dict[str, str] = {}
+    for image in images:
+        if image.image_id in seen:
+            raise DataError(f"image id repeated (first at {seen[image.image_id]})", file=file,
+                            record=f"{image.row} (image_id {image.image_id!r})", field="image_id")
+        seen[image.image_id] = image.row
+
+
+def read_csv_rows(path: Path) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
+    """The header and ``(line, {column: text})`` of every non-blank row."""
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as handle:
+            rows = list(csv.reader(handle))
+    except UnicodeDecodeError as exc:
+        raise DataError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=path) from None
+    except csv.Error as exc:
+        raise DataError(f"not valid CSV ({exc})", file=path) from None
+    if not rows:
+        raise DataError("empty file (no header)", file=path)
+    header = [name.strip() for name in rows[0]]
+    out = []
+    line = 1
+    for row in rows[1:]:
+        line += 1
+        if not any(cell.strip() for cell in row):
+            continue
+        if len(row) != len(header):
+            raise DataError(f"{len(row)} cells, the header has {len(header)}", file=path, record=f"line {line}")
+        out.append((line, dict(zip(header, row))))
+    return header, out
+
+
+def image_dir(data_dir: Path) -> Path:
+    """Where the CSV form keeps its images: the first of ``IMAGE_DIRS`` that exists."""
+    return next((data_dir / name for name in IMAGE_DIRS if (data_dir / name).is_dir()), data_dir / IMAGE_DIRS[0])
+
+
+def load_csv(path: Path, images: Path | None = None) -> list[WhoopsImage]:
+    """``whoops_dataset.csv``: every row in file order, images at ``images/<image_id>.png``."""
+    folder = images if images is not None else image_dir(path.parent)
+    header, rows = read_csv_rows(path)
+    require_columns(header, COLUMNS, path)
+    out = [parse_row(row, "", file=path, where=f"line {line}") for line, row in rows]
+    out = [_with_path(image, str(folder / f"{image.image_id}.png")) for image in out]
+    check_unique(out, path)
+    return out
+
+
+def load_metadata(path: Path) -> list[WhoopsImage]:
+    """The image-folder layout: ``metadata.csv`` with ``file_name`` relative to its folder."""
+    header, rows = read_csv_rows(path)
+    require_columns(header, ["file_name", *(c for c in COLUMNS if c != "image")], path)
+    out = []
+    for line, row in rows:
+        name = row["file_name"].strip()
+        where = f"line {line}"
+        image = parse_row(row, "", file=path, where=where)
+        if not name or Path(name).is_absolute() or ".." in Path(name).parts:
+            raise DataError(f"bad file name {name!r}", file=path, record=f"{where} (image_id {image.image_id!r})",
+                            field="file_name")
+        out.append(_with_path(image, str(path.parent / name)))
+    check_unique(out, path)
+    return out
+
+
+def _with_path(image: WhoopsImage, path: str) -> WhoopsImage:
+    from dataclasses import replace
+
+    return replace(image, path=path)
+
+
+def load_release(data_dir: Path) -> Release:
+    """The release found in ``data_dir`` (see the module docstring for the order tried)."""
+    data_dir = require_dir(Path(data_dir), "WHOOPS! data directory")
+    if (data_dir / CSV_NAME).is_file():
+        path = data_dir / CSV_NAME
+        return Release("csv", (path,), tuple(load_csv(path)))
+    for name in METADATA:
+        if (data_dir / name).is_file():
+            path = data_dir / name
+            return Release("imagefolder", (path,), tuple(load_metadata(path)))
+    from abduct_whoops import _hf
+
+    found = _hf.find(data_dir)
+    if found is not None:
+        files, images = _hf.load(data_dir, found)
+        return Release("hf", tuple(files), tuple(images))
+    raise AbductError(f"no WHOOPS! release in {data_dir}: expected {CSV_NAME} (with images/), test/metadata.csv "
+                      "(image folder), a datasets save_to_disk folder or parquet files")
+
+
+def load_answer_key(path: Path) -> list[WhoopsImage]:
+    """The annotations an official-format scorer reads: a release directory, or one of its
+    tables (``whoops_dataset.csv``, ``metadata.csv``, a parquet file); images need not exist."""
+    path = Path(path)
+    if path.is_dir():
+        return list(load_release(path).images)
+    if not path.is_file():
+        raise AbductError(f"answer key not found: {path}")
+    if path.suffix == ".parquet":
+        from abduct_whoops import _hf
+
+        return _hf.load(path.parent, ("parquet", [path]), pictures=False)[1]
+    header, _ = read_csv_rows(path)
+    return load_metadata(path) if "file_name" in header and "image" not in header else load_csv(path)

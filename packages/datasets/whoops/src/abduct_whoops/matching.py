@@ -1,0 +1,55 @@
+"""``whoops-matching`` (the paper's "specificity"): for each image, its detailed caption
+(``selected_caption``) and each of its under-specified captions are scored with the image; a
+comparison counts when the detailed one scores strictly higher (a tie counts 0, the core's
+two-way comparison). ``specificity`` = 100 x the share of such comparisons, over all
+comparisons (5 per image in the release). Paper: CLIP ViT-L/14 70, BLIP-2 71.
+
+Any scorer runs it (``clip:tiny``, ``clip:ViT-L-14@openai``, ``random``: about 50). Records
+hold ``scores: [detailed, underspecified]``, the official prediction format per comparison.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from abduct.metric_info import percent
+from abduct.records import VisualInput
+from abduct.runner import Run
+from abduct.spec import Settings, Spec
+from abduct.tasks import Candidate, Evaluation, TwoWay, compare_two
+from abduct_whoops.common import declare, select, tables
+from abduct_whoops.scoring import score_matching, specificity_values
+
+
+class MatchingTask:
+    default_split = "all"
+    metric_info = declare({"specificity": percent(chance=50.0)}, ("ties", "comparisons"))
+
+    def __init__(self, folds: Path | None = None) -> None:
+        self.folds = folds
+
+    def evaluate(self, run: Run) -> Evaluation:
+        selection = select(run, self.folds)
+        items, owner = [], {}
+        for image in selection.images:
+            if not image.selected_caption:
+                continue
+            visual = VisualInput(image.path)
+            for k, under in enumerate(image.crowd_underspecified_captions):
+                item_id = f"{image.image_id}#{k}"
+                owner[item_id] = image.image_id
+                items.append(TwoWay(item_id, Candidate(visual, image.selected_caption), Candidate(visual, under), 0))
+        records = [{"image_id": owner[r["id"]], **r} for r in compare_two(run, "matching", items, per_unit=50)]
+        metrics, details = tables(selection, records, specificity_values)
+        metrics["comparisons"] = len(records)
+        details["detailed_caption"] = "selected_caption"
+        return Evaluation(metrics, records, selection.data_files, details)
+
+    def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, Any]:
+        return score_matching(predictions, answer_key)
+
+
+def make_matching(spec: Spec, settings: Settings, *, folds: Path | None = None) -> MatchingTask:
+    """``whoops-matching[,folds=FILE]``."""
+    return MatchingTask(folds)

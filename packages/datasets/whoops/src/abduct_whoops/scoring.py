@@ -1,0 +1,162 @@
+"""The WHOOPS! figures from per-sample records, and official-format prediction files.
+
+Every value is on the paper's scale (x100): ``bleu_4`` and ``cider`` are 100 x the metrics
+package's BLEU-4 and CIDEr-D, ``exact_match`` and ``bem`` 100 x its shares, ``specificity``
+and ``accuracy`` percentages.
+
+Prediction files (``abduct score whoops-<task> --predictions P --answer-key KEY``, KEY being
+``whoops_dataset.csv``, a release directory, ``metadata.csv`` or a parquet file):
+
+- captioning: ``{image_id: caption}``;
+- vqa: ``{image_id: [answer, ...]}``, one answer per question, in the file's question order;
+- matching: ``{image_id: [[detailed, underspecified], ...]}``, one pair of scores per
+  under-specified caption, in the file's order (the detailed caption is ``selected_caption``).
+
+Every image of the key needs an entry, and every entry an image of the key; a bad value is
+a DataError naming the file, the image id and the field.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from abduct.errors import DataError
+from abduct.io import read_json
+from abduct.plugins import get_registry
+from abduct.protocols import Metric
+from abduct.spec import Settings, Spec
+from abduct_whoops.common import Records, group_tables
+from abduct_whoops.loader import load_answer_key
+from abduct_whoops.records import WhoopsImage
+from abduct_whoops.splits import N_FOLDS, make_folds
+
+MetricMaker = Callable[..., Metric]
+
+
+def registry_metric(settings: Settings | None = None) -> MetricMaker:
+    """Metrics by name outside a run (``abduct score``), with the default settings."""
+    def make(name: str, **options: Any) -> Metric:
+        metric: Metric = get_registry().create("metric", Spec(name), settings or Settings(), **options)
+        return metric
+    return make
+
+
+def caption_values(metric: MetricMaker, records: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """``bleu_4`` and ``cider`` (x100) of ``records`` (``{image_id, prediction, references}``)."""
+    predictions = {str(r["image_id"]): str(r["prediction"]) for r in records}
+    references = {str(r["image_id"]): list(r["references"]) for r in records}
+    bleu = metric("bleu").compute(predictions, references).corpus
+    cider = metric("cider").compute(predictions, references).corpus
+    return {"bleu_4": 100.0 * float(bleu["bleu_4"]), "cider": 100.0 * float(cider["cider"])}
+
+
+def vqa_values(metric: MetricMaker, records: Sequence[Mapping[str, Any]], bem_model: Path | None) -> dict[str, float]:
+    """``exact_match`` (x100, the core's normalisation) and, given a BEM model, ``bem`` (x100;
+    exact match first, BEM only when it fails) over ``records`` (``{id, prediction, answer,
+    question}``, one per question)."""
+    predictions = {str(r["id"]): str(r["prediction"]) for r in records}
+    references = {str(r["id"]): [str(r["answer"])] for r in records}
+    out = {"exact_match": 100.0 * float(metric("exact-match").compute(predictions, references).corpus["exact_match"])}
+    if bem_model is not None:
+        questions = {str(r["id"]): str(r["question"]) for r in records}
+        out["bem"] = 100.0 * float(metric("bem", model=bem_model).compute(predictions, references, questions).corpus["bem"])
+    return out
+
+
+def specificity_values(records: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """``specificity``: 100 x the share of comparisons whose detailed caption scores strictly
+    higher than the under-specified one (a tie counts 0); ``ties``: how many tied."""
+    if not records:
+        return {"specificity": 0.0, "ties": 0.0}
+    wins = sum(1 for r in records if r["scores"][0] > r["scores"][1])
+    ties = sum(1 for r in records if r["scores"][0] == r["scores"][1])
+    return {"specificity": 100.0 * wins / len(records), "ties": float(ties)}
+
+
+def _fold_groups(key: Sequence[WhoopsImage]) -> dict[str, set[str]]:
+    folds = make_folds([image.image_id for image in key])
+    return {f"fold{k}": set(folds.part(k, "test")) for k in range(N_FOLDS)}
+
+
+def _entries(path: Path, key: Sequence[WhoopsImage]) -> dict[str, Any]:
+    data = read_json(path, "predictions file")
+    if not isinstance(data, dict):
+        raise DataError(f"expected a JSON object keyed by image_id, got {type(data).__name__}", file=path)
+    known = {image.image_id for image in key}
+    for image_id in data:
+        if image_id not in known:
+            raise DataError("not an image id of the answer key", file=path, record=image_id)
+    missing = [image.image_id for image in key if image.image_id not in data]
+    if missing:
+        shown = ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else "")
+        raise DataError(f"no prediction for {len(missing)} image(s): {shown}", file=path, record=missing[0])
+    return data
+
+
+def _with_tables(key: Sequence[WhoopsImage], records: Records, compute: Callable[[Records], dict[str, float]],
+                 image_of: Callable[[Mapping[str, Any]], str]) -> dict[str, Any]:
+    category = {image.image_id: image.commonsense_category for image in key}
+    metrics, details = group_tables(category, _fold_groups(key), records, compute, image_of)
+    return {**metrics, **details}
+
+
+def score_captions(path: Path, answer_key: Path, metric: MetricMaker | None = None) -> dict[str, Any]:
+    key = [image for image in load_answer_key(answer_key) if image.crowd_captions]
+    data = _entries(path, key)
+    records: Records = []
+    for image in key:
+        value = data[image.image_id]
+        if not isinstance(value, str):
+            raise DataError(f"expected a caption (a string), got {type(value).__name__}", file=path,
+                            record=image.image_id, field="caption")
+        records.append({"image_id": image.image_id, "prediction": value, "references": list(image.crowd_captions)})
+    make = metric or registry_metric()
+    return _with_tables(key, records, lambda rs: caption_values(make, rs), lambda r: str(r["image_id"]))
+
+
+def qa_records(image: WhoopsImage, answers: Sequence[str]) -> Records:
+    return [{"id": f"{image.image_id}#{k}", "image_id": image.image_id, "question": q, "answer": a,
+             "prediction": p} for k, ((q, a), p) in enumerate(zip(image.question_answering_pairs, answers))]
+
+
+def score_vqa(path: Path, answer_key: Path, bem_model: Path | None = None,
+              metric: MetricMaker | None = None) -> dict[str, Any]:
+    key = [image for image in load_answer_key(answer_key) if image.question_answering_pairs]
+    data = _entries(path, key)
+    records: Records = []
+    for image in key:
+        value, needed = data[image.image_id], len(image.question_answering_pairs)
+        if not isinstance(value, list) or len(value) != needed:
+            got = f"{len(value)} answers" if isinstance(value, list) else type(value).__name__
+            raise DataError(f"expected a list of {needed} answers (one per question), got {got}", file=path,
+                            record=image.image_id, field="answers")
+        for k, answer in enumerate(value):
+            if not isinstance(answer, str):
+                raise DataError(f"expected a string, got {answer!r}", file=path, record=image.image_id,
+                                field=f"answers[{k}]")
+        records.extend(qa_records(image, value))
+    make = metric or registry_metric()
+    return _with_tables(key, records, lambda rs: vqa_values(make, rs, bem_model), lambda r: str(r["image_id"]))
+
+
+def score_matching(path: Path, answer_key: Path) -> dict[str, Any]:
+    key = [image for image in load_answer_key(answer_key) if image.crowd_underspecified_captions]
+    data = _entries(path, key)
+    records: Records = []
+    for image in key:
+        value, needed = data[image.image_id], len(image.crowd_underspecified_captions)
+        if not isinstance(value, list) or len(value) != needed:
+            got = f"{len(value)} pairs" if isinstance(value, list) else type(value).__name__
+            raise DataError(f"expected a list of {needed} [detailed, underspecified] score pairs, got {got}",
+                            file=path, record=image.image_id, field="scores")
+        for k, pair in enumerate(value):
+            if not isinstance(pair, list) or len(pair) != 2 or not all(
+                    isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x) for x in pair):
+                raise DataError(f"expected [detailed, underspecified] finite numbers, got {pair!r}", file=path,
+                                record=image.image_id, field=f"scores[{k}]")
+            records.append({"id": f"{image.image_id}#{k}", "image_id": image.image_id,
+                            "scores": [float(pair[0]), float(pair[1])]})
+    return _with_tables(key, records, specificity_values, lambda r: str(r["image_id"]))

@@ -1,0 +1,210 @@
+"""The five tasks through abduct eval: contracts, numbers equal to the metrics package's on the
+same inputs, tables by category and fold, pools without the image's own texts, the judge."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from abduct.cli import main
+from abduct.errors import AbductError
+from abduct.plugins import get_registry, reset_registry
+from abduct.spec import Settings, Spec
+from abduct.testing import TaskContract
+from abduct_whoops.loader import load_release
+from abduct_whoops.splits import make_folds
+from conftest import LiteralJudge, evaluate, registry
+
+
+def metric(name: str, **options: Any) -> Any:
+    return get_registry().create("metric", Spec(name), Settings(), **options)
+
+
+class _Contract(TaskContract):
+    @pytest.fixture(autouse=True)
+    def _shared(self, corpus: Path) -> None:
+        self.corpus = corpus
+
+    def make_data(self, tmp_path: Path) -> Path:
+        return self.corpus
+
+
+class TestMatchingContract(_Contract):
+    task_name = "whoops-matching"
+
+
+class TestVqaContract(_Contract):
+    task_name = "whoops-vqa"
+
+
+class TestIdentificationContract(_Contract):
+    task_name = "whoops-identification"
+
+
+def _records(out: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
+
+
+def test_captioning_equals_the_metrics_package_overall_by_category_and_fold(
+        corpus: Path, random_captions: tuple[dict[str, Any], Path]) -> None:
+    results, out = random_captions
+    records = _records(out)
+    images = load_release(corpus).by_id()
+    predictions = {r["image_id"]: r["prediction"] for r in records}
+    references = {i: list(images[i].crowd_captions) for i in predictions}
+
+    def both(ids: set[str]) -> dict[str, float]:
+        p = {k: v for k, v in predictions.items() if k in ids}
+        r = {k: references[k] for k in p}
+        return {"bleu_4": 100 * metric("bleu").compute(p, r).corpus["bleu_4"],
+                "cider": 100 * metric("cider").compute(p, r).corpus["cider"]}
+
+    expected = both(set(predictions))
+    assert results["metrics"]["bleu_4"] == expected["bleu_4"] and results["metrics"]["cider"] == expected["cider"]
+    biology = {i for i in predictions if images[i].commonsense_category == "Biology"}
+    assert results["details"]["by_category"]["Biology"] == {**both(biology), "n": len(biology)}
+    folds = make_folds(list(images))
+    fold2 = set(folds.part(2, "test"))
+    assert results["details"]["per_fold"]["fold2"] == {**both(fold2), "n": 4}
+    per_fold = [f["cider"] for f in results["details"]["per_fold"].values()]
+    assert results["metrics"]["cider_fold_mean"] == pytest.approx(sum(per_fold) / 5)
+    mean = sum(per_fold) / 5
+    assert results["metrics"]["cider_fold_std"] == pytest.approx((sum((v - mean) ** 2 for v in per_fold) / 4) ** 0.5)
+    # random picks a crowd caption of an image outside the image's own fold part
+    for r in records:
+        part = next(set(folds.part(k, "test")) for k in range(5) if r["image_id"] in folds.part(k, "test"))
+        assert r["prediction"] in {c for i, image in images.items() if i not in part for c in image.crowd_captions}
+
+
+def test_captioning_oracle_and_fold_split(corpus: Path, tmp_path: Path,
+                                         random_captions: tuple[dict[str, Any], Path]) -> None:
+    oracle = evaluate(corpus, tmp_path / "oracle", "whoops-captioning", "oracle")
+    random = random_captions[0]
+    assert oracle["metrics"]["bleu_4"] > random["metrics"]["bleu_4"]
+    assert oracle["metrics"]["cider"] > random["metrics"]["cider"]
+    fold = evaluate(corpus, tmp_path / "fold", "whoops-captioning", "random", split="fold1-test")
+    folds = make_folds([i.image_id for i in load_release(corpus).images])
+    assert [r["image_id"] for r in _records(tmp_path / "fold")] == [
+        i.image_id for i in load_release(corpus).images if i.image_id in folds.part(1, "test")]
+    train = {c for i in load_release(corpus).images if i.image_id in folds.part(1, "train") for c in i.crowd_captions}
+    assert all(r["prediction"] in train for r in _records(tmp_path / "fold"))
+    assert "per_fold" not in fold["details"] and "bleu_4_fold_mean" not in fold["metrics"]
+
+
+def test_bad_split_is_one_line(corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["eval", "whoops-vqa", "--model", "random", "--data", str(corpus), "--out", str(tmp_path / "r"),
+                 "--split", "fold7-test", "--quiet"]) == 2
+    assert "unknown WHOOPS! split 'fold7-test' (expected all or fold<0-4>-<train|val|test>" in capsys.readouterr().err
+
+
+def test_vqa_equals_exact_match_and_bem_of_the_metrics_package(corpus: Path, tmp_path: Path) -> None:
+    from abduct_metrics.testing import WORDS, build_tiny_bert
+
+    words = [*WORDS, *"sun leaf brick whale yellow green red blue gray beige pink circle triangle square ellipse "
+             "shape object shown background color".split()]
+    bem = build_tiny_bert(tmp_path / "bem", words=words, classifier=True, type_vocab_size=3)
+    results = evaluate(corpus, tmp_path / "run", f"whoops-vqa,bem_model={bem}", "random")
+    records = _records(tmp_path / "run")
+    assert len(records) == results["metrics"]["questions"] == 4 * 20
+    predictions = {r["id"]: r["prediction"] for r in records}
+    references = {r["id"]: [r["answer"]] for r in records}
+    questions = {r["id"]: r["question"] for r in records}
+    expected_em = 100 * metric("exact-match").compute(predictions, references).corpus["exact_match"]
+    expected_bem = 100 * metric("bem", model=bem).compute(predictions, references, questions).corpus["bem"]
+    assert results["metrics"]["exact_match"] == expected_em and results["metrics"]["bem"] == expected_bem
+    assert results["metrics"]["bem"] >= results["metrics"]["exact_match"]  # exact match first
+    oracle = evaluate(corpus, tmp_path / "oracle", "whoops-vqa", "oracle")
+    assert oracle["metrics"]["exact_match"] == 100.0 and "bem" not in oracle["metrics"]
+    assert set(oracle["details"]["by_category"]) == {"Astronomy", "Biology", "Everyday Knowledge", "Zoology"}
+
+
+def test_matching_specificity_counts_strict_wins(corpus: Path, tmp_path: Path) -> None:
+    length = evaluate(corpus, tmp_path / "len", "whoops-matching", "length")
+    assert length["metrics"]["specificity"] == 100.0 and length["metrics"]["comparisons"] == 100
+    ties = evaluate(corpus, tmp_path / "const", "whoops-matching", "constant")
+    assert ties["metrics"]["specificity"] == 0.0 and ties["metrics"]["ties"] == 100.0
+    chance = evaluate(corpus, tmp_path / "random", "whoops-matching", "random")
+    records = _records(tmp_path / "random")
+    wins = sum(r["scores"][0] > r["scores"][1] for r in records)
+    assert chance["metrics"]["specificity"] == 100 * wins / 100 and 0 < wins < 100
+
+
+def test_identification_with_and_without_the_normal_release(corpus: Path, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    oracle = evaluate(corpus, tmp_path / "oracle", "whoops-identification", "oracle")
+    assert oracle["metrics"]["accuracy"] == 100.0 and oracle["metrics"]["pairs"] == 20
+    assert oracle["details"]["answered_by"] == "generation" and oracle["metrics"]["unparseable"] == 0
+    # a scorer: the longer text (WEIRD_TEXT) always wins, so every picture is called weird
+    scored = evaluate(corpus, tmp_path / "scored", "whoops-identification", "length")
+    records = _records(tmp_path / "scored")
+    assert len(records) == 40 and scored["details"]["answered_by"] == "scores"
+    assert (scored["metrics"]["accuracy"], scored["metrics"]["weird_accuracy"]) == (50.0, 100.0)
+    assert scored["metrics"]["normal_accuracy"] == 0.0 and scored["metrics"]["pair_accuracy"] == 0.0  # equal margins
+    # the release elsewhere, given with normal_images=DIR
+    bare = tmp_path / "bare"
+    shutil.copytree(corpus, bare, ignore=shutil.ignore_patterns("identification"))
+    assert main(["eval", "whoops-identification", "--model", "random", "--data", str(bare), "--out",
+                 str(tmp_path / "none"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "needs the normal counterparts" in err and "normal_images=DIR" in err and "Traceback" not in err
+    given = evaluate(bare, tmp_path / "given", f"whoops-identification,normal_images={corpus / 'identification'}",
+                     "oracle")
+    assert given["metrics"]["accuracy"] == 100.0
+    natural = evaluate(corpus, tmp_path / "natural", "whoops-identification,counterpart=natural", "oracle")
+    assert natural["metrics"]["normal_accuracy"] == 0.0  # the oracle only knows normal_* names
+
+
+def test_explanation_judged_with_a_test_judge(corpus: Path, tmp_path: Path) -> None:
+    LiteralJudge.prompts.clear()
+    oracle = evaluate(corpus, tmp_path / "oracle", "whoops-explanation", "oracle", judge="literal-judge")
+    # the oracle writes the designer explanation: "yes" for all but the whales ("Perhaps": unparsed)
+    whales = sum(1 for i in load_release(corpus).images if "whale" in i.designer_explanation)
+    assert oracle["metrics"]["judge_equivalent"] == 100.0
+    assert oracle["metrics"]["judge_parse_failures"] == whales == 5
+    assert oracle["judge"]["judged"] == 20 and oracle["judge"]["parse_failures"] == 5
+    assert len(LiteralJudge.prompts) == 20 and "What makes this image weird?" in LiteralJudge.prompts[0]
+    random = evaluate(corpus, tmp_path / "random", "whoops-explanation", "random", judge="literal-judge")
+    records = _records(tmp_path / "random")
+    parsed = [r["judge"] for r in records if r["judge"] is not None]
+    assert random["metrics"]["judge_equivalent"] == 100 * sum(parsed) / len(parsed) < 100.0
+    assert random["details"]["by_category"]["Zoology"]["judge_parse_failures"] >= 0
+
+
+def test_explanation_without_judge_or_proxy_asks_for_judge(corpus: Path, tmp_path: Path) -> None:
+    with pytest.raises(AbductError, match="pass --judge SPEC"):
+        evaluate(corpus, tmp_path / "r", "whoops-explanation", "random")
+
+
+def test_explanation_proxies_equal_the_metrics_package(corpus: Path, tmp_path: Path) -> None:
+    from abduct_metrics.testing import WORDS, build_tiny_bert
+
+    words = [*WORDS, *"sun leaf brick whale yellow green red blue not should be never wrong instead real".split()]
+    bert = build_tiny_bert(tmp_path / "bert", words=words)
+    results = evaluate(corpus, tmp_path / "run", f"whoops-explanation,bertscore_model={bert},bertscore_layers=2",
+                       "random")
+    records = _records(tmp_path / "run")
+    predictions = {r["image_id"]: r["prediction"] for r in records}
+    references = {r["image_id"]: r["references"] for r in records}
+    expected = metric("bertscore", model=str(bert), num_layers=2).compute(predictions, references).corpus
+    assert results["metrics"]["bertscore_f1"] == pytest.approx(100 * expected["bertscore_f1"], rel=1e-12)
+    assert "judge_equivalent" not in results["metrics"] and "not run" in results["details"]["judge"]
+
+
+def test_caption_retrieval_baseline_picks_from_other_images(corpus: Path, tmp_path: Path) -> None:
+    """The core's retrieve:<scorer> with a test scorer (longer text, higher score): each image
+    gets the longest crowd caption of the images outside its fold part, never its own."""
+    reset_registry(registry())  # retrieve builds its inner model from the process-wide registry
+    try:
+        evaluate(corpus, tmp_path / "cap", "whoops-captioning", "retrieve:length")
+    finally:
+        reset_registry()
+    images = load_release(corpus).by_id()
+    folds = make_folds(list(images))
+    for r in _records(tmp_path / "cap"):
+        part = next(set(folds.part(k, "test")) for k in range(5) if r["image_id"] in folds.part(k, "test"))
+        pool = list(dict.fromkeys(c for i, image in images.items() if i not in part for c in image.crowd_captions))
+        assert r["prediction"] == max(pool, key=len)  # ties: the first in pool order
