@@ -46,7 +46,8 @@ class Task(Protocol):
     """A dataset split plus an evaluation protocol.
 
     A task may also set ``optional_inputs`` (see ``abduct.inputs``): the input features a
-    model may go without on this benchmark."""
+    model may go without on this benchmark, and ``needs_answer_key = False`` when its
+    predictions file carries its own references (``abduct score`` then takes no answer key)."""
 
     default_split: str
 
@@ -55,9 +56,10 @@ class Task(Protocol):
         ...
 
     def score_files(
-        self, predictions: Path, answer_key: Path, instance_ids: Path | None = None
+        self, predictions: Path, answer_key: Path | None, instance_ids: Path | None = None
     ) -> dict[str, Any]:
-        """Score a predictions file in the benchmark's official format."""
+        """Score a predictions file in the benchmark's official format; ``answer_key`` is None
+        only for tasks that set ``needs_answer_key = False``."""
         ...
 
 
