@@ -100,7 +100,10 @@ assert set(KINDS) == {"dataset", "task", "model", "metric"}
 
 def echo_values(values: dict[str, Any], indent: str = "") -> None:
     for key, value in values.items():
-        if isinstance(value, float):
+        if isinstance(value, dict) and value and all(isinstance(v, int | float | str) for v in value.values()):
+            click.echo(f"{indent}{key}:")  # a group of values, e.g. VAR's observed/hypothesis sets
+            echo_values(value, indent + "  ")
+        elif isinstance(value, float):
             click.echo(f"{indent}{key}: {value:.4f}")
         elif isinstance(value, (int, str)):
             click.echo(f"{indent}{key}: {value}")
