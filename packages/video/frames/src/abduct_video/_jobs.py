@@ -1,0 +1,89 @@
+"""One decoding job: a video and its spans in, one frame array per span out.
+
+This is what a worker process runs. It probes the video, clips the spans to its length,
+turns each span into frame indices, reads all of them in one sorted, de-duplicated batch
+(one pass through the file, no back-and-forth seeks), and hands each span its frames.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+
+from abduct_video._decoders import DecordCannotCopy, DecordDecoder, PyAVDecoder, make_decoder
+from abduct_video._probe import VideoInfo, check_readable, probe
+from abduct_video._settings import SamplingSettings, frame_indices, span_times
+
+# A span may end this far past the last frame without counting as clipped: annotation
+# times are rounded, and a span ending exactly at the end is not past it.
+END_TOLERANCE = 1e-3
+
+
+@dataclass(frozen=True)
+class Job:
+    path: str
+    spans: tuple[tuple[float, float], ...]
+    settings: SamplingSettings
+    backend: str
+
+
+@dataclass(frozen=True)
+class JobResult:
+    frames: list[np.ndarray]
+    clipped: list[bool]
+    duration: float
+
+
+def plan(info: VideoInfo, spans: tuple[tuple[float, float], ...],
+         settings: SamplingSettings) -> tuple[list[np.ndarray], list[bool]]:
+    """Frame indices for each span, and whether the span reached past the end."""
+    indices, clipped = [], []
+    for start, end in spans:
+        clipped.append(end > info.duration + END_TOLERANCE)
+        end = min(end, info.duration)
+        start = min(start, end)
+        indices.append(frame_indices(span_times(settings, start, end), info.frame_starts))
+    return indices, clipped
+
+
+class JobRunner:
+    """Runs jobs in this process, keeping probes and open readers of recent videos."""
+
+    def __init__(self, backend: str, threads: int = 1) -> None:
+        self.decoders: dict[str, DecordDecoder | PyAVDecoder] = {}
+        self.threads = threads
+        self.probes: OrderedDict[tuple[object, ...], VideoInfo] = OrderedDict()
+        make_decoder(backend)  # refuse an unknown backend now, not at the first job
+
+    def _decoder(self, backend: str) -> DecordDecoder | PyAVDecoder:
+        if backend not in self.decoders:
+            self.decoders[backend] = make_decoder(backend, self.threads)
+        return self.decoders[backend]
+
+    def _probe(self, path: str) -> tuple[tuple[object, ...], VideoInfo]:
+        check_readable(path)
+        st = os.stat(path)
+        key: tuple[object, ...] = (path, st.st_size, st.st_mtime_ns)
+        info = self.probes.pop(key, None) or probe(path)
+        self.probes[key] = info
+        while len(self.probes) > 64:
+            self.probes.popitem(last=False)
+        return key, info
+
+    def run(self, job: Job) -> JobResult:
+        key, info = self._probe(job.path)
+        indices, clipped = plan(info, job.spans, job.settings)
+        wanted = np.unique(np.concatenate(indices)) if indices else np.zeros(0, np.int64)
+        if not len(wanted):
+            return JobResult([], clipped, info.duration)
+        size = job.settings.output_size(info.height, info.width)
+        try:
+            batch = self._decoder(job.backend).read(job.path, key, info, wanted, size)
+        except DecordCannotCopy:
+            batch = self._decoder("pyav").read(job.path, key, info, wanted, size)
+        position = {int(index): row for row, index in enumerate(wanted)}
+        frames = [np.ascontiguousarray(batch[[position[int(i)] for i in span]]) for span in indices]
+        return JobResult(frames, clipped, info.duration)
