@@ -74,7 +74,7 @@ def embed(encoder: EventEncoder, events: Sequence[Event],
     (what ``-1`` rows index).
 
     Standardising matters: a random-init or frozen CLIP tower gives embeddings that share a
-    large common direction (cosine ~0.99 between unrelated frames here), and the differences
+    large common direction (cosine above 0.99 between any two events of the synthetic corpus under clip:tiny), and the differences
     that carry colour and shape are small next to it."""
     table = torch.from_numpy(encoder.encode(events))
     if standard is not None:
