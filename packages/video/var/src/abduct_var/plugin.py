@@ -41,3 +41,9 @@ def register_commands(cli: click.Group) -> None:
     for command in COMMANDS:
         group.add_command(command)
     subgroup(cli, "train", "Fine-tune models.").add_command(train_var)
+
+
+@hookimpl
+def register_demos() -> Iterator[Registration]:
+    yield Registration("var", "VAR on a synthetic video corpus: random, retrieval and the trained generator",
+                       "abduct_var._demo:var_section")

@@ -53,16 +53,16 @@ class SetScores:
     per_event: dict[str, dict[str, float]]
 
 
-def _coco(entries: Sequence[Entry]) -> SetScores:
+def _coco(entries: Sequence[Entry], meteor: bool = True) -> SetScores:
     from abduct_metrics._coco import CocoCaptionMetric  # pycocoevalcap loads here, not at import
 
     predictions = {event_key(e): e.sentence for e in entries}
     references = {event_key(e): [e.gt_sentence] for e in entries}
-    result = CocoCaptionMetric(("bleu", "meteor", "rouge-l", "cider"), clean_non_ascii=True).compute(
-        predictions, references)
+    chosen = ("bleu", "meteor", "rouge-l", "cider") if meteor else ("bleu", "rouge-l", "cider")
+    result = CocoCaptionMetric(chosen, clean_non_ascii=True).compute(predictions, references)
     means = result.info["mean_per_sample"]
     values = {key: 100.0 * float(result.corpus[key]) for key in KEYS if key.startswith("bleu")}
-    values.update({key: 100.0 * float(means[key]) for key in PER_EVENT})
+    values.update({key: 100.0 * float(means[key]) for key in PER_EVENT if key in means})
     return SetScores(values, {k: dict(v) for k, v in result.per_sample.items()})
 
 
@@ -92,9 +92,10 @@ def _bertscore(entries: Sequence[Entry], settings: BertScoreSettings, registry: 
     return 100.0 * sum(m for m in means if not math.isnan(m)) / len(means)
 
 
-def score_sets(entries: Sequence[Entry], *, separate: bool = False,
-               bertscore: BertScoreSettings | None = None) -> dict[str, SetScores]:
-    """The ``all`` set and, with ``separate``, ``observed`` and ``hypothesis``, each scored on its own."""
+def score_sets(entries: Sequence[Entry], *, separate: bool = False, bertscore: BertScoreSettings | None = None,
+               meteor: bool = True) -> dict[str, SetScores]:
+    """The ``all`` set and, with ``separate``, ``observed`` and ``hypothesis``, each scored on its
+    own. ``meteor=False`` leaves METEOR out (its Java start-up is most of a small set's time)."""
     if not entries:
         raise AbductError("nothing to score: the submission has no events")
     sets: dict[str, list[Entry]] = {"all": list(entries)}
@@ -106,7 +107,7 @@ def score_sets(entries: Sequence[Entry], *, separate: bool = False,
                 raise AbductError(f"--separate needs {name} events, and the submission has none")
     out: dict[str, SetScores] = {}
     for name, members in sets.items():
-        scored = _coco(members)
+        scored = _coco(members, meteor)
         if bertscore is not None:
             scored.values["bertscore_f1"] = _bertscore(members, bertscore)
         out[name] = scored
@@ -126,5 +127,6 @@ def breakdown(entries: Sequence[Entry], per_event: Mapping[str, Mapping[str, flo
     for e in entries:
         key = event_key(e)
         groups.setdefault(group_of[key], []).append(per_event[key])
-    return {g: {**{m: 100.0 * float(np.mean([row[m] for row in rows])) for m in PER_EVENT}, "n": float(len(rows))}
+    return {g: {**{m: 100.0 * float(np.mean([row[m] for row in rows])) for m in PER_EVENT if m in rows[0]},
+                "n": float(len(rows))}
             for g, rows in sorted(groups.items(), key=lambda item: (len(item[0]), item[0]))}

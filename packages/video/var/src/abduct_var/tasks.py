@@ -75,8 +75,9 @@ class VarTask:
     optional_inputs = frozenset({"context"})  # the mask's text: a model may locate the gap by its slot alone
 
     def __init__(self, part: Part, *, videos: Path | None = None, separate: bool = False,
-                 bertscore: BertScoreSettings | None = None) -> None:
+                 bertscore: BertScoreSettings | None = None, meteor: bool = True) -> None:
         self.part = part
+        self.meteor = meteor
         self.videos = videos
         self.separate = separate
         self.bertscore = bertscore
@@ -94,7 +95,7 @@ class VarTask:
             entries.append(Entry(example_id, position, str(record["prediction"]), item.references[0], hypothesis))
         if run.out_dir is not None:
             atomic_write_json(run.out_dir / SUBMISSION, build_submission(entries))
-        sets = score_sets(entries, separate=self.part == "all", bertscore=self.bertscore)
+        sets = score_sets(entries, separate=self.part == "all", bertscore=self.bertscore, meteor=self.meteor)
         metrics: dict[str, Any] = dict(sets["all"].values)
         for name in ("observed", "hypothesis"):
             if name in sets:
@@ -139,12 +140,12 @@ def _bertscore(model: Path | None, layers: int, baseline: Path | None, rescale: 
 def _factory(part: Part) -> Any:
     def make(spec: Spec, settings: Settings, *, videos: Path | None = None, separate: bool = False,
              bertscore_model: Path | None = None, bertscore_layers: int = 17, bertscore_baseline: Path | None = None,
-             bertscore_rescale: bool = True) -> VarTask:
-        return VarTask(part, videos=videos, separate=separate,
+             bertscore_rescale: bool = True, meteor: bool = True) -> VarTask:
+        return VarTask(part, videos=videos, separate=separate, meteor=meteor,
                        bertscore=_bertscore(bertscore_model, bertscore_layers, bertscore_baseline, bertscore_rescale))
 
     make.__doc__ = (f"``var{'' if part == 'all' else '-' + ('explanation' if part == 'hypothesis' else part)}"
-                    "[,videos=DIR][,separate=true][,bertscore_model=DIR,bertscore_layers=17,bertscore_baseline=TSV]``")
+                    "[,videos=DIR][,separate=true][,meteor=false][,bertscore_model=DIR,bertscore_layers=17,bertscore_baseline=TSV]``")
     return make
 
 
