@@ -3,12 +3,12 @@
 Frames come from ``abduct_video.FrameSampler`` (uniform frames per span, decord or PyAV, clipped
 spans warned once per video); each frame is centre-cropped to a square and preprocessed as the
 CLIP model expects; an event is the L2-normalised mean of its frames' normalised embeddings.
-The tower is frozen (eval mode, no gradients); embeddings are kept per (video, span) in memory.
+Spans past a video's end are clipped to its last frame with one
+SpanClippedWarning per video (abduct-video's behaviour). The tower is frozen (eval mode, no gradients); embeddings are kept per (video, span) in memory.
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -76,11 +76,8 @@ class EventEncoder:
     def encode(self, events: Sequence[Event]) -> np.ndarray:
         todo = list(dict.fromkeys(e for e in events if e not in self._memo))
         if todo:
-            with warnings.catch_warnings():
-                # a span past the video's end is clipped; the sampler warns once per video,
-                # which the annotation check already reports
-                warnings.simplefilter("ignore")
-                arrays = self.sampler.sample_many([(path, [span]) for path, span in todo])
+            # a span past a video's end is clipped by the sampler, with one warning per video
+            arrays = self.sampler.sample_many([(path, [span]) for path, span in todo])
             for start in range(0, len(todo), 64):
                 chunk = todo[start:start + 64]
                 stacks = [arrays[start + i][0] for i in range(len(chunk))]

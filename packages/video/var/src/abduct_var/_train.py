@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from abduct.distributed import average_gradients, current_ranks, process_group, seed_for
+from abduct.distributed import average_gradients, process_group, seed_for
 from abduct.errors import AbductError
 from abduct.io import atomic_write_bytes, atomic_write_jsonl, require_dir
 from abduct.spec import Settings

@@ -53,24 +53,31 @@ class SetScores:
     per_event: dict[str, dict[str, float]]
 
 
+def kit_tokens(entries: Sequence[Entry]) -> tuple[list[str], list[str]]:
+    """Tokenised predictions and references, each list in one PTB call in submission order, as
+    the kit tokenises them. The order matters: PTB reads a lone letter before a period (``d.``)
+    as an initial unless the next line starts with a capital, and the next line is the next
+    prediction (or reference) of the same set."""
+    from abduct_metrics._ptb import clean_non_ascii, ptb_tokenize  # Java runs here, not at import
+
+    predictions = ptb_tokenize([clean_non_ascii(e.sentence) for e in entries])
+    references = ptb_tokenize([clean_non_ascii(e.gt_sentence) for e in entries])
+    return predictions, references
+
+
 def _coco(entries: Sequence[Entry], meteor: bool = True) -> SetScores:
     from abduct_metrics._coco import CocoCaptionMetric  # pycocoevalcap loads here, not at import
 
-    predictions = {event_key(e): e.sentence for e in entries}
-    references = {event_key(e): [e.gt_sentence] for e in entries}
+    keys = [event_key(e) for e in entries]
+    tokens, refs = kit_tokens(entries)
+    # The metric tokenises again; PTB output is a fixed point (checked on all of VAR val), so the
+    # pycocoevalcap scorers see the kit's tokens.
     chosen = ("bleu", "meteor", "rouge-l", "cider") if meteor else ("bleu", "rouge-l", "cider")
-    result = CocoCaptionMetric(chosen, clean_non_ascii=True).compute(predictions, references)
+    result = CocoCaptionMetric(chosen).compute(dict(zip(keys, tokens)), {k: [r] for k, r in zip(keys, refs)})
     means = result.info["mean_per_sample"]
     values = {key: 100.0 * float(result.corpus[key]) for key in KEYS if key.startswith("bleu")}
     values.update({key: 100.0 * float(means[key]) for key in PER_EVENT if key in means})
     return SetScores(values, {k: dict(v) for k, v in result.per_sample.items()})
-
-
-def _tokenised(entries: Sequence[Entry]) -> tuple[list[str], list[str]]:
-    from abduct_metrics._ptb import clean_non_ascii, ptb_tokenize
-
-    tokens = ptb_tokenize([clean_non_ascii(s) for e in entries for s in (e.sentence, e.gt_sentence)])
-    return tokens[0::2], tokens[1::2]
 
 
 def _bertscore(entries: Sequence[Entry], settings: BertScoreSettings, registry: Any = None) -> float:
@@ -82,7 +89,7 @@ def _bertscore(entries: Sequence[Entry], settings: BertScoreSettings, registry: 
     if settings.baseline is not None:
         options["baseline_path"] = settings.baseline
     metric = (registry or get_registry()).create("metric", "bertscore", None, **options)
-    predictions, references = _tokenised(entries)
+    predictions, references = kit_tokens(entries)
     keys = [event_key(e) for e in entries]
     result = metric.compute(dict(zip(keys, predictions)), {k: [r] for k, r in zip(keys, references)})
     per_example: dict[str, list[float]] = {}
@@ -114,10 +121,11 @@ def score_sets(entries: Sequence[Entry], *, separate: bool = False, bertscore: B
     return out
 
 
-def score_entries(entries: Sequence[Entry], *, separate: bool = False,
-                  bertscore: BertScoreSettings | None = None) -> dict[str, Any]:
+def score_entries(entries: Sequence[Entry], *, separate: bool = False, bertscore: BertScoreSettings | None = None,
+                  meteor: bool = True) -> dict[str, Any]:
     """``{"all": {...}}`` and, with ``separate``, ``"observed"`` and ``"hypothesis"`` (×100)."""
-    return {name: scored.values for name, scored in score_sets(entries, separate=separate, bertscore=bertscore).items()}
+    sets = score_sets(entries, separate=separate, bertscore=bertscore, meteor=meteor)
+    return {name: scored.values for name, scored in sets.items()}
 
 
 def breakdown(entries: Sequence[Entry], per_event: Mapping[str, Mapping[str, float]],

@@ -47,11 +47,14 @@ def sentences(colour: str, shape: str, direction: str, events: int) -> list[str]
 def _mask(shape: str, cx: float, cy: float) -> np.ndarray:
     yy, xx = np.mgrid[0:SIZE, 0:SIZE].astype(np.float64)
     r = SHAPE_RADIUS
+    inside: np.ndarray
     if shape == "square":
-        return (np.abs(xx - cx) <= r) & (np.abs(yy - cy) <= r)
-    if shape == "circle":
-        return (xx - cx) ** 2 + (yy - cy) ** 2 <= r * r
-    return (yy - cy <= r) & (yy - cy >= -r) & (np.abs(xx - cx) <= (yy - cy + r) / 2)  # triangle, apex up
+        inside = (np.abs(xx - cx) <= r) & (np.abs(yy - cy) <= r)
+    elif shape == "circle":
+        inside = (xx - cx) ** 2 + (yy - cy) ** 2 <= r * r
+    else:  # triangle, apex up
+        inside = (yy - cy <= r) & (yy - cy >= -r) & (np.abs(xx - cx) <= (yy - cy + r) / 2)
+    return inside
 
 
 def _position(direction: str, t: float) -> tuple[float, float]:
