@@ -107,11 +107,12 @@ def synthesize(out_dir: Path, examples: int = DEFAULT_EXAMPLES, seed: int = 0) -
             shape = str(rng.choice(SHAPES))
             direction = str(rng.choice(list(DIRECTIONS)))
             total = int(rng.integers(3, 5))
+            two_videos = split != "train" and n == 1  # a chain over two videos, in val and test
+            total = 4 if two_videos else total
             told = sentences(colour, shape, direction, total)
             video_id = f"{split}{n:04d}"
             frames = render_story(rng, colour, shape, direction, total)
             duration = round(len(frames) / FPS, 2)
-            two_videos = split != "train" and n == 1 and total == 4  # a chain over two videos
             if two_videos:
                 half = 2 * int(EVENT_SECONDS * FPS)
                 _write(videos / f"{video_id}a.mp4", frames[:half])

@@ -88,7 +88,8 @@ class VarTask:
         videos = self.videos or run.data_dir / "videos"
         pool, pool_split = text_pool(run.data_dir, run.split, every)
         planned = items_for(examples, videos, self.part)
-        records = generate(run, self.part, [item for item, _, _ in planned], pool, per_unit=16)
+        # units of 8 events: a killed run loses little, and the model still sees batches
+        records = generate(run, self.part, [item for item, _, _ in planned], pool, per_unit=8)
         entries = []
         for record, (item, position, hypothesis) in zip(records, planned):
             example_id = item.id.rsplit("#", 1)[0]
