@@ -50,12 +50,12 @@ def test_submission_is_valid_and_scores_as_the_run(corpus: Path, tmp_path: Path,
         assert metrics["observed_bleu_4"] == official["observed"]["bleu_4"]
     details = results["details"]
     assert isinstance(details, dict)
-    positions = {str(e.position) for e in entries}
+    records = [json.loads(line) for line in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()]
+    assert {"example_id", "position", "is_hypothesis", "metrics"} <= set(records[0])
+    positions = {str(r["position"]) for r in records}  # the event's place in its chain
     assert set(details["per_position"]) == positions == set(details["by_position"])
     assert sum(row["n"] for row in details["by_position"].values()) == len(entries)
     assert "several videos" in details["by_videos"]  # the synthetic corpus has a two-video chain
-    record = json.loads((tmp_path / "run" / "predictions.jsonl").read_text().splitlines()[0])
-    assert {"example_id", "position", "is_hypothesis", "metrics"} <= set(record)
 
 
 def _copy_corpus(corpus: Path, tmp_path: Path) -> Path:
@@ -84,9 +84,8 @@ def test_missing_and_corrupt_videos_exit_2_naming_the_file(corpus: Path, tmp_pat
 
 
 def test_a_span_past_the_end_is_clipped_with_one_warning_per_video(corpus: Path) -> None:
-    from abduct_video import SpanClippedWarning
-
     from abduct_var._encode import EventEncoder
+    from abduct_video import SpanClippedWarning
 
     examples, _ = load_split(corpus, "train")
     quirky = next(x for x in examples if any(e.end > e.duration for e in x.events))
