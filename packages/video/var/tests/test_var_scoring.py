@@ -163,3 +163,46 @@ def test_bertscore_averages_per_example_then_over_examples(tmp_path: Path) -> No
                                 lang="en", rescale_with_baseline=True, baseline_path=str(baseline))
     values = f1.numpy()
     assert got == pytest.approx(100 * float(np.mean([values[:2].mean(), values[2]])), rel=1e-5)
+
+
+def _pycocoevalcap_directly(entries: list[Entry]) -> dict[str, float]:
+    """The eval kit's path, written against pycocoevalcap's own classes: its PTBTokenizer over
+    the predictions, then over the references, each event an image with one caption; BLEU at
+    corpus level, the other three as means of per-event scores; x100."""
+    import numpy as np
+    from pycocoevalcap.bleu.bleu import Bleu
+    from pycocoevalcap.cider.cider import Cider
+    from pycocoevalcap.meteor.meteor import Meteor
+    from pycocoevalcap.rouge.rouge import Rouge
+    from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
+
+    def spaces(text: str) -> str:
+        return "".join(c if ord(c) < 128 else " " for c in text)
+
+    tokenizer = PTBTokenizer()
+    res = tokenizer.tokenize({i: [{"caption": spaces(e.sentence)}] for i, e in enumerate(entries)})
+    gts = tokenizer.tokenize({i: [{"caption": spaces(e.gt_sentence)}] for i, e in enumerate(entries)})
+    bleu, _ = Bleu(4).compute_score(gts, res, verbose=0)
+    out = {f"bleu_{n + 1}": 100 * float(v) for n, v in enumerate(bleu)}
+    meteor = Meteor()
+    try:
+        out["meteor"] = 100 * float(np.mean(meteor.compute_score(gts, res)[1]))
+    finally:
+        meteor.meteor_p.kill()
+        meteor.meteor_p.wait()
+    out["rouge_l"] = 100 * float(np.mean(Rouge().compute_score(gts, res)[1]))
+    out["cider"] = 100 * float(np.mean(Cider().compute_score(gts, res)[1]))
+    return out
+
+
+@needs_real
+def test_equals_pycocoevalcap_on_real_val_events() -> None:
+    assert REAL is not None
+    examples, _ = load_split(REAL / "var", "val")
+    exact = [Entry(x.id, i, e.sentence, e.sentence, i == x.hypothesis)
+             for x in examples[:120] for i, e in enumerate(x.counted)]
+    sentences = [e.sentence for e in exact]
+    random.Random(1).shuffle(sentences)
+    shuffled = [Entry(e.example_id, e.position, s, e.gt_sentence, e.is_hypothesis) for e, s in zip(exact, sentences)]
+    ours = score_entries(shuffled)["all"]
+    assert ours == pytest.approx(_pycocoevalcap_directly(shuffled), rel=1e-12, abs=1e-12)
