@@ -113,7 +113,7 @@ class PyAVDecoder:
             raise VideoError(path, f"PyAV cannot decode it ({error})") from None
         height, width = size if size is not None else (info.height, info.width)
         return np.stack([
-            frame.to_ndarray(format="rgb24", width=width, height=height, interpolation="BICUBIC")
+            frame.to_ndarray(format="rgb24", width=width, height=height, interpolation="BILINEAR")
             for frame in (found[int(target)] for target in targets)
         ])
 

@@ -7,6 +7,7 @@ turns each span into frame indices, reads all of them in one sorted, de-duplicat
 
 from __future__ import annotations
 
+import math
 import os
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -42,7 +43,7 @@ def plan(info: VideoInfo, spans: tuple[tuple[float, float], ...],
     """Frame indices for each span, and whether the span reached past the end."""
     indices, clipped = [], []
     for start, end in spans:
-        clipped.append(end > info.duration + END_TOLERANCE)
+        clipped.append(math.isfinite(end) and end > info.duration + END_TOLERANCE)  # inf: the whole video
         end = min(end, info.duration)
         start = min(start, end)
         indices.append(frame_indices(span_times(settings, start, end), info.frame_starts))

@@ -82,7 +82,7 @@ class WorkerPool:
         self.size, self.backend, self.timeout = workers, backend, timeout
         self.recycle_after, self.threads = recycle_after, threads
         fork = sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
-        self.context = multiprocessing.get_context("fork" if fork else "spawn")
+        self.context: Any = multiprocessing.get_context("fork" if fork else "spawn")
         self.workers: list[_Worker] = []
         self.started = 0  # processes started over the pool's life (tests watch recycling)
         self._finalizer = weakref.finalize(self, _stop_all, self.workers)

@@ -1,0 +1,59 @@
+"""Tiny generated videos for tests (this package's and those of packages built on it).
+
+In a "counter" video frame i is a flat grey of level 8*i, so a decoded frame tells its own
+index (codecs keep flat greys within a level or two)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+
+GREY_STEP = 8
+
+
+def counter_frames(count: int, height: int = 32, width: int = 32) -> np.ndarray:
+    levels = (np.arange(count) * GREY_STEP).astype(np.uint8)
+    return np.broadcast_to(levels[:, None, None, None], (count, height, width, 3)).copy()
+
+
+def frame_numbers(frames: np.ndarray) -> list[int]:
+    """The index each counter frame shows."""
+    return [int(round(float(f.mean()) / GREY_STEP)) for f in frames]
+
+
+def moving_frames(count: int, height: int = 32, width: int = 64, seed: int = 0) -> np.ndarray:
+    """A textured background with a bright square moving right: content both decoders must agree on."""
+    rng = np.random.default_rng(seed)
+    background = rng.integers(40, 200, size=(height // 4, width // 4, 3), dtype=np.uint8)
+    background = background.repeat(4, axis=0).repeat(4, axis=1)
+    frames = np.repeat(background[None], count, axis=0)
+    for i in range(count):
+        left = (i * 3) % (width - 8)
+        frames[i, 8:16, left:left + 8] = (250, 250, 30)
+    return frames
+
+
+def write_gapped_video(path: Path, count: int = 31, gap_at: int = 30, resume_at: float = 5.0) -> Path:
+    """A variable-frame-rate counter video: frames 0..gap_at-1 at 30 fps, then a jump to
+    ``resume_at`` seconds. Its average rate misplaces every frame; its timestamps do not."""
+    import av
+
+    frames = counter_frames(count)
+    with av.open(str(path), "w") as container:
+        stream = container.add_stream("libx264", rate=30)
+        if not isinstance(stream, av.video.stream.VideoStream):
+            raise TypeError("libx264 did not give a video stream")
+        stream.width, stream.height, stream.pix_fmt = 32, 32, "yuv420p"
+        stream.options = {"bf": "0", "crf": "10"}
+        stream.codec_context.time_base = Fraction(1, 30)
+        for i, image in enumerate(frames):
+            frame = av.VideoFrame.from_ndarray(image, format="rgb24")
+            frame.pts = i if i < gap_at else round(resume_at * 30) + (i - gap_at)
+            frame.time_base = Fraction(1, 30)
+            for packet in stream.encode(frame):
+                container.mux(packet)
+        for packet in stream.encode():
+            container.mux(packet)
+    return path

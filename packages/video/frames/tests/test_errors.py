@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from abduct.errors import AbductError
+from abduct_video import FrameSampler, SamplingSettings, VideoError
+from abduct_video.testing import frame_numbers
+
+BAD = {
+    "missing": "video file not found",
+    "empty": "video file is empty (0 bytes)",
+    "junk": "cannot be read as a video",
+    "truncated": "cannot be read as a video",
+}
+
+
+@pytest.mark.parametrize("workers", [0, 1])
+@pytest.mark.parametrize("backend", ["decord", "pyav"])
+@pytest.mark.parametrize("which", sorted(BAD))
+def test_bad_videos_raise_a_video_error_naming_the_file(videos: dict[str, Path], tmp_path: Path, which: str,
+                                                        backend: str, workers: int) -> None:
+    path = tmp_path / "absent.mp4" if which == "missing" else videos[which]
+    with FrameSampler(backend=backend, workers=workers) as sampler:
+        with pytest.raises(VideoError) as caught:
+            sampler.sample(path, [(0.0, 1.0)])
+    assert isinstance(caught.value, AbductError)
+    assert str(caught.value).startswith(f"{path}: ")
+    assert BAD[which] in str(caught.value)
+
+
+def test_a_hung_decode_is_killed_and_reported(videos: dict[str, Path], fifo: Path) -> None:
+    settings = SamplingSettings(frames_per_span=1)
+    with FrameSampler(settings, workers=1, timeout=1.5) as sampler:
+        started = time.monotonic()
+        with pytest.raises(VideoError, match="did not finish within 1.5 s") as caught:
+            sampler.sample_many([(videos["counter"], [(0.0, 0.0)]), (fifo, [(0.0, 1.0)])])
+        assert time.monotonic() - started < 15
+        assert str(caught.value).startswith(f"{fifo}: ")
+        # the stuck worker was replaced: the sampler keeps working
+        assert frame_numbers(sampler.sample(videos["counter"], [(1.0, 1.0)])[0]) == [10]
+
+
+def test_the_first_bad_video_of_many_is_reported(videos: dict[str, Path]) -> None:
+    with FrameSampler(workers=2) as sampler:
+        with pytest.raises(VideoError, match="junk.mp4"):
+            sampler.sample_many([(videos["counter"], [(0.0, 1.0)]), (videos["junk"], [(0.0, 1.0)]),
+                                 (videos["moving"], [(0.0, 1.0)])])
+        assert len(sampler.sample(videos["moving"], [(0.0, 1.0)])[0]) == 8
+
+
+def test_unknown_backend() -> None:
+    with pytest.raises(ValueError, match="unknown video backend"):
+        FrameSampler(backend="opencv")
