@@ -38,6 +38,22 @@ class JobResult:
     duration: float
 
 
+@dataclass(frozen=True)
+class Decoded:
+    """A job's distinct frames (``batch``) and, per span, the rows of ``batch`` it shows."""
+
+    batch: np.ndarray
+    rows: list[np.ndarray]
+    clipped: list[bool]
+    duration: float
+
+    def span_shapes(self) -> list[tuple[int, ...]]:
+        return [(len(rows), *self.batch.shape[1:]) for rows in self.rows]
+
+    def result(self) -> JobResult:
+        return JobResult([self.batch[rows] for rows in self.rows], self.clipped, self.duration)
+
+
 def plan(info: VideoInfo, spans: tuple[tuple[float, float], ...],
          settings: SamplingSettings) -> tuple[list[np.ndarray], list[bool]]:
     """Frame indices for each span, and whether the span reached past the end."""
@@ -74,17 +90,19 @@ class JobRunner:
             self.probes.popitem(last=False)
         return key, info
 
-    def run(self, job: Job) -> JobResult:
+    def read(self, job: Job) -> Decoded:
+        """The job's frames as one batch of distinct frames, and which rows each span takes."""
         key, info = self._probe(job.path)
         indices, clipped = plan(info, job.spans, job.settings)
         wanted = np.unique(np.concatenate(indices)) if indices else np.zeros(0, np.int64)
         if not len(wanted):
-            return JobResult([], clipped, info.duration)
+            return Decoded(np.zeros((0, 0, 0, 3), np.uint8), [], clipped, info.duration)
         size = job.settings.output_size(info.height, info.width)
         try:
             batch = self._decoder(job.backend).read(job.path, key, info, wanted, size)
         except DecordCannotCopy:
             batch = self._decoder("pyav").read(job.path, key, info, wanted, size)
-        position = {int(index): row for row, index in enumerate(wanted)}
-        frames = [np.ascontiguousarray(batch[[position[int(i)] for i in span]]) for span in indices]
-        return JobResult(frames, clipped, info.duration)
+        return Decoded(batch, [np.searchsorted(wanted, span) for span in indices], clipped, info.duration)
+
+    def run(self, job: Job) -> JobResult:
+        return self.read(job).result()
