@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from abduct_video import write_video
-from abduct_video.testing import counter_frames, moving_frames, write_gapped_video
+from abduct_video.testing import counter_frames, moving_frames, write_gapped_video, write_overlisted_video
 
 
 @pytest.fixture(scope="session")
@@ -22,6 +22,7 @@ def videos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "moving_webm": write_video(root / "moving.webm", moving_frames(25), fps=12.5),
         "gapped": write_gapped_video(root / "gapped.mp4"),
         "width48": write_video(root / "width48.mp4", moving_frames(10, width=48), fps=10),
+        "overlisted": write_overlisted_video(root / "overlisted.mp4"),  # lists 30 frames, holds 20
     }
     (root / "empty.mp4").write_bytes(b"")
     made["empty"] = root / "empty.mp4"

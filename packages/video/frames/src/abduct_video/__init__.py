@@ -10,6 +10,6 @@ from __future__ import annotations
 from abduct_video._sampler import FrameSampler
 from abduct_video._settings import SamplingSettings, span_times
 from abduct_video._writing import write_video
-from abduct_video.errors import SpanClippedWarning, VideoError
+from abduct_video.errors import DecoderFallbackWarning, SpanClippedWarning, VideoError
 
-__all__ = ["FrameSampler", "SamplingSettings", "SpanClippedWarning", "VideoError", "span_times", "write_video"]
+__all__ = ["DecoderFallbackWarning", "FrameSampler", "SamplingSettings", "SpanClippedWarning", "VideoError", "span_times", "write_video"]

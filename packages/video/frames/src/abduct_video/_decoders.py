@@ -87,7 +87,7 @@ class DecordDecoder:
 def _decord_reason(error: Exception) -> str:
     """decord's message without its log prefix (time and source file of the library's build)."""
     last = str(error).strip().splitlines()[-1] if str(error).strip() else type(error).__name__
-    return re.sub(r"^\[[\d:]+\] \S+:\d+: ", "", last)
+    return re.sub(r"\[[\d:]+\] \S+:\d+: ", "", last)
 
 
 class PyAVDecoder:

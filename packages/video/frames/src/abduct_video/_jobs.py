@@ -17,6 +17,7 @@ import numpy as np
 from abduct_video._decoders import DecordCannotCopy, DecordDecoder, PyAVDecoder, make_decoder
 from abduct_video._probe import VideoInfo, check_readable, probe
 from abduct_video._settings import SamplingSettings, frame_indices, span_times
+from abduct_video.errors import VideoError
 
 # A span may end this far past the last frame without counting as clipped: annotation
 # times are rounded, and a span ending exactly at the end is not past it.
@@ -36,6 +37,7 @@ class JobResult:
     frames: list[np.ndarray]
     clipped: list[bool]
     duration: float
+    note: str | None = None  # set when the video was read another way than asked (a fallback)
 
 
 @dataclass(frozen=True)
@@ -46,12 +48,13 @@ class Decoded:
     rows: list[np.ndarray]
     clipped: list[bool]
     duration: float
+    note: str | None = None
 
     def span_shapes(self) -> list[tuple[int, ...]]:
         return [(len(rows), *self.batch.shape[1:]) for rows in self.rows]
 
     def result(self) -> JobResult:
-        return JobResult([self.batch[rows] for rows in self.rows], self.clipped, self.duration)
+        return JobResult([self.batch[rows] for rows in self.rows], self.clipped, self.duration, self.note)
 
 
 def plan(info: VideoInfo, spans: tuple[tuple[float, float], ...],
@@ -98,11 +101,23 @@ class JobRunner:
         if not len(wanted):
             return Decoded(np.zeros((0, 0, 0, 3), np.uint8), [], clipped, info.duration)
         size = job.settings.output_size(info.height, info.width)
+        note = None
         try:
             batch = self._decoder(job.backend).read(job.path, key, info, wanted, size)
         except DecordCannotCopy:
             batch = self._decoder("pyav").read(job.path, key, info, wanted, size)
-        return Decoded(batch, [np.searchsorted(wanted, span) for span in indices], clipped, info.duration)
+        except VideoError as decord_error:
+            # PyAV has already read the file's packets (the probe); where decord gives up on a
+            # damaged stretch, PyAV, matching frames by timestamp, often reads what is there.
+            if job.backend != "decord":
+                raise
+            try:
+                batch = self._decoder("pyav").read(job.path, key, info, wanted, size)
+            except VideoError:
+                raise decord_error from None
+            note = f"{decord_error.reason}; read with PyAV instead"
+        rows = [np.searchsorted(wanted, span) for span in indices]
+        return Decoded(batch, rows, clipped, info.duration, note)
 
     def run(self, job: Job) -> JobResult:
         return self.read(job).result()

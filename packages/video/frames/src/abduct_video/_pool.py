@@ -9,18 +9,24 @@ back cannot pile up over a long run.
 Each worker holds two jobs at a time, so it decodes the next while the parent copies out
 the last one's frames.
 
-Workers are forked where the platform allows it (Linux): ``spawn`` and ``forkserver``
-re-import the caller's main script in every worker, which breaks any script without an
-``if __name__ == "__main__"`` guard. Forking is safe here because the parent never decodes
-while it has workers (no decoder threads to copy mid-operation) and a child imports decord
-and PyAV only after the fork. macOS and Windows use ``spawn``.
+Workers are fresh interpreters (``python -m abduct_video._worker``), never forks: a fork
+copies the parent's threads' locks mid-operation, and a parent that has used decord itself
+(or runs torch) hands its child a decoder that deadlocks on first use. multiprocessing's
+``spawn`` would re-run the caller's main script in each worker, which breaks scripts
+without an ``if __name__ == "__main__"`` guard; a plain subprocess does not. (Windows, which
+cannot pass descriptors to a subprocess, uses ``spawn`` and the pipe.)
 """
 
 from __future__ import annotations
 
+import dataclasses
 import mmap
 import multiprocessing
+import os
+import socket
+import subprocess
 import sys
+import tempfile
 import time
 import weakref
 from collections import deque
@@ -31,15 +37,17 @@ from typing import Any
 
 import numpy as np
 
+from abduct.errors import AbductError
 from abduct_video._jobs import Decoded, Job, JobResult, JobRunner
 from abduct_video.errors import VideoError
 
-# Frames come back through memory the parent maps before forking each worker (one copy in,
-# one out) rather than pickled through the pipe (four copies, about 200 MB/s on a busy
+# Frames come back through files in shared memory (/dev/shm) that parent and worker both map
+# (one copy in, one out) rather than pickled through the pipe (four copies, about 200 MB/s on a busy
 # 2-core machine: as slow as decoding itself). Two areas per worker, one per job in flight;
 # pages are only committed once written.
 ARENA_BYTES = 256 << 20
 IN_FLIGHT = 2
+STARTUP_SECONDS = 60.0
 
 
 def _to_arena(arena: mmap.mmap, decoded: Decoded) -> tuple[Any, ...] | None:
@@ -52,16 +60,17 @@ def _to_arena(arena: mmap.mmap, decoded: Decoded) -> tuple[Any, ...] | None:
         size = int(np.prod(shape))
         np.take(decoded.batch, rows, axis=0, out=np.frombuffer(arena, np.uint8, size, offset).reshape(shape))
         offset += size
-    return shapes, decoded.clipped, decoded.duration
+    return shapes, decoded.clipped, decoded.duration, decoded.note
 
 
-def _from_arena(arena: mmap.mmap, shapes: list[tuple[int, ...]], clipped: list[bool], duration: float) -> JobResult:
+def _from_arena(arena: mmap.mmap, shapes: list[tuple[int, ...]], clipped: list[bool], duration: float,
+                note: str | None) -> JobResult:
     frames, offset = [], 0
     for shape in shapes:
         size = int(np.prod(shape))
         frames.append(np.frombuffer(arena, np.uint8, size, offset).reshape(shape).copy())
         offset += size
-    return JobResult(frames, clipped, duration)
+    return JobResult(frames, clipped, duration, note)
 
 
 def _serve(conn: Connection, backend: str, threads: int, arenas: list[mmap.mmap]) -> None:
@@ -83,6 +92,40 @@ def _serve(conn: Connection, backend: str, threads: int, arenas: list[mmap.mmap]
         except Exception as error:  # any decoder failure is this video's problem, not the pool's
             reply = (job_id, "error", f"decoding failed ({type(error).__name__}: {error})")
         conn.send(reply)
+
+
+def _arena_file() -> tuple[str, mmap.mmap]:
+    directory = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
+    fd, path = tempfile.mkstemp(prefix="abduct-video-", suffix=".frames", dir=directory)
+    try:
+        os.ftruncate(fd, ARENA_BYTES)  # sparse: pages exist once written
+        return path, mmap.mmap(fd, ARENA_BYTES)
+    finally:
+        os.close(fd)
+
+
+class _Child:
+    """A worker interpreter, with the part of multiprocessing.Process's interface the pool uses."""
+
+    def __init__(self, popen: subprocess.Popen[bytes]) -> None:
+        self.popen = popen
+        self.pid = popen.pid
+
+    def kill(self) -> None:
+        self.popen.kill()
+
+    def join(self, timeout: float | None = None) -> None:
+        try:
+            self.popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            pass
+
+    def is_alive(self) -> bool:
+        return self.popen.poll() is None
+
+    @property
+    def exitcode(self) -> int | None:
+        return self.popen.poll()
 
 
 @dataclass
@@ -125,23 +168,42 @@ class WorkerPool:
             raise ValueError("a worker pool needs at least one worker")
         self.size, self.backend, self.timeout = workers, backend, timeout
         self.recycle_after, self.threads = recycle_after, threads
-        fork = sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
-        self.context: Any = multiprocessing.get_context("fork" if fork else "spawn")
         self.workers: list[_Worker] = []
         self.started = 0  # processes started over the pool's life (tests watch recycling)
         self._finalizer = weakref.finalize(self, _stop_all, self.workers)
 
     def _start(self) -> _Worker:
-        parent, child = self.context.Pipe()
-        # an anonymous shared mapping reaches only forked children; spawned ones use the pipe
-        forked = self.context.get_start_method() == "fork"
-        arenas = [mmap.mmap(-1, ARENA_BYTES) for _ in range(IN_FLIGHT)] if forked else []
-        process = self.context.Process(target=_serve, args=(child, self.backend, self.threads, arenas), daemon=True,
-                                       name="abduct-video-decoder")
-        process.start()
-        child.close()
         self.started += 1
-        return _Worker(process, parent, arenas)
+        if os.name != "posix":
+            context = multiprocessing.get_context("spawn")
+            parent, child = context.Pipe()
+            process = context.Process(target=_serve, args=(child, self.backend, self.threads, []), daemon=True,
+                                      name="abduct-video-decoder")
+            process.start()
+            child.close()
+            return _Worker(process, parent, [])
+        arenas = [_arena_file() for _ in range(IN_FLIGHT)]
+        ours, theirs = socket.socketpair()
+        # the worker imports what this process can import, wherever it was found
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+        try:
+            popen = subprocess.Popen(
+                [sys.executable, "-m", "abduct_video._worker", str(theirs.fileno()), self.backend, str(self.threads),
+                 *(path for path, _ in arenas)],
+                pass_fds=(theirs.fileno(),), env=env, stdin=subprocess.DEVNULL,
+            )
+            theirs.close()
+            conn = Connection(ours.detach())
+            worker = _Worker(_Child(popen), conn, [mapped for _, mapped in arenas])
+            if not conn.poll(STARTUP_SECONDS) or conn.recv() != "ready":
+                worker.stop(kill=True)
+                raise AbductError(f"a video decoding worker did not start (exit code {popen.poll()})")
+        except EOFError:
+            raise AbductError(f"a video decoding worker did not start (exit code {popen.poll()})") from None
+        finally:
+            for path, _ in arenas:  # both sides have mapped them: no file needs to outlive us
+                os.unlink(path)
+        return worker
 
     def _replace(self, worker: _Worker, *, kill: bool) -> None:
         worker.stop(kill=kill)
@@ -155,15 +217,28 @@ class WorkerPool:
         jobs; those under way finish, then its VideoError is raised."""
         while len(self.workers) < min(self.size, len(jobs)):
             self.workers.append(self._start())
+        jobs = list(jobs)
         pending = deque(range(len(jobs)))
         failure: VideoError | None = None
+        notes: dict[int, str] = {}
 
         def fail(worker: _Worker, reason: str) -> None:
+            """The worker's oldest job hung or killed it: try PyAV once after decord, else report."""
             nonlocal failure
             position, _ = worker.jobs.popleft()
-            failure = failure or VideoError(jobs[position].path, reason)
-            worker.jobs.clear()  # a job queued behind it goes with the process
+            for queued, _ in reversed(worker.jobs):  # a job queued behind it goes with the process
+                pending.appendleft(queued)
+            worker.jobs.clear()
             self._replace(worker, kill=True)
+            job = jobs[position]
+            if job.backend == "decord" and failure is None:
+                notes[position] = f"decord: {reason}; read with PyAV instead"
+                jobs[position] = dataclasses.replace(job, backend="pyav")
+                pending.appendleft(position)
+            else:
+                tried = " (with decord, then with PyAV)" if position in notes else ""
+                failure = failure or VideoError(
+                    job.path, f"{reason}{tried}; the file may be damaged (a decoder can hang or crash on one)")
 
         try:
             while True:
@@ -202,10 +277,11 @@ class WorkerPool:
                         if not worker.jobs and self.recycle_after and worker.done >= self.recycle_after:
                             self._replace(worker, kill=False)
                         if status in ("arena", "ok"):
+                            if position in notes:
+                                result = dataclasses.replace(result, note=notes[position])
                             yield position, result
                     elif time.monotonic() >= worker.deadline:
-                        fail(worker, f"decoding did not finish within {self.timeout:g} s; the file may be "
-                                     "damaged (a decoder can hang on it)")
+                        fail(worker, f"decoding did not finish within {self.timeout:g} s")
             if failure is not None:
                 raise failure
         finally:

@@ -19,7 +19,7 @@ from abduct_video._jobs import Job, JobResult, JobRunner
 from abduct_video._pool import WorkerPool
 from abduct_video._probe import check_readable
 from abduct_video._settings import SamplingSettings
-from abduct_video.errors import SpanClippedWarning
+from abduct_video.errors import DecoderFallbackWarning, SpanClippedWarning
 
 Span = tuple[float, float]
 Request = tuple[str | Path, Sequence[Span]]
@@ -39,7 +39,8 @@ class FrameSampler:
     - ``recycle_after``: jobs after which a worker process is replaced (None: never).
 
     Spans past a video's end are clipped to its last frame, with one SpanClippedWarning per
-    video. Use as a context manager, or call :meth:`close`, to stop the workers promptly.
+    video. A video decord fails on (an error, or a hang or crash of its worker) is read with
+    PyAV instead, with one DecoderFallbackWarning; a VideoError only if PyAV fails too. Use as a context manager, or call :meth:`close`, to stop the workers promptly.
     """
 
     def __init__(self, settings: SamplingSettings | None = None, *, backend: str = "decord", workers: int = 2,
@@ -56,6 +57,7 @@ class FrameSampler:
         self.cache = None if cache_dir is None else FrameCache(cache_dir, self.settings, backend)
         self._keys = ContentKeys()
         self._warned: set[str] = set()
+        self._fell_back: set[str] = set()
         self._local = JobRunner(backend, threads) if workers == 0 else None
         self._pool = None if workers == 0 else WorkerPool(
             workers, backend, timeout=timeout, recycle_after=recycle_after, threads=threads)
@@ -103,6 +105,9 @@ class FrameSampler:
                 if self.cache is not None:
                     self.cache.put(self._keys.file(job.path), span, entry)
             self.decoded_spans += len(job.spans)
+            if result.note is not None and job.path not in self._fell_back:
+                self._fell_back.add(job.path)
+                warnings.warn(f"{job.path}: {result.note}", DecoderFallbackWarning, stacklevel=3)
         for path, spans in wanted:
             self._warn_clipped(path, [(span, found[path, span]) for span in spans])
         return [[found[path, span][0] for span in spans] for path, spans in wanted]

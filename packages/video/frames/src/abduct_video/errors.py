@@ -18,3 +18,7 @@ class VideoError(DataError):
 
 class SpanClippedWarning(UserWarning):
     """A time span reached past the end of its video and was cut at the last frame."""
+
+
+class DecoderFallbackWarning(UserWarning):
+    """decord failed on a video (an error, a hang or a crash) and PyAV read it instead."""

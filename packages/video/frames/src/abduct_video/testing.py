@@ -57,3 +57,33 @@ def write_gapped_video(path: Path, count: int = 31, gap_at: int = 30, resume_at:
         for packet in stream.encode():
             container.mux(packet)
     return path
+
+
+def write_overlisted_video(path: Path, count: int = 20, extra: int = 10, seed: int = 0) -> Path:
+    """A counter video whose container lists ``extra`` more frames than it holds: after the
+    real packets come packets of random bytes with later timestamps. The header's frame count
+    (and decord's ``len``) says ``count + extra``; ``count`` frames decode."""
+    import av
+
+    rng = np.random.default_rng(seed)
+    with av.open(str(path), "w") as container:
+        stream = container.add_stream("libx264", rate=10)
+        if not isinstance(stream, av.video.stream.VideoStream):
+            raise TypeError("libx264 did not give a video stream")
+        stream.width, stream.height, stream.pix_fmt = 32, 32, "yuv420p"
+        stream.options = {"bf": "0", "crf": "10"}
+        packets = []
+        for image in counter_frames(count):
+            packets.extend(stream.encode(av.VideoFrame.from_ndarray(image, format="rgb24")))
+        packets.extend(stream.encode())
+        for packet in packets:
+            container.mux(packet)  # muxing moves the timestamps to the stream's time base
+        first, second, last = (int(packets[i].pts or 0) for i in (0, 1, -1))
+        step = second - first
+        for k in range(1, extra + 1):
+            junk = av.Packet(rng.integers(0, 256, 40, dtype=np.uint8).tobytes())
+            junk.stream = stream
+            junk.pts = junk.dts = last + k * step
+            junk.duration, junk.time_base = step, packets[0].time_base
+            container.mux(junk)
+    return path
