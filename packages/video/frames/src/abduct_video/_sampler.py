@@ -32,15 +32,18 @@ class FrameSampler:
     - ``backend``: ``"decord"`` (fast; x86-64 wheels only) or ``"pyav"`` (everywhere; the
       same frames within codec tolerance);
     - ``workers``: decoding processes (0 decodes in this process, without the time limit);
-    - ``timeout``: seconds one video may take before its worker is killed and the video is
-      reported as damaged (a VideoError) instead of hanging the run;
+    - ``timeout``: seconds one video may take before its worker is killed (then PyAV is
+      tried after decord, and a video that hangs both is a VideoError, never a hung run);
     - ``cache_dir``: where decoded frames are kept between runs (under ``frames/``); None for
       no cache. ``abduct.cache.default_cache_dir()`` shares abduct's cache (``$ABDUCT_CACHE_DIR``);
-    - ``recycle_after``: jobs after which a worker process is replaced (None: never).
+    - ``recycle_after``: jobs after which a worker process is replaced (None: never);
+    - ``threads``: decoder threads per worker; ``quiet``: no progress bar (the default, as
+      the caller's own loop usually shows one).
 
     Spans past a video's end are clipped to its last frame, with one SpanClippedWarning per
     video. A video decord fails on (an error, or a hang or crash of its worker) is read with
-    PyAV instead, with one DecoderFallbackWarning; a VideoError only if PyAV fails too. Use as a context manager, or call :meth:`close`, to stop the workers promptly.
+    PyAV instead, with one DecoderFallbackWarning; a VideoError only if PyAV fails too.
+    Use as a context manager, or call :meth:`close`, to stop the workers promptly.
     """
 
     def __init__(self, settings: SamplingSettings | None = None, *, backend: str = "decord", workers: int = 2,
