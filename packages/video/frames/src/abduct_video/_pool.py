@@ -2,19 +2,25 @@
 
 A decoder stuck in native code cannot be interrupted from Python (decord holds the GIL while
 it spins), so every job runs in a separate process and one that is not back within
-``timeout`` seconds is killed and replaced; its video is reported as a VideoError. Workers
-are also replaced after ``recycle_after`` jobs, so memory a native library never gives
-back cannot pile up over a long run.
+``timeout`` seconds is killed and replaced; decord's jobs are then tried with PyAV, and a
+video that hangs both is a VideoError. Workers are also replaced after ``recycle_after``
+jobs, so memory a native library never gives back cannot pile up over a long run.
 
-Each worker holds two jobs at a time, so it decodes the next while the parent copies out
-the last one's frames.
+Each worker holds two jobs at a time, so it decodes the next while the parent takes the
+last one's frames. Frames travel through a file in shared memory (``/dev/shm``) per job:
+the parent names it, the worker sizes it (``posix_fallocate``, so a full ``/dev/shm`` is an
+error to fall back from, not a bus error later) and writes the frames into it, and the
+parent maps it and unlinks it at once. The arrays it returns are views of that mapping, so
+the only copy on the way is the worker's one write; the memory goes when they do.
+Pickling frames through the pipe instead costs four copies (about 200 MB/s on a busy
+2-core machine: as slow as decoding itself) and remains the fallback.
 
 Workers are fresh interpreters (``python -m abduct_video._worker``), never forks: a fork
-copies the parent's threads' locks mid-operation, and a parent that has used decord itself
+copies the parent's thread locks mid-operation, and a parent that has used decord itself
 (or runs torch) hands its child a decoder that deadlocks on first use. multiprocessing's
 ``spawn`` would re-run the caller's main script in each worker, which breaks scripts
 without an ``if __name__ == "__main__"`` guard; a plain subprocess does not. (Windows, which
-cannot pass descriptors to a subprocess, uses ``spawn`` and the pipe.)
+cannot pass a socket to a subprocess, uses ``spawn``.)
 """
 
 from __future__ import annotations
@@ -41,39 +47,47 @@ from abduct.errors import AbductError
 from abduct_video._jobs import Decoded, Job, JobResult, JobRunner
 from abduct_video.errors import VideoError
 
-# Frames come back through files in shared memory (/dev/shm) that parent and worker both map
-# (one copy in, one out) rather than pickled through the pipe (four copies, about 200 MB/s on a busy
-# 2-core machine: as slow as decoding itself). Two areas per worker, one per job in flight;
-# pages are only committed once written.
-ARENA_BYTES = 256 << 20
 IN_FLIGHT = 2
 STARTUP_SECONDS = 60.0
+SHARED_DIR = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
 
 
-def _to_arena(arena: mmap.mmap, decoded: Decoded) -> tuple[Any, ...] | None:
-    """Write each span's frames into ``arena``; their shapes, or None when they do not fit."""
+def _write_frames(path: str, decoded: Decoded) -> tuple[Any, ...] | None:
+    """Write each span's frames into the file ``path``; their shapes, or None if there is no room."""
     shapes = decoded.span_shapes()
-    if sum(int(np.prod(shape)) for shape in shapes) > len(arena):
+    sizes = [int(np.prod(shape)) for shape in shapes]
+    total = sum(sizes)
+    if total == 0:
         return None
-    offset = 0
-    for rows, shape in zip(decoded.rows, shapes):
-        size = int(np.prod(shape))
-        np.take(decoded.batch, rows, axis=0, out=np.frombuffer(arena, np.uint8, size, offset).reshape(shape))
-        offset += size
+    try:
+        with open(path, "r+b") as handle:
+            os.posix_fallocate(handle.fileno(), 0, total)
+            mapped = mmap.mmap(handle.fileno(), total)
+    except (OSError, AttributeError):  # no room in /dev/shm, or no posix_fallocate here
+        return None
+    with mapped:
+        offset = 0
+        for rows, shape, size in zip(decoded.rows, shapes, sizes):
+            out = np.frombuffer(mapped, np.uint8, size, offset).reshape(shape)
+            np.take(decoded.batch, rows, axis=0, out=out)
+            del out  # the mapping cannot close while an array still exports it
+            offset += size
     return shapes, decoded.clipped, decoded.duration, decoded.note
 
 
-def _from_arena(arena: mmap.mmap, shapes: list[tuple[int, ...]], clipped: list[bool], duration: float,
-                note: str | None) -> JobResult:
+def _read_frames(path: str, shapes: list[tuple[int, ...]], clipped: list[bool], duration: float,
+                 note: str | None) -> JobResult:
+    sizes = [int(np.prod(shape)) for shape in shapes]
+    with open(path, "r+b") as handle:
+        mapped = mmap.mmap(handle.fileno(), sum(sizes))
     frames, offset = [], 0
-    for shape in shapes:
-        size = int(np.prod(shape))
-        frames.append(np.frombuffer(arena, np.uint8, size, offset).reshape(shape).copy())
+    for shape, size in zip(shapes, sizes):
+        frames.append(np.frombuffer(mapped, np.uint8, size, offset).reshape(shape))  # views keep it mapped
         offset += size
     return JobResult(frames, clipped, duration, note)
 
 
-def _serve(conn: Connection, backend: str, threads: int, arenas: list[mmap.mmap]) -> None:
+def _serve(conn: Connection, backend: str, threads: int) -> None:
     runner = JobRunner(backend, threads)
     while True:
         try:
@@ -82,26 +96,16 @@ def _serve(conn: Connection, backend: str, threads: int, arenas: list[mmap.mmap]
             return
         if message is None:
             return
-        job_id, slot, job = message
+        job_id, path, job = message
         try:
             decoded = runner.read(job)
-            shared = _to_arena(arenas[slot], decoded) if arenas else None
-            reply: tuple[Any, ...] = (job_id, "arena", shared) if shared else (job_id, "ok", decoded.result())
+            shared = _write_frames(path, decoded)
+            reply: tuple[Any, ...] = (job_id, "file", shared) if shared else (job_id, "ok", decoded.result())
         except VideoError as error:
             reply = (job_id, "error", error.reason)
         except Exception as error:  # any decoder failure is this video's problem, not the pool's
             reply = (job_id, "error", f"decoding failed ({type(error).__name__}: {error})")
         conn.send(reply)
-
-
-def _arena_file() -> tuple[str, mmap.mmap]:
-    directory = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
-    fd, path = tempfile.mkstemp(prefix="abduct-video-", suffix=".frames", dir=directory)
-    try:
-        os.ftruncate(fd, ARENA_BYTES)  # sparse: pages exist once written
-        return path, mmap.mmap(fd, ARENA_BYTES)
-    finally:
-        os.close(fd)
 
 
 class _Child:
@@ -128,18 +132,28 @@ class _Child:
         return self.popen.poll()
 
 
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
 @dataclass
 class _Worker:
     process: Any
     conn: Connection
-    arenas: list[mmap.mmap]
     done: int = 0
-    jobs: deque[tuple[int, int]] = field(default_factory=deque)  # (job position, arena slot), oldest first
+    jobs: deque[tuple[int, str]] = field(default_factory=deque)  # (job position, frames file), oldest first
     deadline: float = 0.0  # when the oldest job in flight counts as hung
 
-    def free_slot(self) -> int:
-        taken = {slot for _, slot in self.jobs}
-        return next(slot for slot in range(IN_FLIGHT) if slot not in taken)
+    def drop_jobs(self) -> list[int]:
+        """Forget the jobs in flight (their files too); their positions, oldest first."""
+        positions = [position for position, _ in self.jobs]
+        for _, path in self.jobs:
+            _unlink(path)
+        self.jobs.clear()
+        return positions
 
     def stop(self, *, kill: bool) -> None:
         if not kill:
@@ -151,8 +165,7 @@ class _Worker:
             self.process.kill()
         self.process.join(5)
         self.conn.close()
-        for arena in self.arenas:
-            arena.close()
+        self.drop_jobs()
 
 
 def _stop_all(workers: list[_Worker]) -> None:
@@ -177,32 +190,27 @@ class WorkerPool:
         if os.name != "posix":
             context = multiprocessing.get_context("spawn")
             parent, child = context.Pipe()
-            process = context.Process(target=_serve, args=(child, self.backend, self.threads, []), daemon=True,
+            process = context.Process(target=_serve, args=(child, self.backend, self.threads), daemon=True,
                                       name="abduct-video-decoder")
             process.start()
             child.close()
-            return _Worker(process, parent, [])
-        arenas = [_arena_file() for _ in range(IN_FLIGHT)]
+            return _Worker(process, parent)
         ours, theirs = socket.socketpair()
         # the worker imports what this process can import, wherever it was found
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+        popen = subprocess.Popen(
+            [sys.executable, "-m", "abduct_video._worker", str(theirs.fileno()), self.backend, str(self.threads)],
+            pass_fds=(theirs.fileno(),), env=env, stdin=subprocess.DEVNULL,
+        )
+        theirs.close()
+        worker = _Worker(_Child(popen), Connection(ours.detach()))
         try:
-            popen = subprocess.Popen(
-                [sys.executable, "-m", "abduct_video._worker", str(theirs.fileno()), self.backend, str(self.threads),
-                 *(path for path, _ in arenas)],
-                pass_fds=(theirs.fileno(),), env=env, stdin=subprocess.DEVNULL,
-            )
-            theirs.close()
-            conn = Connection(ours.detach())
-            worker = _Worker(_Child(popen), conn, [mapped for _, mapped in arenas])
-            if not conn.poll(STARTUP_SECONDS) or conn.recv() != "ready":
-                worker.stop(kill=True)
-                raise AbductError(f"a video decoding worker did not start (exit code {popen.poll()})")
-        except EOFError:
-            raise AbductError(f"a video decoding worker did not start (exit code {popen.poll()})") from None
-        finally:
-            for path, _ in arenas:  # both sides have mapped them: no file needs to outlive us
-                os.unlink(path)
+            started = worker.conn.poll(STARTUP_SECONDS) and worker.conn.recv() == "ready"
+        except (EOFError, OSError):
+            started = False
+        if not started:
+            worker.stop(kill=True)
+            raise AbductError(f"a video decoding worker did not start (exit code {popen.poll()})")
         return worker
 
     def _replace(self, worker: _Worker, *, kill: bool) -> None:
@@ -225,10 +233,8 @@ class WorkerPool:
         def fail(worker: _Worker, reason: str) -> None:
             """The worker's oldest job hung or killed it: try PyAV once after decord, else report."""
             nonlocal failure
-            position, _ = worker.jobs.popleft()
-            for queued, _ in reversed(worker.jobs):  # a job queued behind it goes with the process
-                pending.appendleft(queued)
-            worker.jobs.clear()
+            position, *queued = worker.drop_jobs()
+            pending.extendleft(reversed(queued))  # a job queued behind it goes with the process
             self._replace(worker, kill=True)
             job = jobs[position]
             if job.backend == "decord" and failure is None:
@@ -248,9 +254,11 @@ class WorkerPool:
                         if len(worker.jobs) < depth and pending and failure is None:
                             if not worker.jobs:
                                 worker.deadline = time.monotonic() + self.timeout
-                            position, slot = pending.popleft(), worker.free_slot()
-                            worker.jobs.append((position, slot))
-                            worker.conn.send((position, slot, jobs[position]))
+                            position = pending.popleft()
+                            handle, path = tempfile.mkstemp(prefix="abduct-video-", suffix=".frames", dir=SHARED_DIR)
+                            os.close(handle)
+                            worker.jobs.append((position, path))
+                            worker.conn.send((position, path, jobs[position]))
                 busy = [w for w in self.workers if w.jobs]
                 if not busy:
                     break
@@ -265,18 +273,21 @@ class WorkerPool:
                             fail(worker, f"the decoder process died while reading it (exit code "
                                          f"{worker.process.exitcode})")
                             continue
-                        position, slot = worker.jobs.popleft()
+                        position, path = worker.jobs.popleft()
                         worker.done += 1
                         worker.deadline = time.monotonic() + self.timeout  # the next job's clock
-                        if status == "arena":
-                            result = _from_arena(worker.arenas[slot], *payload)
-                        elif status == "ok":
-                            result = payload
-                        else:
-                            failure = failure or VideoError(jobs[position].path, payload)
+                        try:
+                            if status == "file":
+                                result = _read_frames(path, *payload)
+                            elif status == "ok":
+                                result = payload
+                            else:
+                                failure = failure or VideoError(jobs[position].path, payload)
+                        finally:
+                            _unlink(path)
                         if not worker.jobs and self.recycle_after and worker.done >= self.recycle_after:
                             self._replace(worker, kill=False)
-                        if status in ("arena", "ok"):
+                        if status in ("file", "ok"):
                             if position in notes:
                                 result = dataclasses.replace(result, note=notes[position])
                             yield position, result
@@ -288,5 +299,5 @@ class WorkerPool:
             # Left early (an error, or the caller stopped reading): a worker still busy would
             # answer a job nobody waits for, so replace it.
             for worker in [w for w in self.workers if w.jobs]:
-                worker.jobs.clear()
+                worker.drop_jobs()
                 self._replace(worker, kill=True)

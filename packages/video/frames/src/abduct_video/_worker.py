@@ -1,11 +1,8 @@
-"""Entry point of a decoding worker: ``python -m abduct_video._worker FD BACKEND THREADS ARENA...``.
-
-FD is this end of a socket pair to the parent; each ARENA is a shared-memory file of the
-parent's to write frames into (mapped here, then unlinked by the parent)."""
+"""Entry point of a decoding worker: ``python -m abduct_video._worker FD BACKEND THREADS``,
+FD being this end of a socket pair to the parent (see :mod:`abduct_video._pool`)."""
 
 from __future__ import annotations
 
-import mmap
 import sys
 from multiprocessing.connection import Connection
 
@@ -13,14 +10,10 @@ from abduct_video._pool import _serve
 
 
 def main(argv: list[str]) -> None:
-    fd, backend, threads, *arena_paths = argv
+    fd, backend, threads = argv
     conn = Connection(int(fd))
-    arenas = []
-    for path in arena_paths:
-        with open(path, "r+b") as handle:
-            arenas.append(mmap.mmap(handle.fileno(), 0))
     conn.send("ready")
-    _serve(conn, backend, int(threads), arenas)
+    _serve(conn, backend, int(threads))
 
 
 if __name__ == "__main__":
