@@ -3,8 +3,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
-from abduct_video import FrameSampler, SamplingSettings
+from abduct_video import FrameSampler, SamplingSettings, VideoError, _pool
 from abduct_video.testing import frame_numbers
 
 
@@ -22,3 +23,22 @@ def test_workers_are_replaced_after_a_number_of_jobs(videos: dict[str, Path]) ->
         for second in range(5):
             assert frame_numbers(sampler.sample(videos["counter"], [(second / 2, second / 2)])[0]) == [second * 5]
         assert sampler._pool is not None and sampler._pool.started == 3  # jobs 1-2, 3-4, 5
+
+
+def test_frames_files_are_removed_and_arrays_are_the_callers(videos: dict[str, Path], fifo: Path, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Frames travel through one shared-memory file per job: none outlives its job, also
+    when a job fails or hangs, and the arrays handed back are ordinary writable arrays."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    monkeypatch.setattr(_pool, "SHARED_DIR", str(shared))
+    with FrameSampler(SamplingSettings(frames_per_span=2), workers=2, timeout=1.0) as sampler:
+        first, second = sampler.sample_many([(videos["counter"], [(0.0, 1.0)]), (videos["moving"], [(0.0, 1.0)])])
+        assert not list(shared.iterdir())
+        first[0][...] = 0
+        assert first[0].flags.writeable and int(first[0].sum()) == 0
+        with pytest.raises(VideoError):
+            sampler.sample_many([(videos["counter"], [(0.0, 1.0)]), (fifo, [(0.0, 1.0)]), (videos["junk"], [(0, 1)])])
+        assert not list(shared.iterdir())
+        again = sampler.sample(videos["counter"], [(0.0, 1.0)])[0]
+        assert frame_numbers(again) == [2, 7]
