@@ -28,7 +28,9 @@ All ratios come from one run of this script.
   ``seek(0)`` release, in a separate process.
 
 Times are the best of ``--repeat`` rounds, each round running every method once in turn
-(the machine may be shared).
+(the machine may be shared). CPU time per frame (this process plus the sampler's workers,
+from /proc) is reported too: it does not depend on how busy the machine is, so it is the
+steadier measure of the sampler's overhead.
 """
 
 from __future__ import annotations
@@ -64,6 +66,25 @@ def _rss_mb(pids: list[int]) -> float:
         except (OSError, StopIteration):
             continue
     return total / 1024
+
+
+def _cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU time of other processes (the sampler's workers), from /proc."""
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                fields = stat.read().rpartition(")")[2].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+        except (OSError, IndexError, ValueError):
+            continue
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def _worker_pids(sampler: FrameSampler | None) -> list[int]:
+    if sampler is None or sampler._pool is None:
+        return []
+    return [w.process.pid for w in sampler._pool.workers]
 
 
 def _best(fn: Callable[[], int], repeat: int) -> tuple[float, int]:
@@ -180,13 +201,15 @@ def main() -> None:
         clips = indices_of(requests)
         readers = {path: decord.VideoReader(path, ctx=decord.cpu(0), num_threads=1) for path in paths}
         with contextlib.ExitStack() as stack, tempfile.TemporaryDirectory() as cache_dir:
-            samplers = {workers: stack.enter_context(FrameSampler(settings, workers=workers))
+            # never recycled, so their workers' CPU time can be read across the rounds
+            samplers = {workers: stack.enter_context(FrameSampler(settings, workers=workers, recycle_after=None))
                         for workers in sorted({1, args.workers})}
             for sampler in samplers.values():
                 _ours(sampler, requests[:BATCH])  # start the workers and open the readers
             with FrameSampler(settings, workers=args.workers, cache_dir=cache_dir) as filling:
                 _ours(filling, requests)  # fills the cache
-            cached = stack.enter_context(FrameSampler(settings, workers=args.workers, cache_dir=cache_dir))
+            cached = stack.enter_context(FrameSampler(settings, workers=args.workers, cache_dir=cache_dir,
+                                                      recycle_after=None))
             methods: dict[str, Callable[[], int]] = {
                 "pyav loop (seek + decode per frame)": lambda: _pyav_loop(clips, infos),
                 "decord raw, one get_batch per clip": lambda: _decord_per_clip(clips, readers),
@@ -196,13 +219,22 @@ def main() -> None:
                    for w, s in samplers.items()},
                 f"ours, cache on (second pass, {args.workers} workers)": lambda: _ours(cached, requests),
             }
-            # rounds interleave the methods, so a busy spell on a shared machine hits all of them
+            owners = {f"ours, decord, {w} worker(s), cache off": s for w, s in samplers.items()}
+            owners[f"ours, cache on (second pass, {args.workers} workers)"] = cached
+            # rounds interleave the methods, so a busy spell on a shared machine hits all of them;
+            # CPU seconds (this process and the workers) do not depend on the machine's load
             best: dict[str, tuple[float, int]] = {}
+            cpu: dict[str, tuple[float, int]] = {}
             for _ in range(args.repeat):
                 for name, method in methods.items():
+                    pids = _worker_pids(owners.get(name))
+                    cpu_start = time.process_time() + _cpu_seconds(pids)
                     seconds, frames = _best(method, 1)
+                    cpu_used = time.process_time() + _cpu_seconds(pids) - cpu_start
                     if name not in best or seconds < best[name][0]:
                         best[name] = (seconds, frames)
+                    if name not in cpu or cpu_used < cpu[name][0]:
+                        cpu[name] = (cpu_used, frames)
         rows = [(name, seconds, frames) for name, (seconds, frames) in best.items()]
 
         by_name = {name: frames / seconds for name, seconds, frames in rows}
@@ -210,13 +242,19 @@ def main() -> None:
         raw = by_name["decord raw, batched reads + seek(0)"]
         print(f"\n{args.clips} clips x {args.frames} frames (uniform), best of {args.repeat}, "
               f"{os.cpu_count()} CPU cores\n")
-        print(f"{'method':<48} {'frames/s':>10} {'vs pyav loop':>13} {'vs raw same calls':>18}")
+        cpu_ms = {name: 1000 * used / frames for name, (used, frames) in cpu.items()}
+        raw_cpu = cpu_ms["decord raw, batched reads + seek(0)"]
+        print(f"{'method':<48} {'frames/s':>10} {'vs pyav loop':>13} {'vs raw same calls':>18} "
+              f"{'CPU ms/frame':>13} {'CPU vs raw':>11}")
         for name, seconds, frames in rows:
             rate = frames / seconds
-            print(f"{name:<48} {rate:>10.0f} {rate / naive:>12.2f}x {rate / raw:>17.2f}x")
+            print(f"{name:<48} {rate:>10.0f} {rate / naive:>12.2f}x {rate / raw:>17.2f}x "
+                  f"{cpu_ms[name]:>13.2f} {cpu_ms[name] / raw_cpu:>10.2f}x")
         one = by_name["ours, decord, 1 worker(s), cache off"]
-        print(f"\noverhead of ours (1 worker) over the same decord calls: {100 * (raw / one - 1):+.1f}% time per frame "
-              f"(goal <= +15%)")
+        one_cpu = cpu_ms["ours, decord, 1 worker(s), cache off"]
+        print(f"\noverhead of ours (1 worker) over the same decord calls (goal <= +15%): "
+              f"{100 * (raw / one - 1):+.1f}% wall time per frame, {100 * (one_cpu / raw_cpu - 1):+.1f}% CPU time "
+              f"per frame (this process and the workers)")
         best_ours = by_name[f"ours, decord, {args.workers} worker(s), cache off"]
         print(f"ours ({args.workers} workers) vs pyav loop: {best_ours / naive:.1f}x (goal >= 3x)")
 

@@ -25,10 +25,11 @@ def test_workers_are_replaced_after_a_number_of_jobs(videos: dict[str, Path]) ->
         assert sampler._pool is not None and sampler._pool.started == 3  # jobs 1-2, 3-4, 5
 
 
-def test_frames_files_are_removed_and_arrays_are_the_callers(videos: dict[str, Path], fifo: Path, tmp_path: Path,
+def test_no_shared_file_is_left_and_arrays_are_the_callers(videos: dict[str, Path], fifo: Path, tmp_path: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    """Frames travel through one shared-memory file per job: none outlives its job, also
-    when a job fails or hangs, and the arrays handed back are ordinary writable arrays."""
+    """Frames travel through shared-memory files whose names go as soon as a worker is up (no
+    file is left behind, also when jobs fail or hang), and the arrays handed back are the
+    caller's own writable arrays."""
     shared = tmp_path / "shared"
     shared.mkdir()
     monkeypatch.setattr(_pool, "SHARED_DIR", str(shared))

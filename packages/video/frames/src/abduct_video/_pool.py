@@ -6,14 +6,15 @@ it spins), so every job runs in a separate process and one that is not back with
 video that hangs both is a VideoError. Workers are also replaced after ``recycle_after``
 jobs, so memory a native library never gives back cannot pile up over a long run.
 
-Each worker holds two jobs at a time, so it decodes the next while the parent takes the
-last one's frames. Frames travel through a file in shared memory (``/dev/shm``) per job:
-the parent names it, the worker sizes it (``posix_fallocate``, so a full ``/dev/shm`` is an
-error to fall back from, not a bus error later) and writes the frames into it, and the
-parent maps it and unlinks it at once. The arrays it returns are views of that mapping, so
-the only copy on the way is the worker's one write; the memory goes when they do.
-Pickling frames through the pipe instead costs four copies (about 200 MB/s on a busy
-2-core machine: as slow as decoding itself) and remains the fallback.
+Each worker holds two jobs at a time, so it decodes the next while the parent copies out
+the last one's frames. Frames travel through two shared-memory areas per worker, one per
+job in flight: files in ``/dev/shm`` that both sides open and the parent unlinks as soon as
+the worker is up, so none outlives them. An area grows to the largest result it has
+carried (the worker grows it with ``posix_fallocate``, so a full ``/dev/shm`` — Docker's
+default is 64 MB — is an error to fall back from, not a bus error later) and is reused, so
+its pages are faulted in once: a fresh file per job cost twice the decoder's own CPU time
+per frame in page faults. Pickling frames through the pipe costs four copies (about
+200 MB/s on a busy 2-core machine: as slow as decoding itself) and is the fallback.
 
 Workers are fresh interpreters (``python -m abduct_video._worker``), never forks: a fork
 copies the parent's thread locks mid-operation, and a parent that has used decord itself
@@ -52,42 +53,63 @@ STARTUP_SECONDS = 60.0
 SHARED_DIR = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
 
 
-def _write_frames(path: str, decoded: Decoded) -> tuple[Any, ...] | None:
-    """Write each span's frames into the file ``path``; their shapes, or None if there is no room."""
+class _Area:
+    """One shared-memory area: an open file both sides map, grown on demand, never shrunk."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd, self.size = fd, 0
+        self.mapped: mmap.mmap | None = None
+
+    def view(self, size: int) -> mmap.mmap:
+        """The mapping, remapped if the file has grown to ``size`` (by this side or the other)."""
+        if self.mapped is None or len(self.mapped) < size:
+            if self.mapped is not None:
+                self.mapped.close()
+            self.mapped, self.size = mmap.mmap(self.fd, size), size
+        return self.mapped
+
+    def grow(self, size: int) -> bool:
+        if size <= self.size:
+            return True
+        try:
+            os.posix_fallocate(self.fd, 0, size)
+        except (OSError, AttributeError):  # no room in /dev/shm, or no posix_fallocate here
+            return False
+        self.view(size)
+        return True
+
+    def close(self) -> None:
+        if self.mapped is not None:
+            self.mapped.close()
+        os.close(self.fd)
+
+
+def _write_frames(area: _Area, decoded: Decoded) -> tuple[Any, ...] | None:
+    """Write each span's frames into ``area``; what the parent needs to read them, or None if
+    there is no room."""
     shapes = decoded.span_shapes()
     sizes = [int(np.prod(shape)) for shape in shapes]
     total = sum(sizes)
-    if total == 0:
+    if total == 0 or not area.grow(total):
         return None
-    try:
-        with open(path, "r+b") as handle:
-            os.posix_fallocate(handle.fileno(), 0, total)
-            mapped = mmap.mmap(handle.fileno(), total)
-    except (OSError, AttributeError):  # no room in /dev/shm, or no posix_fallocate here
-        return None
-    with mapped:
-        offset = 0
-        for rows, shape, size in zip(decoded.rows, shapes, sizes):
-            out = np.frombuffer(mapped, np.uint8, size, offset).reshape(shape)
-            np.take(decoded.batch, rows, axis=0, out=out)
-            del out  # the mapping cannot close while an array still exports it
-            offset += size
-    return shapes, decoded.clipped, decoded.duration, decoded.note
-
-
-def _read_frames(path: str, shapes: list[tuple[int, ...]], clipped: list[bool], duration: float,
-                 note: str | None) -> JobResult:
-    sizes = [int(np.prod(shape)) for shape in shapes]
-    with open(path, "r+b") as handle:
-        mapped = mmap.mmap(handle.fileno(), sum(sizes))
-    frames, offset = [], 0
-    for shape, size in zip(shapes, sizes):
-        frames.append(np.frombuffer(mapped, np.uint8, size, offset).reshape(shape))  # views keep it mapped
+    mapped, offset = area.view(total), 0
+    for rows, shape, size in zip(decoded.rows, shapes, sizes):
+        np.take(decoded.batch, rows, axis=0, out=np.frombuffer(mapped, np.uint8, size, offset).reshape(shape))
         offset += size
+    return area.size, shapes, decoded.clipped, decoded.duration, decoded.note
+
+
+def _read_frames(area: _Area, size: int, shapes: list[tuple[int, ...]], clipped: list[bool], duration: float,
+                 note: str | None) -> JobResult:
+    mapped, frames, offset = area.view(size), [], 0
+    for shape in shapes:
+        count = int(np.prod(shape))
+        frames.append(np.frombuffer(mapped, np.uint8, count, offset).reshape(shape).copy())
+        offset += count
     return JobResult(frames, clipped, duration, note)
 
 
-def _serve(conn: Connection, backend: str, threads: int) -> None:
+def _serve(conn: Connection, backend: str, threads: int, areas: list[_Area]) -> None:
     runner = JobRunner(backend, threads)
     while True:
         try:
@@ -96,11 +118,11 @@ def _serve(conn: Connection, backend: str, threads: int) -> None:
             return
         if message is None:
             return
-        job_id, path, job = message
+        job_id, slot, job = message
         try:
             decoded = runner.read(job)
-            shared = _write_frames(path, decoded)
-            reply: tuple[Any, ...] = (job_id, "file", shared) if shared else (job_id, "ok", decoded.result())
+            shared = _write_frames(areas[slot], decoded) if areas else None
+            reply: tuple[Any, ...] = (job_id, "area", shared) if shared else (job_id, "ok", decoded.result())
         except VideoError as error:
             reply = (job_id, "error", error.reason)
         except Exception as error:  # any decoder failure is this video's problem, not the pool's
@@ -132,26 +154,22 @@ class _Child:
         return self.popen.poll()
 
 
-def _unlink(path: str) -> None:
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
-
-
 @dataclass
 class _Worker:
     process: Any
     conn: Connection
+    areas: list[_Area]
     done: int = 0
-    jobs: deque[tuple[int, str]] = field(default_factory=deque)  # (job position, frames file), oldest first
+    jobs: deque[tuple[int, int]] = field(default_factory=deque)  # (job position, area slot), oldest first
     deadline: float = 0.0  # when the oldest job in flight counts as hung
 
+    def free_slot(self) -> int:
+        taken = {slot for _, slot in self.jobs}
+        return next(slot for slot in range(IN_FLIGHT) if slot not in taken)
+
     def drop_jobs(self) -> list[int]:
-        """Forget the jobs in flight (their files too); their positions, oldest first."""
+        """Forget the jobs in flight; their positions, oldest first."""
         positions = [position for position, _ in self.jobs]
-        for _, path in self.jobs:
-            _unlink(path)
         self.jobs.clear()
         return positions
 
@@ -166,6 +184,8 @@ class _Worker:
         self.process.join(5)
         self.conn.close()
         self.drop_jobs()
+        for area in self.areas:
+            area.close()
 
 
 def _stop_all(workers: list[_Worker]) -> None:
@@ -190,24 +210,30 @@ class WorkerPool:
         if os.name != "posix":
             context = multiprocessing.get_context("spawn")
             parent, child = context.Pipe()
-            process = context.Process(target=_serve, args=(child, self.backend, self.threads), daemon=True,
+            process = context.Process(target=_serve, args=(child, self.backend, self.threads, []), daemon=True,
                                       name="abduct-video-decoder")
             process.start()
             child.close()
-            return _Worker(process, parent)
+            return _Worker(process, parent, [])
+        files = [tempfile.mkstemp(prefix="abduct-video-", suffix=".frames", dir=SHARED_DIR) for _ in range(IN_FLIGHT)]
         ours, theirs = socket.socketpair()
         # the worker imports what this process can import, wherever it was found
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-        popen = subprocess.Popen(
-            [sys.executable, "-m", "abduct_video._worker", str(theirs.fileno()), self.backend, str(self.threads)],
-            pass_fds=(theirs.fileno(),), env=env, stdin=subprocess.DEVNULL,
-        )
-        theirs.close()
-        worker = _Worker(_Child(popen), Connection(ours.detach()))
         try:
-            started = worker.conn.poll(STARTUP_SECONDS) and worker.conn.recv() == "ready"
-        except (EOFError, OSError):
-            started = False
+            popen = subprocess.Popen(
+                [sys.executable, "-m", "abduct_video._worker", str(theirs.fileno()), self.backend, str(self.threads),
+                 *(path for _, path in files)],
+                pass_fds=(theirs.fileno(),), env=env, stdin=subprocess.DEVNULL,
+            )
+            theirs.close()
+            worker = _Worker(_Child(popen), Connection(ours.detach()), [_Area(fd) for fd, _ in files])
+            try:
+                started = worker.conn.poll(STARTUP_SECONDS) and worker.conn.recv() == "ready"
+            except (EOFError, OSError):
+                started = False
+        finally:
+            for _, path in files:  # both sides hold the files open now: their names can go
+                os.unlink(path)
         if not started:
             worker.stop(kill=True)
             raise AbductError(f"a video decoding worker did not start (exit code {popen.poll()})")
@@ -254,11 +280,9 @@ class WorkerPool:
                         if len(worker.jobs) < depth and pending and failure is None:
                             if not worker.jobs:
                                 worker.deadline = time.monotonic() + self.timeout
-                            position = pending.popleft()
-                            handle, path = tempfile.mkstemp(prefix="abduct-video-", suffix=".frames", dir=SHARED_DIR)
-                            os.close(handle)
-                            worker.jobs.append((position, path))
-                            worker.conn.send((position, path, jobs[position]))
+                            position, slot = pending.popleft(), worker.free_slot()
+                            worker.jobs.append((position, slot))
+                            worker.conn.send((position, slot, jobs[position]))
                 busy = [w for w in self.workers if w.jobs]
                 if not busy:
                     break
@@ -273,21 +297,18 @@ class WorkerPool:
                             fail(worker, f"the decoder process died while reading it (exit code "
                                          f"{worker.process.exitcode})")
                             continue
-                        position, path = worker.jobs.popleft()
+                        position, slot = worker.jobs.popleft()
                         worker.done += 1
                         worker.deadline = time.monotonic() + self.timeout  # the next job's clock
-                        try:
-                            if status == "file":
-                                result = _read_frames(path, *payload)
-                            elif status == "ok":
-                                result = payload
-                            else:
-                                failure = failure or VideoError(jobs[position].path, payload)
-                        finally:
-                            _unlink(path)
+                        if status == "area":
+                            result = _read_frames(worker.areas[slot], *payload)
+                        elif status == "ok":
+                            result = payload
+                        else:
+                            failure = failure or VideoError(jobs[position].path, payload)
                         if not worker.jobs and self.recycle_after and worker.done >= self.recycle_after:
                             self._replace(worker, kill=False)
-                        if status in ("file", "ok"):
+                        if status in ("area", "ok"):
                             if position in notes:
                                 result = dataclasses.replace(result, note=notes[position])
                             yield position, result

@@ -1,19 +1,22 @@
-"""Entry point of a decoding worker: ``python -m abduct_video._worker FD BACKEND THREADS``,
-FD being this end of a socket pair to the parent (see :mod:`abduct_video._pool`)."""
+"""Entry point of a decoding worker: ``python -m abduct_video._worker FD BACKEND THREADS AREA...``,
+FD being this end of a socket pair to the parent and each AREA a shared-memory file of the
+parent's to carry frames (see :mod:`abduct_video._pool`)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from multiprocessing.connection import Connection
 
-from abduct_video._pool import _serve
+from abduct_video._pool import _Area, _serve
 
 
 def main(argv: list[str]) -> None:
-    fd, backend, threads = argv
+    fd, backend, threads, *area_paths = argv
     conn = Connection(int(fd))
+    areas = [_Area(os.open(path, os.O_RDWR)) for path in area_paths]
     conn.send("ready")
-    _serve(conn, backend, int(threads))
+    _serve(conn, backend, int(threads), areas)
 
 
 if __name__ == "__main__":
