@@ -33,11 +33,11 @@ def test_bad_videos_raise_a_video_error_naming_the_file(videos: dict[str, Path],
 
 def test_a_hung_decode_is_killed_and_reported(videos: dict[str, Path], fifo: Path) -> None:
     settings = SamplingSettings(frames_per_span=1)
-    with FrameSampler(settings, workers=1, timeout=1.5) as sampler:
+    with FrameSampler(settings, workers=1, timeout=4.0) as sampler:
         started = time.monotonic()
-        with pytest.raises(VideoError, match=r"did not finish within 1.5 s \(with decord, then with PyAV\)") as caught:
+        with pytest.raises(VideoError, match=r"did not finish within 4 s \(with decord, then with PyAV\)") as caught:
             sampler.sample_many([(videos["counter"], [(0.0, 0.0)]), (fifo, [(0.0, 1.0)])])
-        assert time.monotonic() - started < 20
+        assert time.monotonic() - started < 40
         assert str(caught.value).startswith(f"{fifo}: ")
         # the stuck worker was replaced: the sampler keeps working
         assert frame_numbers(sampler.sample(videos["counter"], [(1.0, 1.0)])[0]) == [10]

@@ -33,7 +33,7 @@ def test_no_shared_file_is_left_and_arrays_are_the_callers(videos: dict[str, Pat
     shared = tmp_path / "shared"
     shared.mkdir()
     monkeypatch.setattr(_pool, "SHARED_DIR", str(shared))
-    with FrameSampler(SamplingSettings(frames_per_span=2), workers=2, timeout=1.0) as sampler:
+    with FrameSampler(SamplingSettings(frames_per_span=2), workers=2, timeout=4.0) as sampler:
         first, second = sampler.sample_many([(videos["counter"], [(0.0, 1.0)]), (videos["moving"], [(0.0, 1.0)])])
         assert not list(shared.iterdir())
         first[0][...] = 0
