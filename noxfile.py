@@ -76,7 +76,10 @@ def _discover() -> dict[str, dict]:
         project = tomllib.loads(pyproject.read_text())["project"]
         found[project["name"]] = {
             "dir": pyproject.parent,
-            "deps": [_requirement_name(r) for r in project.get("dependencies", [])],
+            # the test extra counts too: a package may keep heavy local packages (abduct-var's
+            # frame stack) in an extra that its tests install
+            "deps": [_requirement_name(r) for r in
+                     [*project.get("dependencies", []), *project.get("optional-dependencies", {}).get("test", [])]],
         }
     return found
 

@@ -59,6 +59,9 @@ def test_limit(toy_registry: Registry, toy_data: Path, tmp_path: Path) -> None:
         (["score", "nope", "--predictions", "p", "--answer-key", "k"], "unknown task 'nope'"),
         (["score", "toy-choice", "--predictions", "{bad}", "--answer-key", "{bad}"], "not valid JSON"),
         (["score", "toy-choice", "--predictions", "/no/p.json", "--answer-key", "{bad}"], "not found: /no/p.json"),
+        (["score", "toy-choice", "--predictions", "{bad}"], "scores against an answer key: pass --answer-key"),
+        (["score", "toy-choice", "--predictions", "{bad}", "--answer-key", "{bad}", "--sepa"], "has no option 'sepa'"),
+        (["score", "toy-choice", "--predictions", "{bad}", "--answer-key", "{bad}", "stray"], "unexpected argument"),
     ],
 )
 def test_user_errors_exit_2_with_one_line(
@@ -83,6 +86,14 @@ def test_score_official_format(toy_registry: Registry, tmp_path: Path, capsys: p
     assert main(["score", "toy-choice", "--predictions", str(tmp_path / "p.json"),
                  "--answer-key", str(tmp_path / "k.json")]) == 2
     assert "record b" in capsys.readouterr().err
+
+
+def test_task_flags_become_options() -> None:
+    from abduct.cli import task_flags
+
+    assert task_flags(["--separate", "--model", "DIR", "--layers=17", "--last"]) == [
+        "separate=true", "model=DIR", "layers=17", "last=true"]
+    assert task_flags([]) == []
 
 
 def test_list_commands_json(toy_registry: Registry, capsys: pytest.CaptureFixture[str]) -> None:

@@ -101,7 +101,10 @@ assert set(KINDS) == {"dataset", "task", "model", "metric", "demo"}
 
 def echo_values(values: dict[str, Any], indent: str = "") -> None:
     for key, value in values.items():
-        if isinstance(value, float):
+        if isinstance(value, dict) and value and all(isinstance(v, int | float | str) for v in value.values()):
+            click.echo(f"{indent}{key}:")  # a group of values, e.g. VAR's observed/hypothesis sets
+            echo_values(value, indent + "  ")
+        elif isinstance(value, float):
             click.echo(f"{indent}{key}: {value:.4f}")
         elif isinstance(value, (int, str)):
             click.echo(f"{indent}{key}: {value}")
@@ -150,20 +153,45 @@ def eval_cmd(task: str, model: str, data_dir: Path, out_dir: Path, split: str | 
     click.echo(f"wrote {out_dir / 'results.json'}")
 
 
-@cli.command("score")
+def task_flags(args: list[str]) -> list[str]:
+    """``--name [VALUE]`` words after a task's own options, as its ``name=VALUE`` options
+    (``--separate`` alone is ``separate=true``), so a task's options read as flags."""
+    pairs, i = [], 0
+    while i < len(args):
+        word = args[i]
+        if not word.startswith("--") or len(word) < 3:
+            raise AbductError(f"unexpected argument '{word}' (task options are --name [VALUE] or -o name=VALUE)")
+        name, sep, value = word[2:].partition("=")
+        if not sep:
+            has_value = i + 1 < len(args) and not args[i + 1].startswith("--")
+            value = args[i + 1] if has_value else "true"
+            i += 1 if has_value else 0
+        pairs.append(f"{name}={value}")
+        i += 1
+    return pairs
+
+
+@cli.command("score", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
 @click.argument("task")
 @click.option("--predictions", required=True, type=click.Path(path_type=Path))
-@click.option("--answer-key", required=True, type=click.Path(path_type=Path))
+@click.option("--answer-key", type=click.Path(path_type=Path), default=None,
+              help="The answers, for tasks whose predictions file does not carry its references.")
 @click.option("--instance-ids", type=click.Path(path_type=Path), default=None,
               help="Sorted test ids, for .npy predictions.")
 @option_pairs
 @click.option("--json", "as_json", is_flag=True, help="Print the metrics object as JSON.")
-def score_cmd(task: str, predictions: Path, answer_key: Path, instance_ids: Path | None,
+@click.pass_context
+def score_cmd(ctx: click.Context, task: str, predictions: Path, answer_key: Path | None, instance_ids: Path | None,
               option_pairs: tuple[str, ...], as_json: bool) -> None:
-    """Score a predictions file in TASK's official format against an answer key."""
+    """Score a predictions file in TASK's official format (against an answer key for tasks
+    that need one). Further ``--name [VALUE]`` words are the task's options."""
     from abduct.evaluate import load_task
 
-    metrics = load_task(Spec.parse(task).with_options(option_pairs)).score_files(predictions, answer_key, instance_ids)
+    spec = Spec.parse(task).with_options([*option_pairs, *task_flags(list(ctx.args))])
+    loaded = load_task(spec)
+    if answer_key is None and getattr(loaded, "needs_answer_key", True):
+        raise AbductError(f"task '{spec.name}' scores against an answer key: pass --answer-key FILE")
+    metrics = loaded.score_files(predictions, answer_key, instance_ids)
     if as_json:
         emit_json(metrics)
         return

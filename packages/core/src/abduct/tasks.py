@@ -50,9 +50,10 @@ class Task(Protocol):
     """A dataset split plus an evaluation protocol.
 
     A task may also set ``optional_inputs`` (see ``abduct.inputs``): the input features a
-    model may go without on this benchmark; and it declares ``metric_info`` (see
-    ``abduct.metric_info``): for each metric it reports, which way is better, its range and
-    its chance level."""
+    model may go without on this benchmark; ``needs_answer_key = False`` when its predictions
+    file carries its own references (``abduct score`` then takes no answer key); and it declares
+    ``metric_info`` (see ``abduct.metric_info``): for each metric it reports, which way is better,
+    its range and its chance level."""
 
     default_split: str
 
@@ -61,9 +62,10 @@ class Task(Protocol):
         ...
 
     def score_files(
-        self, predictions: Path, answer_key: Path, instance_ids: Path | None = None
+        self, predictions: Path, answer_key: Path | None, instance_ids: Path | None = None
     ) -> dict[str, Any]:
-        """Score a predictions file in the benchmark's official format."""
+        """Score a predictions file in the benchmark's official format; ``answer_key`` is None
+        only for tasks that set ``needs_answer_key = False``."""
         ...
 
 

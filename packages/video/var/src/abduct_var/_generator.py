@@ -1,0 +1,62 @@
+"""``var-gen:CKPT``: the generator ``abduct train var`` wrote, as an abduct model (it generates)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+
+from abduct.errors import AbductError, DataError
+from abduct.io import sha256_file
+from abduct.protocols import Decoding, TextPool
+from abduct.records import GenerationRequest
+from abduct.spec import Settings, Spec
+from abduct_var._encode import EventEncoder
+from abduct_var._net import ChainGenerator, decode_words, one_cpu_thread
+from abduct_var._samples import collate, embed, samples_for_requests
+from abduct_var._train import FORMAT
+
+
+class VarGenerator:
+    """Greedy decoding of the trained chain generator (the decoding options' length applies)."""
+
+    accepts = frozenset({"video", "related", "context"})
+    needs = frozenset({"video"})
+
+    def __init__(self, checkpoint: Path, *, device: str = "cpu", backend: str = "pyav") -> None:
+        if not checkpoint.is_file():
+            raise DataError("checkpoint file not found", file=checkpoint)
+        try:
+            state = torch.load(str(checkpoint), map_location="cpu", weights_only=True)
+        except Exception as exc:  # torch raises several types for a damaged or foreign file
+            raise DataError(f"cannot read as a weights-only checkpoint ({type(exc).__name__})", file=checkpoint) from None
+        meta = state.get("meta") if isinstance(state, dict) else None
+        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+            raise DataError(f"not a checkpoint of `abduct train var` (format {FORMAT})", file=checkpoint)
+        self.device = torch.device(device)
+        self.vocab: list[str] = list(meta["vocab"])
+        self.encoder = EventEncoder(str(meta["encoder"]), frames=int(meta["frames"]), seed=int(meta["seed"]),
+                                    device=device, backend=backend, visual_state=state["visual_state"])
+        self.standard = (state["feature_mean"], state["feature_std"])
+        self.model = ChainGenerator(int(meta["clip_dim"]), len(self.vocab), int(meta["width"]))
+        self.model.load_state_dict(state["model_state_dict"])
+        self.model.to(self.device).eval()
+        self.fingerprint = f"var-gen|sha256:{sha256_file(checkpoint)}"
+
+    def generate(self, requests: Sequence[GenerationRequest], decoding: Decoding, pool: TextPool | None) -> list[str]:
+        if decoding.do_sample or decoding.num_beams != 1:
+            raise AbductError("var-gen decodes greedily (no sampling, one beam)")
+        samples, events = samples_for_requests(requests)
+        batch = {k: v.to(self.device) for k, v in collate(samples, embed(self.encoder, events, self.standard)).items()}
+        with torch.inference_mode(), one_cpu_thread(self.device):
+            memory = self.model.memory(batch["events"], batch["masked"], batch["target"], batch["padding"])
+            ids = self.model.greedy(memory, batch["padding"], max_words=min(decoding.max_new_tokens + 1, 24))
+        return [decode_words(row, self.vocab) for row in ids]
+
+
+def make_generator(spec: Spec, settings: Settings, *, backend: str = "pyav") -> VarGenerator:
+    """``var-gen:CKPT[,backend=pyav|decord]``."""
+    if not spec.argument:
+        raise AbductError("var-gen needs a checkpoint: var-gen:OUT/last.pt (from `abduct train var`)")
+    return VarGenerator(Path(spec.argument), device=settings.torch_device(), backend=backend)

@@ -1,0 +1,160 @@
+"""``abduct train var``: the small generator on the training split's event chains.
+
+The CLIP tower is frozen, so each training event is embedded once before the loop. Every
+global batch is a pure function of (seed, step) — per-epoch permutations of the samples as one
+stream, as ``abduct train clip`` does — so a run killed at any point and resumed from
+``last.pt`` sees exactly the batches an uninterrupted run would have. Under ``torchrun`` each
+rank takes its slice of the global batch and gradients are averaged across ranks
+(``abduct.distributed``): the update equals one process training on the global batch.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from abduct.distributed import average_gradients, process_group, seed_for
+from abduct.errors import AbductError
+from abduct.io import atomic_write_bytes, atomic_write_jsonl, require_dir
+from abduct.spec import Settings
+from abduct_var._encode import EventEncoder
+from abduct_var._net import ChainGenerator, build_vocab, encode_words, one_cpu_thread
+from abduct_var._samples import collate, embed, standardisation, training_samples
+from abduct_var.loader import load_split
+
+LAST = "last.pt"
+LOG = "train_log.jsonl"
+FORMAT = "abduct-var-gen/1"
+
+
+@dataclass
+class TrainConfig:
+    data_dir: Path
+    out_dir: Path
+    videos: Path | None = None
+    encoder: str = "clip:tiny"
+    steps: int = 2000
+    batch_size: int = 32
+    lr: float = 3e-3
+    width: int = 64
+    frames: int = 4
+    checkpoint_every: int = 200
+    log_every: int = 50
+    seed: int = 0
+    device: str = "auto"
+    quiet: bool = False
+
+    def signature(self) -> str:
+        """Settings a resumed run must share with the run that wrote the checkpoint."""
+        keys = ("encoder", "batch_size", "lr", "width", "frames", "seed")
+        return json.dumps({k: getattr(self, k) for k in keys}, sort_keys=True)
+
+
+def _save(path: Path, payload: dict[str, Any]) -> None:
+    buffer = io.BytesIO()
+    torch.save(payload, buffer)
+    atomic_write_bytes(path, buffer.getvalue())
+
+
+def _batch_indices(count: int, step: int, batch: int, seed: int) -> list[int]:
+    """Global batch ``step``: positions ``step*batch ...`` of the per-epoch permutation stream."""
+    out = []
+    for position in range(step * batch, (step + 1) * batch):
+        epoch, offset = divmod(position, count)
+        g = torch.Generator().manual_seed(seed_for(seed, epoch))
+        out.append(int(torch.randperm(count, generator=g)[offset]))
+    return out
+
+
+def train(config: TrainConfig) -> dict[str, Any]:
+    require_dir(config.data_dir, "data directory")
+    device = torch.device(Settings(device=config.device).torch_device())
+    with process_group() as ranks:
+        if config.batch_size % ranks.world:
+            raise AbductError(f"--batch-size {config.batch_size} must be divisible by the {ranks.world} processes")
+        examples, _ = load_split(config.data_dir, "train")
+        videos = config.videos or config.data_dir / "videos"
+        samples, events = training_samples(examples, videos)
+        encoder = EventEncoder(config.encoder, frames=config.frames, seed=config.seed, device=str(device))
+        try:
+            standard = standardisation(torch.from_numpy(encoder.encode(events)))
+            table = embed(encoder, events, standard).to(device)
+        finally:
+            encoder.close()
+        vocab = build_vocab([s.sentence for s in samples])
+        index = {w: i for i, w in enumerate(vocab)}
+        tokens = [encode_words(s.sentence, index) for s in samples]
+        torch.manual_seed(config.seed)
+        model = ChainGenerator(encoder.dim, len(vocab), config.width).to(device)
+        optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=0.01)
+        step, log_rows = 0, []
+        last = config.out_dir / LAST
+        if last.is_file():
+            state = torch.load(str(last), map_location=device, weights_only=True)
+            if state.get("signature") != config.signature() or state["meta"]["vocab"] != vocab:
+                raise AbductError(f"{last} was written by a run with other settings or data; "
+                                  "use another --out or delete it")
+            model.load_state_dict(state["model_state_dict"])
+            optimizer.load_state_dict(state["optimizer"])
+            step = int(state["step"])
+            if (config.out_dir / LOG).is_file():
+                rows = [json.loads(line) for line in (config.out_dir / LOG).read_text().splitlines() if line.strip()]
+                log_rows = [r for r in rows if r["step"] <= step]
+            if ranks.is_main and not config.quiet:
+                print(f"[train var] resuming from {last} at step {step}", file=sys.stderr)
+        meta = {"format": FORMAT, "vocab": vocab, "width": config.width, "clip_dim": encoder.dim,
+                "encoder": config.encoder, "frames": config.frames, "seed": config.seed}
+
+        def save() -> None:
+            if ranks.is_main:
+                _save(last, {"model_state_dict": model.state_dict(), "optimizer": optimizer.state_dict(),
+                             "step": step, "signature": config.signature(), "meta": meta,
+                             "visual_state": encoder.visual_state(),
+                             "feature_mean": standard[0], "feature_std": standard[1], "config": json.dumps(asdict(config), default=str)})
+
+        if ranks.is_main:
+            config.out_dir.mkdir(parents=True, exist_ok=True)
+        local = config.batch_size // ranks.world
+        started, window = time.perf_counter(), []
+        model.train()
+        with one_cpu_thread(device):
+            while step < config.steps:
+                chosen = _batch_indices(len(samples), step, config.batch_size, config.seed)
+                mine = chosen[ranks.rank * local:(ranks.rank + 1) * local]
+                batch = {k: v.to(device) for k, v in collate([samples[i] for i in mine], table,
+                                                             [tokens[i] for i in mine]).items()}
+                memory = model.memory(batch["events"], batch["masked"], batch["target"], batch["padding"])
+                ids = batch["tokens"]
+                logits = model.logits(memory, batch["padding"], ids[:, :-1])
+                loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1),
+                                                         ignore_index=0)
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()  # type: ignore[no-untyped-call]
+                average_gradients(model, ranks)
+                optimizer.step()
+                step += 1
+                window.append(float(loss.detach()))
+                if ranks.is_main and (step % config.log_every == 0 or step == config.steps):
+                    row = {"step": step, "loss": sum(window) / len(window),
+                           "steps_per_s": len(window) / max(time.perf_counter() - started, 1e-9)}
+                    log_rows.append(row)
+                    atomic_write_jsonl(config.out_dir / LOG, log_rows)
+                    if not config.quiet:
+                        print(f"[train var] step {step} loss {row['loss']:.4f}", file=sys.stderr, flush=True)
+                    started, window = time.perf_counter(), []
+                if step % config.checkpoint_every == 0 or step == config.steps:
+                    save()
+        if not (config.out_dir / LAST).is_file():
+            save()
+        summary = {"step": step, "last": str(last), "samples": len(samples), "events": len(events),
+                   "vocab": len(vocab), "loss": log_rows[-1]["loss"] if log_rows else None}
+        if ranks.is_main and not config.quiet:
+            print(f"[train var] done at step {step} -> {last}", file=sys.stderr)
+        return summary

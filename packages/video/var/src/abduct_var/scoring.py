@@ -1,0 +1,140 @@
+"""VAR's official scoring, as its eval kit computes it, on pycocoevalcap (through abduct-metrics).
+
+- each event is scored against its single reference (its ``gt_sentence``);
+- non-ASCII characters become spaces, then PTB tokenisation (one Java call for the set);
+- BLEU-1..4 at corpus level over the events; METEOR, ROUGE-L and CIDEr-D as the mean of the
+  per-event scores, CIDEr's document frequencies coming from the scored set's references;
+- BERTScore F1 (when a model directory is given; the kit uses roberta-large, layer 17, no idf,
+  rescaled with baseline) on the tokenised strings, averaged over an example's events, then
+  over examples (an example whose mean is NaN adds 0 but still counts, as in the kit);
+- ``all`` scores every event; ``separate`` adds ``observed`` (premise events) and
+  ``hypothesis``, each a set of its own (its own CIDEr document frequencies);
+- values ×100.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from abduct.errors import AbductError
+from abduct_var.submission import Entry
+
+KEYS = ("bleu_1", "bleu_2", "bleu_3", "bleu_4", "meteor", "rouge_l", "cider")
+PER_EVENT = ("meteor", "rouge_l", "cider")
+GROUPS = ("all", "observed", "hypothesis")
+
+
+@dataclass(frozen=True)
+class BertScoreSettings:
+    """The kit's BERTScore: ``model`` a local directory (roberta-large there), ``layers`` 17,
+    ``baseline`` the rescaling TSV (bert-score's own for a hub name when None)."""
+
+    model: Path
+    layers: int = 17
+    baseline: Path | None = None
+    rescale: bool = True
+
+
+def event_key(entry: Entry) -> str:
+    return f"{entry.example_id}\x00{entry.position}"
+
+
+@dataclass
+class SetScores:
+    """One scored set: corpus values (×100) and per-event values (raw scale) by event key."""
+
+    values: dict[str, float]
+    per_event: dict[str, dict[str, float]]
+
+
+def kit_tokens(entries: Sequence[Entry]) -> tuple[list[str], list[str]]:
+    """Tokenised predictions and references, each list in one PTB call in submission order, as
+    the kit tokenises them. The order matters: PTB reads a lone letter before a period (``d.``)
+    as an initial unless the next line starts with a capital, and the next line is the next
+    prediction (or reference) of the same set."""
+    from abduct_metrics._ptb import clean_non_ascii, ptb_tokenize  # Java runs here, not at import
+
+    predictions = ptb_tokenize([clean_non_ascii(e.sentence) for e in entries])
+    references = ptb_tokenize([clean_non_ascii(e.gt_sentence) for e in entries])
+    return predictions, references
+
+
+def _coco(entries: Sequence[Entry], meteor: bool = True) -> SetScores:
+    from abduct_metrics._coco import CocoCaptionMetric  # pycocoevalcap loads here, not at import
+
+    keys = [event_key(e) for e in entries]
+    tokens, refs = kit_tokens(entries)
+    # The metric tokenises again; PTB output is a fixed point (checked on all of VAR val), so the
+    # pycocoevalcap scorers see the kit's tokens.
+    chosen = ("bleu", "meteor", "rouge-l", "cider") if meteor else ("bleu", "rouge-l", "cider")
+    result = CocoCaptionMetric(chosen).compute(dict(zip(keys, tokens)), {k: [r] for k, r in zip(keys, refs)})
+    means = result.info["mean_per_sample"]
+    values = {key: 100.0 * float(result.corpus[key]) for key in KEYS if key.startswith("bleu")}
+    values.update({key: 100.0 * float(means[key]) for key in PER_EVENT if key in means})
+    return SetScores(values, {k: dict(v) for k, v in result.per_sample.items()})
+
+
+def _bertscore(entries: Sequence[Entry], settings: BertScoreSettings, registry: Any = None) -> float:
+    """The kit's BERTScore F1 (×100): per-event F1 on tokenised strings, mean per example, mean over examples."""
+    from abduct.plugins import get_registry
+
+    options: dict[str, Any] = {"model": str(settings.model), "num_layers": settings.layers,
+                               "rescale_with_baseline": settings.rescale}
+    if settings.baseline is not None:
+        options["baseline_path"] = settings.baseline
+    metric = (registry or get_registry()).create("metric", "bertscore", None, **options)
+    predictions, references = kit_tokens(entries)
+    keys = [event_key(e) for e in entries]
+    result = metric.compute(dict(zip(keys, predictions)), {k: [r] for k, r in zip(keys, references)})
+    per_example: dict[str, list[float]] = {}
+    for e, key in zip(entries, keys):
+        per_example.setdefault(e.example_id, []).append(float(result.per_sample[key]["bertscore_f1"]))
+    means = [float(np.mean(values)) for values in per_example.values()]
+    return 100.0 * sum(m for m in means if not math.isnan(m)) / len(means)
+
+
+def score_sets(entries: Sequence[Entry], *, separate: bool = False, bertscore: BertScoreSettings | None = None,
+               meteor: bool = True) -> dict[str, SetScores]:
+    """The ``all`` set and, with ``separate``, ``observed`` and ``hypothesis``, each scored on its
+    own. ``meteor=False`` leaves METEOR out (its Java start-up is most of a small set's time)."""
+    if not entries:
+        raise AbductError("nothing to score: the submission has no events")
+    sets: dict[str, list[Entry]] = {"all": list(entries)}
+    if separate:
+        sets["observed"] = [e for e in entries if not e.is_hypothesis]
+        sets["hypothesis"] = [e for e in entries if e.is_hypothesis]
+        for name in ("observed", "hypothesis"):
+            if not sets[name]:
+                raise AbductError(f"--separate needs {name} events, and the submission has none")
+    out: dict[str, SetScores] = {}
+    for name, members in sets.items():
+        scored = _coco(members, meteor)
+        if bertscore is not None:
+            scored.values["bertscore_f1"] = _bertscore(members, bertscore)
+        out[name] = scored
+    return out
+
+
+def score_entries(entries: Sequence[Entry], *, separate: bool = False, bertscore: BertScoreSettings | None = None,
+                  meteor: bool = True) -> dict[str, Any]:
+    """``{"all": {...}}`` and, with ``separate``, ``"observed"`` and ``"hypothesis"`` (×100)."""
+    sets = score_sets(entries, separate=separate, bertscore=bertscore, meteor=meteor)
+    return {name: scored.values for name, scored in sets.items()}
+
+
+def breakdown(entries: Sequence[Entry], per_event: Mapping[str, Mapping[str, float]],
+              group_of: Mapping[str, str]) -> dict[str, dict[str, float]]:
+    """``{group: {metric: mean per-event value ×100, n}}`` for the per-event metrics."""
+    groups: dict[str, list[Mapping[str, float]]] = {}
+    for e in entries:
+        key = event_key(e)
+        groups.setdefault(group_of[key], []).append(per_event[key])
+    return {g: {**{m: 100.0 * float(np.mean([row[m] for row in rows])) for m in PER_EVENT if m in rows[0]},
+                "n": float(len(rows))}
+            for g, rows in sorted(groups.items(), key=lambda item: (len(item[0]), item[0]))}

@@ -1,0 +1,74 @@
+"""The trained generator (resumable training, generation contract) and the retrieval baseline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from abduct.protocols import Decoding
+from abduct.records import GenerationRequest
+from abduct.testing import GeneratorContract
+from abduct_var._generator import VarGenerator
+from abduct_var._retrieval import VarRetrieval
+from abduct_var._train import TrainConfig, train
+from abduct_var.inputs import DESCRIBE_PROMPT, EXPLAIN_PROMPT, chain_input, event_input
+from abduct_var.loader import load_split
+
+
+def _config(data: Path, out: Path, steps: int) -> TrainConfig:
+    return TrainConfig(data_dir=data, out_dir=out, steps=steps, batch_size=8, width=16, frames=2,
+                       checkpoint_every=5, log_every=5, device="cpu", quiet=True)
+
+
+@pytest.fixture(scope="module")
+def checkpoint(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("var_gen")
+    train(_config(corpus, out, 10))
+    return out / "last.pt"
+
+
+def test_training_resumes_exactly(corpus: Path, checkpoint: Path, tmp_path: Path) -> None:
+    train(_config(corpus, tmp_path, 5))
+    summary = train(_config(corpus, tmp_path, 10))  # the same command again, with more steps
+    assert summary["step"] == 10
+    straight = torch.load(checkpoint, weights_only=True)["model_state_dict"]
+    resumed = torch.load(tmp_path / "last.pt", weights_only=True)["model_state_dict"]
+    for name, value in straight.items():
+        torch.testing.assert_close(resumed[name], value, rtol=0, atol=1e-6)
+    with pytest.raises(Exception, match="other settings"):
+        train(TrainConfig(**{**_config(corpus, tmp_path, 12).__dict__, "lr": 0.1}))
+
+
+def _requests(corpus: Path) -> list[GenerationRequest]:
+    examples, _ = load_split(corpus, "val")
+    videos = corpus / "videos"
+    x = examples[0]
+    return [GenerationRequest(chain_input(x, videos, masked=x.hypothesis), EXPLAIN_PROMPT),
+            GenerationRequest(event_input(x.events[x.premise_positions[0]], videos), DESCRIBE_PROMPT),
+            GenerationRequest(chain_input(examples[1], videos, masked=examples[1].hypothesis), EXPLAIN_PROMPT)]
+
+
+class TestGeneratorContract(GeneratorContract):
+    @pytest.fixture(autouse=True)
+    def _setup(self, corpus: Path, checkpoint: Path) -> None:
+        self.corpus, self.checkpoint = corpus, checkpoint
+
+    def make_generator(self) -> object:
+        return VarGenerator(self.checkpoint)
+
+    def make_requests(self, tmp_path: Path) -> list[GenerationRequest]:
+        return _requests(self.corpus)
+
+
+def test_retrieval_answers_with_training_sentences(corpus: Path) -> None:
+    model = VarRetrieval(corpus, frames=2)
+    try:
+        texts = model.generate(_requests(corpus), Decoding(), None)
+    finally:
+        model.encoder.close()
+    examples, _ = load_split(corpus, "train")
+    hypotheses = {x.counted[x.hypothesis].sentence.strip() for x in examples}
+    events = {e.sentence.strip() for x in examples for i, e in enumerate(x.counted) if i != x.hypothesis}
+    assert texts[0] in hypotheses and texts[2] in hypotheses and texts[1] in events

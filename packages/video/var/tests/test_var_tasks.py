@@ -1,0 +1,101 @@
+"""The tasks through the runner: the contract with random, the submission file they write, the
+per-position details, and what a missing, a corrupt and an overlong video do."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from abduct.cli import main
+from abduct.evaluate import EvalConfig, run_evaluation
+from abduct.testing import TaskContract
+from abduct_var.loader import load_split
+from abduct_var.submission import load_submission, validate_against
+
+TASK = "var-explanation,meteor=false"  # METEOR's Java start-up would dominate these small runs
+
+
+class TestExplanationContract(TaskContract):
+    task_name = TASK
+
+    def make_data(self, tmp_path: Path) -> Path:
+        from abduct_var.synth import synthesize
+
+        synthesize(tmp_path, examples=36, seed=2)  # 10 val examples: two units of 8 events
+        return tmp_path
+
+
+def _eval(task: str, model: str, data: Path, out: Path) -> dict[str, object]:
+    return run_evaluation(EvalConfig(task=task, model=model, data_dir=data, out_dir=out, quiet=True, use_cache=False))
+
+
+@pytest.mark.parametrize("task, which", [("var", "all"), ("var-premise,meteor=false", "premise"), (TASK, "hypothesis")])
+def test_submission_is_valid_and_scores_as_the_run(corpus: Path, tmp_path: Path, task: str, which: str) -> None:
+    results = _eval(task, "random", corpus, tmp_path / "run")
+    submission = tmp_path / "run" / "submission.json"
+    examples, _ = load_split(corpus, "val")
+    entries = load_submission(submission)
+    assert validate_against(entries, examples, which=which) == []
+    metrics = results["metrics"]
+    assert isinstance(metrics, dict)
+    assert metrics["n_events"] == len(entries)
+    from abduct_var.scoring import score_entries
+
+    official = score_entries(entries, separate=which == "all", meteor=task == "var")
+    assert {k: metrics[k] for k in official["all"]} == official["all"]
+    if which == "all":
+        assert metrics["hypothesis_cider"] == official["hypothesis"]["cider"]
+        assert metrics["observed_bleu_4"] == official["observed"]["bleu_4"]
+    details = results["details"]
+    assert isinstance(details, dict)
+    records = [json.loads(line) for line in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()]
+    assert {"example_id", "position", "is_hypothesis", "metrics"} <= set(records[0])
+    positions = {str(r["position"]) for r in records}  # the event's place in its chain
+    assert set(details["per_position"]) == positions == set(details["by_position"])
+    assert sum(row["n"] for row in details["by_position"].values()) == len(entries)
+    assert "several videos" in details["by_videos"]  # the synthetic corpus has a two-video chain
+
+
+def _copy_corpus(corpus: Path, tmp_path: Path) -> Path:
+    data = tmp_path / "data"
+    (data / "videos").mkdir(parents=True)
+    for file in corpus.glob("var_*.json"):
+        (data / file.name).write_text(file.read_text())
+    for video in (corpus / "videos").iterdir():
+        (data / "videos" / video.name).write_bytes(video.read_bytes())
+    return data
+
+
+def test_missing_and_corrupt_videos_exit_2_naming_the_file(corpus: Path, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    data = _copy_corpus(corpus, tmp_path)
+    model = f"var-retrieval,data={data}"
+    victim = data / "videos" / "val0000.mp4"
+    victim.unlink()
+    assert main(["eval", TASK, "--model", model, "--data", str(data), "--out", str(tmp_path / "a"), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(victim) in err[0]
+    victim.write_bytes(b"\x00\x00\x00\x18ftypmp42 this is not a video" * 50)
+    assert main(["eval", TASK, "--model", model, "--data", str(data), "--out", str(tmp_path / "b"), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(victim) in err[0]
+
+
+def test_a_span_past_the_end_is_clipped_with_one_warning_per_video(corpus: Path) -> None:
+    from abduct_var._encode import EventEncoder
+    from abduct_video import SpanClippedWarning
+
+    examples, _ = load_split(corpus, "train")
+    quirky = next(x for x in examples if any(e.end > e.duration for e in x.events))
+    path = str(corpus / "videos" / f"{quirky.events[0].video_id}.mp4")
+    spans = [e.span for e in quirky.events]
+    encoder = EventEncoder("clip:tiny", frames=2)
+    try:
+        with pytest.warns(SpanClippedWarning) as caught:
+            vectors = encoder.encode([(path, span) for span in spans])
+    finally:
+        encoder.close()
+    assert len([w for w in caught if issubclass(w.category, SpanClippedWarning)]) == 1
+    assert vectors.shape == (len(spans), encoder.dim)
