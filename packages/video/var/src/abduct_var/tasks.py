@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from abduct.errors import AbductError
 from abduct.io import atomic_write_json
+from abduct.metric_info import COUNT, higher
 from abduct.protocols import TextPool
 from abduct.records import GenerationRequest
 from abduct.runner import Run
@@ -72,6 +73,13 @@ class VarTask:
 
     default_split = "val"
     needs_answer_key = False
+    # x100 as the eval kit prints; "*" also covers the observed_/hypothesis_ sets
+    metric_info = {
+        "*bleu_?": higher(0.0, 100.0), "*meteor": higher(0.0, 100.0), "*rouge_l": higher(0.0, 100.0),
+        "*cider": higher(0.0, 1000.0),  # CIDEr-D x100: at most 1000
+        "*bertscore_f1": higher(-100.0, 100.0),  # baseline-rescaled values can fall below 0
+        "n_events": COUNT, "n_examples": COUNT,
+    }
     optional_inputs = frozenset({"context"})  # the mask's text: a model may locate the gap by its slot alone
 
     def __init__(self, part: Part, *, videos: Path | None = None, separate: bool = False,
