@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ import click
 
 from abduct import __version__
 from abduct.cli_options import option_pairs, quiet_and_json, settings_from, settings_options
-from abduct.errors import AbductError
+from abduct.errors import AbductError, describe_os_error
 from abduct.plugins import KINDS, get_registry
 from abduct.spec import Spec
 
@@ -117,20 +118,27 @@ def echo_values(values: dict[str, Any], indent: str = "") -> None:
 @click.option("--cache-dir", type=click.Path(path_type=Path), default=None,
               help="Cache location for embeddings and generations (default ~/.cache/abduct).")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the caches.")
+@click.option("--overwrite", is_flag=True,
+              help="Replace a finished run of another configuration in --out (refused otherwise).")
 @quiet_and_json
 def eval_cmd(task: str, model: str, data_dir: Path, out_dir: Path, split: str | None, limit: int | None,
-             cache_dir: Path | None, no_cache: bool, quiet: bool, as_json: bool, **shared: Any) -> None:
+             cache_dir: Path | None, no_cache: bool, overwrite: bool, quiet: bool, as_json: bool,
+             **shared: Any) -> None:
     """Evaluate MODEL on TASK (a spec too: name[,key=value...]); writes results.json,
-    predictions.jsonl and report.md into --out."""
+    predictions.jsonl, report.md and report.html into --out. Under
+    `torchrun --nproc-per-node N $(which abduct) eval ...` the processes share the work and
+    the first one writes."""
     from abduct.evaluate import EvalConfig, run_evaluation
 
     settings = settings_from(shared)
     config = EvalConfig(
         task=task, model=model, data_dir=data_dir, out_dir=out_dir, split=split, limit=limit,
         seed=settings.seed, batch_size=settings.batch_size, device=settings.device, quiet=quiet,
-        cache_dir=cache_dir, use_cache=not no_cache,
+        cache_dir=cache_dir, use_cache=not no_cache, overwrite=overwrite,
     )
     results = run_evaluation(config)
+    if results.get("processes", 1) > 1 and not _is_main_process():
+        return
     if as_json:
         emit_json(results)
         return
@@ -138,7 +146,12 @@ def eval_cmd(task: str, model: str, data_dir: Path, out_dir: Path, split: str | 
     echo_values(results["metrics"], "  ")
     if results["inputs"]["ignored"]:
         click.echo(f"  (the model went without: {', '.join(results['inputs']['ignored'])}; the task allows it)")
-    click.echo(f"wrote {out_dir / 'results.json'}")
+    click.echo(f"wrote {out_dir / 'results.json'} and {out_dir / 'report.html'}")
+
+
+def _is_main_process() -> bool:
+    """Rank 0 under torchrun (the process group is gone by the time results are printed)."""
+    return os.environ.get("RANK", "0") == "0"
 
 
 @cli.command("score")
@@ -220,6 +233,9 @@ def main(argv: list[str] | None = None) -> int:
         return int(exc.exit_code)
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # the file system refused (read-only, not a directory, disk full): the user's to fix
+        click.echo(f"error: {describe_os_error(exc)}", err=True)
+        return 2
     # Without standalone mode, click hands back a command's `ctx.exit(code)` as the return value.
     return returned if isinstance(returned, int) else 0
 

@@ -38,3 +38,8 @@ def markdown_report(results: dict[str, Any]) -> str:
     lines += [f"| {name} | {_fmt(value)} |" for name, value in _flatten(results["metrics"])]
     lines += ["", "Per-sample predictions: `predictions.jsonl`. Full record: `results.json`.", ""]
     return "\n".join(lines)
+
+
+# Shared with report.html and ``abduct compare``.
+format_value = _fmt
+flatten_metrics = _flatten
