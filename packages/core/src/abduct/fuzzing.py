@@ -171,6 +171,46 @@ def mutated_json(valid: Any) -> Any:
     return mutate()
 
 
+def mutated_text(valid: str) -> Any:
+    """A hypothesis strategy of file contents for a line-based file (CSV, TSV): a line removed
+    or repeated, one comma-separated field replaced, the text cut short, stray bytes."""
+    from hypothesis import strategies as st
+
+    lines = valid.splitlines(keepends=True) or [""]
+    fields = st.one_of(st.text(max_size=12), st.sampled_from(["", '"', "NaN", "-1", "1e999", "a,b", "\n"]))
+
+    @st.composite
+    def mutate(draw: Any) -> bytes:
+        kind = draw(st.sampled_from(["field", "field", "drop", "repeat", "truncate", "bytes", "empty"]))
+        at = draw(st.integers(0, len(lines) - 1))
+        if kind == "field":
+            cells = lines[at].rstrip("\r\n").split(",")
+            cells[draw(st.integers(0, len(cells) - 1))] = draw(fields)
+            changed = [*lines[:at], ",".join(cells) + "\n", *lines[at + 1 :]]
+            return "".join(changed).encode("utf-8", "surrogatepass")
+        if kind == "drop":
+            return "".join(lines[:at] + lines[at + 1 :]).encode()
+        if kind == "repeat":
+            return "".join(lines[: at + 1] + lines[at:]).encode()
+        if kind == "truncate":
+            return valid.encode()[: draw(st.integers(0, max(0, len(valid.encode()) - 1)))]
+        if kind == "bytes":
+            cut: int = draw(st.integers(0, len(valid.encode())))
+            stray: bytes = draw(st.binary(min_size=1, max_size=8))
+            return valid.encode()[:cut] + stray + valid.encode()[cut:]
+        return b""
+
+    return mutate()
+
+
+def mutations_of(original: bytes) -> Any:
+    """JSON mutations for a JSON file, line mutations for any other text file."""
+    try:
+        return mutated_json(json.loads(original))
+    except ValueError:
+        return mutated_text(original.decode("utf-8-sig"))
+
+
 def _node(doc: Any, path: Path_) -> Any:
     for step in path:
         doc = doc[step]
@@ -187,7 +227,7 @@ def fuzz_cli_input(
     max_examples: int = 40,
     seed: int = 0,
 ) -> Callable[[], None]:
-    """A pytest test: ``abduct ARGV`` on mutations of ``target`` (a JSON file that
+    """A pytest test: ``abduct ARGV`` on mutations of ``target`` (a JSON or CSV file that
     ``write_valid(directory)`` writes, relative to that directory) ends cleanly every time.
 
     ``out`` names the run's ``--out`` directory relative to the data directory (None when the
@@ -210,7 +250,7 @@ def fuzz_cli_input(
             @fixed_seed(seed)
             @settings(max_examples=max_examples, deadline=None, database=None,
                       suppress_health_check=list(HealthCheck))
-            @given(mutated_json(json.loads(original)))
+            @given(mutations_of(original))
             def check(content: bytes) -> None:
                 if out_dir is not None:
                     shutil.rmtree(out_dir, ignore_errors=True)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -71,13 +72,23 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 
 # -- plots ----------------------------------------------------------------------------------
+def label(text: object, limit: int = 30) -> str:
+    """Plot text as given: ``$`` would start matplotlib's math mode (and fail on odd input),
+    control characters have no glyph; long names are cut."""
+    clean = "".join(c if c.isprintable() else "?" for c in str(text))
+    clean = clean if len(clean) <= limit else clean[: limit - 1] + "…"
+    return clean.replace("$", r"\$")
+
+
 def _figure_png(draw: Any, width: float = 6.0, height: float = 3.2) -> bytes:
     from matplotlib.figure import Figure  # no pyplot: no global state, no display needed
 
     figure = Figure(figsize=(width, height), dpi=100, layout="constrained")
     draw(figure.add_subplot())
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png")
+    with warnings.catch_warnings():  # a group name in a script the font lacks: drawn as boxes
+        warnings.simplefilter("ignore", UserWarning)
+        figure.savefig(buffer, format="png")
     return buffer.getvalue()
 
 
@@ -102,9 +113,9 @@ def bars(title: str, groups: dict[str, Any]) -> bytes | None:
         width = 0.8 / len(metrics)
         for j, metric in enumerate(metrics):
             xs = [i + (j - (len(metrics) - 1) / 2) * width for i in range(len(keys))]
-            ax.bar(xs, [row.get(metric, float("nan")) for row in rows], width, label=metric)
-        ax.set_xticks(range(len(keys)), [str(k) for k in keys], rotation=30 if len(keys) > 6 else 0)
-        ax.set_title(title)
+            ax.bar(xs, [row.get(metric, float("nan")) for row in rows], width, label=label(metric))
+        ax.set_xticks(range(len(keys)), [label(k) for k in keys], rotation=30 if len(keys) > 6 else 0)
+        ax.set_title(label(title, 80))
         if len(metrics) > 1:
             ax.legend(fontsize="small")
 
@@ -127,10 +138,10 @@ def series(title: str, values: Any) -> bytes | None:
 
     def draw(ax: Any) -> None:
         for metric in metrics:
-            ax.plot(range(len(keys)), [row.get(metric, float("nan")) for row in rows], marker="o", label=metric)
+            ax.plot(range(len(keys)), [row.get(metric, float("nan")) for row in rows], marker="o", label=label(metric))
         step = max(1, len(keys) // 12)
-        ax.set_xticks(range(0, len(keys), step), [str(k) for k in keys[::step]])
-        ax.set_title(title)
+        ax.set_xticks(range(0, len(keys), step), [label(k) for k in keys[::step]])
+        ax.set_title(label(title, 80))
         ax.legend(fontsize="small")
 
     return _figure_png(draw)
@@ -144,8 +155,8 @@ def histogram(field: str, predictions: Sequence[dict[str, Any]]) -> bytes | None
 
     def draw(ax: Any) -> None:
         ax.hist(values, bins=min(50, max(5, len(set(values)))))
-        ax.set_title(f"{field} over {len(values)} samples")
-        ax.set_xlabel(field)
+        ax.set_title(label(f"{field} over {len(values)} samples", 80))
+        ax.set_xlabel(label(field))
         ax.set_ylabel("samples")
 
     return _figure_png(draw)

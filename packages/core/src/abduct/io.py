@@ -84,13 +84,17 @@ def _no_constants(name: str) -> Any:
     raise _NotStrictJSON(f"{name} is not a JSON number (only finite numbers are allowed)")
 
 
-def read_json(path: Path, what: str = "file") -> Any:
+def read_json(path: Path, what: str = "file", *, allow_non_finite: bool = False) -> Any:
     """Parse a JSON file strictly; a missing file, malformed JSON, a duplicate key in an
-    object or a NaN/Infinity number becomes a one-line DataError naming the file."""
+    object or a NaN/Infinity number becomes a one-line DataError naming the file.
+
+    ``allow_non_finite`` lets NaN/Infinity through for readers that check every number
+    themselves and can then name the record holding it (predictions files)."""
     require_file(path, what)
+    constants = None if allow_non_finite else _no_constants
     try:
         with open(path, encoding="utf-8-sig") as handle:
-            return json.load(handle, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constants)
+            return json.load(handle, object_pairs_hook=_no_duplicate_keys, parse_constant=constants)
     except _NotStrictJSON as exc:
         raise DataError(str(exc), file=path) from None
     except RecursionError:

@@ -67,7 +67,7 @@ def load_predictions(path: Path, expected: Collection[str], instance_ids: Path |
             raise DataError(f"score is NaN or infinite ({arr[int(bad[0])]})", file=path, record=ids[int(bad[0])])
         scores = dict(zip(ids, arr.astype(np.float64).tolist()))
     else:
-        raw = read_json(path, "predictions")
+        raw = read_json(path, "predictions", allow_non_finite=True)
         if not isinstance(raw, dict):
             raise DataError(f"expected a JSON object {{test_id: score}}, got {type(raw).__name__}", file=path)
         scores = {}
