@@ -166,6 +166,10 @@ class Run:
                 except RankLost as exc:
                     raise AbductError(f"{exc}; the run stopped on unit '{key}' (finished units are kept, "
                                       "start it again to resume)") from None
+                except AbductError as exc:
+                    if self.ranks.world == 1:
+                        raise
+                    raise AbductError(f"{exc} (every rank stopped on unit '{key}')") from None
                 if store is not None:
                     store.add(key, records)
                 results.extend(records)
