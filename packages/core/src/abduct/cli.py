@@ -206,6 +206,35 @@ def metric_cmd(name: str, predictions: Path, references: Path, questions: Path |
         click.echo(f"{key}: {value:.6f}" if isinstance(value, float) else f"{key}: {value}")
 
 
+@cli.command("compare")
+@click.argument("run_dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--html", "html_out", type=click.Path(path_type=Path), default=None,
+              help="Also write the comparison as a self-contained HTML page here.")
+@click.option("--no-published", is_flag=True, help="Leave out the papers' published rows.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def compare_cmd(run_dirs: tuple[Path, ...], html_out: Path | None, no_published: bool, as_json: bool) -> None:
+    """Put finished runs (their --out directories) side by side: models x tasks, the papers'
+    published rows for reference, and each run's difference from the first run of its task."""
+    from abduct.compare import compare, html_page, text_table
+
+    comparison = compare(run_dirs, published=not no_published)
+    if html_out is not None:
+        from abduct.io import atomic_write_text
+
+        if html_out.is_dir():
+            raise AbductError(f"--html {html_out} is a directory; give a file name (e.g. compare.html)")
+        atomic_write_text(html_out, html_page(comparison))
+    if as_json:
+        emit_json({"runs": [{"dir": str(r.run), "task": r.task, "model": r.model, "split": r.split,
+                             "metrics": r.metrics} for r in comparison.runs],
+                   "published": [{"task": p.task, "model": p.model, "split": p.split, "metrics": p.metrics,
+                                  "citation": p.citation, "source": p.source} for p in comparison.published]})
+        return
+    click.echo(text_table(comparison), nl=False)
+    if html_out is not None:
+        click.echo(f"wrote {html_out}")
+
+
 def build_cli() -> click.Group:
     """The CLI with every healthy plugin's commands added."""
     group = click.Group(

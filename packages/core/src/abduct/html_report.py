@@ -136,15 +136,20 @@ def series(title: str, values: Any) -> bytes | None:
     if not metrics:
         return None
 
-    def draw(ax: Any) -> None:
-        for metric in metrics:
-            ax.plot(range(len(keys)), [row.get(metric, float("nan")) for row in rows], marker="o", label=label(metric))
-        step = max(1, len(keys) // 12)
-        ax.set_xticks(range(0, len(keys), step), [label(k) for k in keys[::step]])
-        ax.set_title(label(title, 80))
-        ax.legend(fontsize="small")
+    shown = metrics[:4]  # one panel per metric: ranks and percentages do not share an axis
 
-    return _figure_png(draw)
+    def draw(ax: Any) -> None:
+        figure = ax.figure
+        figure.delaxes(ax)
+        axes = figure.subplots(1, len(shown), squeeze=False)[0]
+        step = max(1, len(keys) // 8)
+        for panel, metric in zip(axes, shown):
+            panel.plot(range(len(keys)), [row.get(metric, float("nan")) for row in rows], marker="o")
+            panel.set_xticks(range(0, len(keys), step), [label(k) for k in keys[::step]])
+            panel.set_title(label(metric))
+        figure.suptitle(label(title, 80))
+
+    return _figure_png(draw, width=max(6.0, 3.0 * len(shown)))
 
 
 def histogram(field: str, predictions: Sequence[dict[str, Any]]) -> bytes | None:

@@ -96,11 +96,15 @@ class RetrievalTask(SherlockTask):
             k, members = payload
             sim = engine.score_matrix([m.visual for m in members], [m.inference for m in members])
             im2txt, txt2im = metrics.diagonal_ranks(sim)
-            return [
+            records = [
                 {"instance_id": m.instance_id, "split_idx": k, "im2txt_rank": float(a), "txt2im_rank": float(b),
                  "score": float(sim[i, i])}
                 for i, (m, a, b) in enumerate(zip(members, im2txt, txt2im))
             ]
+            for i, record in enumerate(records[:EXAMPLES_PER_CHUNK]):  # for the report's examples
+                top = np.argsort(-sim[i], kind="stable")[:3]
+                record["top_inferences"] = [members[int(j)].instance_id for j in top]
+            return records
 
         records = run.map_units("retrieval", units, score_chunk)
         per_chunk: dict[int, dict[str, float]] = {}
@@ -113,13 +117,34 @@ class RetrievalTask(SherlockTask):
         result: dict[str, Any] = {n: float(np.mean([c[n] for c in per_chunk.values()])) for n in names}
         result.update(chunks=len(per_chunk), instances=len(records),
                       chance_mean_rank=float(np.mean([(c["n"] + 1) / 2 for c in per_chunk.values()])))
-        details = {"per_chunk": {str(k): v for k, v in per_chunk.items()}}
+        details = {"per_chunk": {str(k): v for k, v in per_chunk.items()},
+                   "histograms": ["im2txt_rank", "txt2im_rank"],
+                   "examples": _examples(instances, records)}
         return Evaluation(result, records, [annotation_file(run.data_dir, run.split)], details)
 
     def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, float]:
         key = RetrievalKey.read(answer_key)
         scores = load_predictions(predictions, set(key.test_ids), instance_ids)
         return key.score(scores)
+
+
+EXAMPLES_PER_CHUNK = 3
+
+
+def _examples(instances: Sequence[SherlockInstance], records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """report.html's qualitative examples (the image, the clue's region drawn, the three
+    inferences the model ranks highest): the first instances of the first chunk."""
+    by_id = {inst.instance_id: inst for inst in instances}
+    out: list[dict[str, Any]] = []
+    for record in records:
+        if "top_inferences" not in record or len(out) == EXAMPLES_PER_CHUNK:
+            continue
+        inst = by_id[record["instance_id"]]
+        boxes = [[b.left, b.top, b.width, b.height] for b in inst.region.boxes] if inst.region is not None else []
+        lines = [("✓ " if tid == inst.instance_id else "") + by_id[tid].inference for tid in record["top_inferences"]]
+        out.append({"image": inst.image_path, "boxes": boxes,
+                    "title": f"clue: {inst.clue} — gold rank {record['im2txt_rank']:g}", "lines": lines})
+    return out
 
 
 # -- localization ---------------------------------------------------------------------------
