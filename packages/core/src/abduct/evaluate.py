@@ -21,6 +21,7 @@ from abduct.generation import GenerationEngine
 from abduct.html_report import html_report
 from abduct.inputs import InputPolicy
 from abduct.io import atomic_write_text, require_dir
+from abduct.metric_info import declared_info, resolve
 from abduct.models import LoadedModel, load_model
 from abduct.outdir import check_finished, ensure_writable_dir, locked
 from abduct.plugins import Registry, get_registry
@@ -163,6 +164,7 @@ def _evaluate(config: EvalConfig, registry: Registry, ranks: Ranks) -> dict[str,
         _check_outcome(config, split, evaluation)
         engine = run.scoring or run.generation
         policy = engine.policy if engine is not None else None
+        metric_info, undeclared = resolve(declared_info(task, evaluation.metric_info), evaluation.metrics)
         results: dict[str, Any] = {
             "task": config.task,
             "model": {"spec": str(loaded.spec), "fingerprint": loaded.fingerprint, "abilities": loaded.abilities},
@@ -172,6 +174,7 @@ def _evaluate(config: EvalConfig, registry: Registry, ranks: Ranks) -> dict[str,
             "limit": config.limit,
             "inputs": {"ignored": sorted(policy.ignored) if policy is not None else []},
             "metrics": evaluation.metrics,
+            "metric_info": metric_info,
             "details": evaluation.details,
             "versions": package_versions(),
             "git_revision": git_revision(),
@@ -184,6 +187,8 @@ def _evaluate(config: EvalConfig, registry: Registry, ranks: Ranks) -> dict[str,
             },
             "created": datetime.now(UTC).isoformat(timespec="seconds"),
         }
+        if undeclared:  # the task's metric_info is incomplete: say so rather than guess a direction
+            results["undeclared_metrics"] = undeclared
         if loaded.generates:
             results["model"]["decoding"] = loaded.decoding.describe()
         gather_objects(None, ranks)  # every rank has finished its units before rank 0 tidies up
