@@ -42,6 +42,9 @@ def _corpus_and_retrieval_predictions(directory: Path) -> None:
 test_fuzz_annotation_file = fuzz_cli_input(_corpus, VAL, _eval("sherlock-retrieval"))  # type: ignore[arg-type]
 test_fuzz_comparison_instances = fuzz_cli_input(
     _corpus, "val_comparison/val_comparison_instances.json", _eval("sherlock-comparison"), max_examples=25)  # type: ignore[arg-type]
+test_fuzz_localization_answer_key = fuzz_cli_input(
+    _corpus, "val_localization/val_localization_answer_key.json", _eval("sherlock-localization"),  # type: ignore[arg-type]
+    max_examples=25)
 test_fuzz_retrieval_predictions = fuzz_cli_input(
     _corpus_and_retrieval_predictions, "preds.json",
     _score("sherlock-retrieval", f"{RETRIEVAL}/val_retrieval_0_answer_key.json"), out=None)  # type: ignore[arg-type]
