@@ -230,7 +230,7 @@ class TaskContract:
         first = self._eval(data, tmp_path / "a", seed=3)
         second = self._eval(data, tmp_path / "b", seed=3)
         assert first["metrics"] == second["metrics"]
-        for name in ("results.json", "predictions.jsonl", "report.md"):
+        for name in ("results.json", "predictions.jsonl", "report.md", "report.html"):
             assert (tmp_path / "a" / name).is_file()
         assert json.loads((tmp_path / "a" / "results.json").read_text())["metrics"] == first["metrics"]
         assert not (tmp_path / "a" / ".partial").exists()
