@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ import click
 
 from abduct import __version__
 from abduct.cli_options import option_pairs, quiet_and_json, settings_from, settings_options
-from abduct.errors import AbductError
+from abduct.errors import AbductError, describe_os_error
 from abduct.plugins import KINDS, get_registry
 from abduct.spec import Spec
 
@@ -124,21 +125,27 @@ def echo_values(values: dict[str, Any], indent: str = "") -> None:
 @click.option("--judge", default=None, metavar="SPEC",
               help="A generating model that judges generations against references, for tasks that ask for one "
                    "(e.g. openai:MODEL,base_url=URL or vlm:DIR).")
+@click.option("--overwrite", is_flag=True,
+              help="Replace a finished run of another configuration in --out (refused otherwise).")
 @quiet_and_json
 def eval_cmd(task: str, model: str, data_dir: Path, out_dir: Path, split: str | None, limit: int | None,
-             cache_dir: Path | None, no_cache: bool, judge: str | None, quiet: bool, as_json: bool,
+             cache_dir: Path | None, no_cache: bool, judge: str | None, overwrite: bool, quiet: bool, as_json: bool,
              **shared: Any) -> None:
     """Evaluate MODEL on TASK (a spec too: name[,key=value...]); writes results.json,
-    predictions.jsonl and report.md into --out."""
+    predictions.jsonl, report.md and report.html into --out. Under
+    `torchrun --nproc-per-node N $(which abduct) eval ...` the processes share the work and
+    the first one writes."""
     from abduct.evaluate import EvalConfig, run_evaluation
 
     settings = settings_from(shared)
     config = EvalConfig(
         task=task, model=model, data_dir=data_dir, out_dir=out_dir, split=split, limit=limit,
         seed=settings.seed, batch_size=settings.batch_size, device=settings.device, quiet=quiet,
-        cache_dir=cache_dir, use_cache=not no_cache, judge=judge,
+        cache_dir=cache_dir, use_cache=not no_cache, judge=judge, overwrite=overwrite,
     )
     results = run_evaluation(config)
+    if results.get("processes", 1) > 1 and not _is_main_process():
+        return
     if as_json:
         emit_json(results)
         return
@@ -150,7 +157,12 @@ def eval_cmd(task: str, model: str, data_dir: Path, out_dir: Path, split: str | 
         verdicts = results["judge"]
         click.echo(f"  judged by {verdicts['spec']}: {verdicts['judged']} items, "
                    f"{verdicts['parse_failures']} unparseable verdicts")
-    click.echo(f"wrote {out_dir / 'results.json'}")
+    click.echo(f"wrote {out_dir / 'results.json'} and {out_dir / 'report.html'}")
+
+
+def _is_main_process() -> bool:
+    """Rank 0 under torchrun (the process group is gone by the time results are printed)."""
+    return os.environ.get("RANK", "0") == "0"
 
 
 def task_flags(args: list[str]) -> list[str]:
@@ -256,6 +268,35 @@ def demo_cmd(out_dir: Path | None, only: tuple[str, ...], images: int | None, st
         click.echo(f"corpora, checkpoints and runs kept in {out_dir}", err=True)
 
 
+@cli.command("compare")
+@click.argument("run_dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--html", "html_out", type=click.Path(path_type=Path), default=None,
+              help="Also write the comparison as a self-contained HTML page here.")
+@click.option("--no-published", is_flag=True, help="Leave out the papers' published rows.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def compare_cmd(run_dirs: tuple[Path, ...], html_out: Path | None, no_published: bool, as_json: bool) -> None:
+    """Put finished runs (their --out directories) side by side: models x tasks, the papers'
+    published rows for reference, and each run's difference from the first run of its task."""
+    from abduct.compare import compare, html_page, text_table
+
+    comparison = compare(run_dirs, published=not no_published)
+    if html_out is not None:
+        from abduct.io import atomic_write_text
+
+        if html_out.is_dir():
+            raise AbductError(f"--html {html_out} is a directory; give a file name (e.g. compare.html)")
+        atomic_write_text(html_out, html_page(comparison))
+    if as_json:
+        emit_json({"runs": [{"dir": str(r.run), "task": r.task, "model": r.model, "split": r.split,
+                             "metrics": r.metrics} for r in comparison.runs],
+                   "published": [{"task": p.task, "model": p.model, "split": p.split, "metrics": p.metrics,
+                                  "citation": p.citation, "source": p.source} for p in comparison.published]})
+        return
+    click.echo(text_table(comparison), nl=False)
+    if html_out is not None:
+        click.echo(f"wrote {html_out}")
+
+
 def build_cli() -> click.Group:
     """The CLI with every healthy plugin's commands added."""
     group = click.Group(
@@ -283,6 +324,9 @@ def main(argv: list[str] | None = None) -> int:
         return int(exc.exit_code)
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # the file system refused (read-only, not a directory, disk full): the user's to fix
+        click.echo(f"error: {describe_os_error(exc)}", err=True)
+        return 2
     # Without standalone mode, click hands back a command's `ctx.exit(code)` as the return value.
     return returned if isinstance(returned, int) else 0
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -21,11 +22,22 @@ def settings_options(
         command = click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")(command)
         command = click.option("--batch-size", type=click.IntRange(min=1), default=batch_size, show_default=True,
                                help=batch_help)(command)
-        command = click.option("--device", default=device, show_default=True,
+        command = click.option("--device", default=device, show_default=True, callback=_check_device,
                                help="cpu, cuda, cuda:N, or auto (cuda when available).")(command)
         return command
 
     return decorate
+
+
+DEVICE_FORM = re.compile(r"auto|cpu|mps|(cuda|xpu)(:\d+)?")
+
+
+def _check_device(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """Refuse a malformed device before anything loads; whether a GPU is there is for the
+    torch models to check (models without torch run on the CPU whatever --device says)."""
+    if not DEVICE_FORM.fullmatch(value):
+        raise click.BadParameter(f"unknown device '{value}' (expected cpu, cuda, cuda:N or auto)")
+    return value
 
 
 def settings_from(options: dict[str, Any]) -> Settings:

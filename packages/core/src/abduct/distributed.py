@@ -9,12 +9,18 @@ only torch plugins do.
 from __future__ import annotations
 
 import contextlib
+import datetime
 import hashlib
 import importlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
+
+from abduct.errors import AbductError
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -39,26 +45,105 @@ def current_ranks() -> Ranks:
     return Ranks()
 
 
-def join_process_group() -> bool:
+def join_process_group(timeout_seconds: float | None = None) -> bool:
     """Join the process group when started by torchrun (WORLD_SIZE > 1): NCCL on GPUs, gloo on
-    CPUs. True when this call made the group (the caller then destroys it)."""
-    if int(os.environ.get("WORLD_SIZE", "1")) <= 1 or _dist().is_initialized():
+    CPUs. True when this call made the group (the caller then destroys it). ``timeout_seconds``
+    bounds every collective, so a rank that stops answering fails the others instead of
+    hanging them (torch's default otherwise)."""
+    if launched_world() <= 1 or _dist().is_initialized():
         return False
     cuda = importlib.import_module("torch").cuda.is_available()
-    _dist().init_process_group("nccl" if cuda else "gloo")
+    extra: dict[str, Any] = {}
+    if timeout_seconds is not None:
+        extra["timeout"] = datetime.timedelta(seconds=timeout_seconds)
+    _dist().init_process_group("nccl" if cuda else "gloo", **extra)
     return True
 
 
 @contextlib.contextmanager
-def process_group() -> Iterator[Ranks]:
+def process_group(timeout_seconds: float | None = None) -> Iterator[Ranks]:
     """Inside: this process's ranks, in the torchrun group when there is one; a group this
     made is left again on the way out, also on errors."""
-    started = join_process_group()
+    started = join_process_group(timeout_seconds)
     try:
-        yield current_ranks()
+        yield current_ranks() if launched_world() > 1 else Ranks()
     finally:
         if started:
             _dist().destroy_process_group()
+
+
+def launched_world() -> int:
+    """The world size torchrun announced (1 outside torchrun); reads no torch, so the core
+    runs single-process without torch installed."""
+    try:
+        return max(1, int(os.environ.get("WORLD_SIZE", "1")))
+    except ValueError:
+        return 1
+
+
+def eval_timeout_seconds() -> float:
+    """How long a rank waits for the others at a gather (``ABDUCT_DIST_TIMEOUT``, default 30 min):
+    longer than any one unit's work should take, short enough that a stuck rank is noticed."""
+    try:
+        return float(os.environ.get("ABDUCT_DIST_TIMEOUT", "1800"))
+    except ValueError:
+        return 1800.0
+
+
+class RankLost(AbductError):
+    """Another rank died or stopped answering during a gather."""
+
+
+def gather_objects(obj: Any, ranks: Ranks) -> list[Any]:
+    """``obj`` of every rank, in rank order (``[obj]`` in one process)."""
+    if ranks.world == 1:
+        return [obj]
+    out: list[Any] = [None] * ranks.world
+    try:
+        _dist().all_gather_object(out, obj)
+    except RuntimeError as exc:  # gloo/NCCL: a peer closed its connection or the timeout passed
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise RankLost(f"rank {ranks.rank} of {ranks.world}: another rank died or stopped answering ({first})") from None
+    return out
+
+
+def agree(error: str | None, ranks: Ranks) -> None:
+    """Raise the first rank's error on every rank when any rank has one, so that a problem
+    one rank found (bad input in its share, a refused --out) stops all of them alike."""
+    errors = [e for e in gather_objects(error, ranks) if e is not None]
+    if errors:
+        raise AbductError(errors[0])
+
+
+def shard_map(items: Sequence[T], compute: Callable[[T], R], ranks: Ranks,
+              wrap: Callable[[Sequence[T]], Iterable[T]] | None = None) -> list[R]:
+    """``[compute(item) for item in items]``, where under torchrun rank r computes items
+    r, r + world, ... and every rank receives all the results. The items (batches) are the same
+    as in one process, so each result is the same number for number. An error on one rank is
+    raised on every rank after the gather (nobody waits for a rank that gave up)."""
+    mine = items[ranks.rank :: ranks.world]
+    shown = wrap(mine) if wrap is not None else mine
+    if ranks.world == 1:
+        return [compute(item) for item in shown]
+    local: list[R] = []
+    failure: BaseException | None = None
+    message: str | None = None
+    try:
+        local = [compute(item) for item in shown]
+    except Exception as exc:  # handed to every rank below, re-raised here as it was
+        failure = exc
+        message = str(exc) if isinstance(exc, AbductError) else f"rank {ranks.rank}: {type(exc).__name__}: {exc}"
+    parts = gather_objects((local, message), ranks)
+    if failure is not None:
+        raise failure
+    first_error = next((m for _, m in parts if m is not None), None)
+    if first_error is not None:
+        raise AbductError(first_error)
+    out: list[R] = [None] * len(items)  # type: ignore[list-item]
+    for rank, (values, _) in enumerate(parts):
+        for j, value in enumerate(values):
+            out[rank + j * ranks.world] = value
+    return out
 
 
 def average_gradients(model: Any, ranks: Ranks | None = None) -> None:

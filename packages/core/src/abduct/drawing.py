@@ -25,6 +25,8 @@ def load_rgb(path: str) -> Image.Image:
             return image.convert("RGB")
     except FileNotFoundError:
         raise DataError("image file not found", file=path) from None
+    except Image.DecompressionBombError as exc:  # PIL's guard against huge images, kept on purpose
+        raise DataError(f"image too large to decode safely ({exc})", file=path) from None
     except (UnidentifiedImageError, OSError) as exc:
         raise DataError(f"cannot decode image ({exc})", file=path) from None
 

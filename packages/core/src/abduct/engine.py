@@ -10,13 +10,14 @@ Embeddings go to a content-addressed cache.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
 
 from abduct.cache import EmbeddingCache
 from abduct.content import ContentKeys
+from abduct.distributed import Ranks, gather_objects, shard_map
 from abduct.errors import AbductError
 from abduct.inputs import InputPolicy
 from abduct.progress import progress
@@ -24,6 +25,8 @@ from abduct.protocols import SCORING_PROTOCOLS, DualEncoder, MatrixScorer, Score
 from abduct.records import VisualInput
 
 K = TypeVar("K", bound=Hashable)
+B = TypeVar("B")
+R = TypeVar("R")
 
 
 def unique_index(items: Sequence[K]) -> tuple[list[K], np.ndarray]:
@@ -62,8 +65,10 @@ class ModelCalls:
         policy: InputPolicy | None = None,
         keys: ContentKeys | None = None,
         timer: Timer | None = None,
+        ranks: Ranks | None = None,
     ) -> None:
         self.model = model
+        self.ranks = ranks or Ranks()
         self.batch_size = max(1, int(batch_size))
         self.quiet = quiet
         self.policy = policy or InputPolicy(model, type(model).__name__)
@@ -74,6 +79,23 @@ class ModelCalls:
     def _timed(self, fn: Callable[[], np.ndarray]) -> np.ndarray:
         self.calls += 1
         return self.timer.timed(fn)
+
+    def _each_batch(self, batches: Sequence[B], compute: Callable[[B], R], desc: str, unit: str = "batch") -> list[R]:
+        """``compute`` of every batch, in order, with a progress bar. Under torchrun the ranks
+        split the batches (``abduct.distributed.shard_map``) and all receive every result."""
+        quiet = self.quiet or not self.ranks.is_main
+
+        def bar(mine: Sequence[B]) -> Iterable[B]:
+            return progress(mine, desc=desc, quiet=quiet or len(mine) < 2, unit=unit)
+
+        return shard_map(batches, compute, self.ranks, bar)
+
+    def _agreed_todo(self, todo: list[int]) -> list[int]:
+        """The items some rank lacks in its cache: every rank computes (its share of) the same
+        list, whatever each one's cache holds."""
+        if self.ranks.world == 1:
+            return todo
+        return sorted(set().union(*gather_objects(todo, self.ranks)))
 
 
 class ScoringEngine(ModelCalls):
@@ -104,17 +126,25 @@ class ScoringEngine(ModelCalls):
     ) -> np.ndarray:
         keys = [content_key(item) for item in items] if self.cache is not None else []
         cached = self.cache.get(keys) if self.cache is not None else [None] * len(items)
-        todo = [i for i, vec in enumerate(cached) if vec is None]
+        todo = self._agreed_todo([i for i, vec in enumerate(cached) if vec is None])
         batches = [todo[i : i + self.batch_size] for i in range(0, len(todo), self.batch_size)]
-        fresh: dict[int, np.ndarray] = {}
-        for batch in progress(batches, desc=desc, quiet=self.quiet or len(batches) < 2, unit="batch"):
-            vectors = self._timed(lambda b=batch: encode([items[i] for i in b]))  # type: ignore[misc]
+
+        def run(batch: list[int]) -> np.ndarray:
+            vectors = self._timed(lambda: encode([items[i] for i in batch]))
             if vectors.ndim != 2 or vectors.shape[0] != len(batch):
                 raise AbductError(f"{desc}: the model returned shape {vectors.shape} for {len(batch)} inputs")
             if self.cache is not None:
                 self.cache.put([keys[i] for i in batch], vectors)
+            return vectors
+
+        fresh: dict[int, np.ndarray] = {}
+        for batch, vectors in zip(batches, self._each_batch(batches, run, desc)):
             fresh.update(zip(batch, vectors))
-        rows = [fresh[i] if vec is None else vec for i, vec in enumerate(cached)]
+        rows: list[np.ndarray] = []
+        for i, vec in enumerate(cached):
+            row = fresh.get(i, vec)
+            assert row is not None  # every item missing from the cache was computed
+            rows.append(row)
         if not rows:
             return np.zeros((0, 0), dtype=np.float32)
         return np.stack(rows)
@@ -147,8 +177,13 @@ class ScoringEngine(ModelCalls):
             v = self.encode_visual(uv)
             t = self.encode_text(ut)
             matrix = v.astype(np.float32, copy=False) @ t.astype(np.float32, copy=False).T
-        elif isinstance(model, MatrixScorer):
+        elif isinstance(model, MatrixScorer) and self.ranks.world == 1:
             matrix = self._timed(lambda: model.score_matrix(uv, ut))
+        elif isinstance(model, MatrixScorer):  # under torchrun: the ranks split the visuals
+            step = -(-len(uv) // self.ranks.world)
+            parts = [uv[i : i + step] for i in range(0, len(uv), step)]
+            matrix = np.concatenate(self._each_batch(
+                parts, lambda part: self._timed(lambda: model.score_matrix(part, ut)), "scoring", "part"))
         else:
             rows = np.repeat(np.arange(len(uv)), len(ut))
             cols = np.tile(np.arange(len(ut)), len(uv))
@@ -182,15 +217,17 @@ class ScoringEngine(ModelCalls):
         if not isinstance(model, Scorer):
             assert isinstance(model, MatrixScorer)
             return self._pairs_from_matrices(model, uv, ut, rows, cols)
-        out = np.empty(len(rows))
-        starts = range(0, len(rows), self.batch_size)
-        for s in progress(starts, desc="scoring pairs", quiet=self.quiet or len(starts) < 2, unit="batch"):
+        starts = list(range(0, len(rows), self.batch_size))
+
+        def run(s: int) -> np.ndarray:
             r, c = rows[s : s + self.batch_size], cols[s : s + self.batch_size]
-            scores = self._timed(lambda r=r, c=c: model.score([uv[i] for i in r], [ut[j] for j in c]))  # type: ignore[misc]
+            scores = self._timed(lambda: model.score([uv[i] for i in r], [ut[j] for j in c]))
             if scores.shape != (len(r),):
                 raise AbductError(f"the model returned shape {scores.shape} for {len(r)} pairs")
-            out[s : s + len(r)] = scores
-        return out
+            return scores
+
+        parts = self._each_batch(starts, run, "scoring pairs")
+        return np.concatenate(parts) if parts else np.empty(0)
 
     def _pairs_from_matrices(
         self, model: MatrixScorer, uv: list[VisualInput], ut: list[str], rows: np.ndarray, cols: np.ndarray
@@ -201,13 +238,18 @@ class ScoringEngine(ModelCalls):
         order = np.argsort(rows, kind="stable")
         bounds = np.flatnonzero(np.diff(rows[order])) + 1
         groups = np.split(order, bounds) if len(order) else []
-        for group in progress(groups, desc="scoring rows", quiet=self.quiet or len(groups) < 2, unit="row"):
+
+        def run(group: np.ndarray) -> np.ndarray:
             visual = uv[int(rows[group[0]])]
+            row = np.empty(len(group))
             for s in range(0, len(group), self.batch_size):
-                part = group[s : s + self.batch_size]
-                texts = [ut[int(j)] for j in cols[part]]
-                matrix = self._timed(lambda v=visual, t=texts: model.score_matrix([v], t))  # type: ignore[misc]
+                texts = [ut[int(j)] for j in cols[group[s : s + self.batch_size]]]
+                matrix = self._timed(lambda: model.score_matrix([visual], texts))  # noqa: B023 (called at once)
                 if matrix.shape != (1, len(texts)):
                     raise AbductError(f"the model returned shape {matrix.shape} for a 1 x {len(texts)} matrix")
-                out[part] = matrix[0]
+                row[s : s + len(texts)] = matrix[0]
+            return row
+
+        for group, row in zip(groups, self._each_batch(groups, run, "scoring rows", "row")):
+            out[group] = row
         return out

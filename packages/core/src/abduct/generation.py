@@ -17,7 +17,6 @@ import numpy as np
 from abduct.cache import TextCache
 from abduct.engine import ModelCalls, unique_index
 from abduct.errors import AbductError
-from abduct.progress import progress
 from abduct.protocols import Decoding, Generator, TextPool
 from abduct.records import GenerationRequest
 
@@ -43,16 +42,20 @@ class GenerationEngine(ModelCalls):
         unique, inverse = unique_index(prepared)
         keys = [self._cache_key(r, pool) for r in unique] if self.cache is not None else []
         texts: list[str | None] = self.cache.get(keys) if self.cache is not None else [None] * len(unique)
-        todo = [i for i, text in enumerate(texts) if text is None]
+        todo = self._agreed_todo([i for i, text in enumerate(texts) if text is None])
         batches = [todo[i : i + self.batch_size] for i in range(0, len(todo), self.batch_size)]
-        for batch in progress(batches, desc="generating", quiet=self.quiet or len(batches) < 2, unit="batch"):
+
+        def run(batch: list[int]) -> list[str]:
             chunk = [unique[i] for i in batch]
-            made = self._timed(lambda c=chunk: np.array(self.model.generate(c, self.decoding, pool), dtype=object))  # type: ignore[misc]
+            made = self._timed(lambda: np.array(self.model.generate(chunk, self.decoding, pool), dtype=object))
             if made.shape != (len(batch),) or not all(isinstance(t, str) for t in made):
                 raise AbductError(f"the model returned {made.shape[0] if made.ndim else 'no'} texts "
                                   f"for {len(batch)} requests (expected one string each)")
             if self.cache is not None:
                 self.cache.put([keys[i] for i in batch], [str(t) for t in made])
+            return [str(t) for t in made]
+
+        for batch, made in zip(batches, self._each_batch(batches, run, "generating")):
             for i, text in zip(batch, made):
-                texts[i] = str(text)
+                texts[i] = text
         return [str(texts[i]) for i in inverse]

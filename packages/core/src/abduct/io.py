@@ -67,12 +67,38 @@ def require_dir(path: Path, what: str = "directory") -> Path:
     return path
 
 
-def read_json(path: Path, what: str = "file") -> Any:
-    """Parse a JSON file; a missing file or malformed JSON becomes a one-line DataError."""
+class _NotStrictJSON(ValueError):
+    """What JSON's grammar allows but a number or a key table must not hold."""
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    table = dict(pairs)
+    if len(table) != len(pairs):
+        seen: set[str] = set()
+        twice = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        raise _NotStrictJSON(f"duplicate key '{twice}' (the later value would silently win)")
+    return table
+
+
+def _no_constants(name: str) -> Any:
+    raise _NotStrictJSON(f"{name} is not a JSON number (only finite numbers are allowed)")
+
+
+def read_json(path: Path, what: str = "file", *, allow_non_finite: bool = False) -> Any:
+    """Parse a JSON file strictly; a missing file, malformed JSON, a duplicate key in an
+    object or a NaN/Infinity number becomes a one-line DataError naming the file.
+
+    ``allow_non_finite`` lets NaN/Infinity through for readers that check every number
+    themselves and can then name the record holding it (predictions files)."""
     require_file(path, what)
+    constants = None if allow_non_finite else _no_constants
     try:
         with open(path, encoding="utf-8-sig") as handle:
-            return json.load(handle)
+            return json.load(handle, object_pairs_hook=_no_duplicate_keys, parse_constant=constants)
+    except _NotStrictJSON as exc:
+        raise DataError(str(exc), file=path) from None
+    except RecursionError:
+        raise DataError("JSON nested too deeply", file=path) from None
     except json.JSONDecodeError as exc:
         raise DataError(f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})", file=path) from None
     except UnicodeDecodeError as exc:

@@ -49,3 +49,8 @@ def markdown_report(results: dict[str, Any]) -> str:
                       f"{judge['judged']} items, {judge['parse_failures']} verdicts that could not be parsed."]
     lines += ["", "Per-sample predictions: `predictions.jsonl`. Full record: `results.json`.", ""]
     return "\n".join(lines)
+
+
+# Shared with report.html and ``abduct compare``.
+format_value = _fmt
+flatten_metrics = _flatten

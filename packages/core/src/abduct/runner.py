@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from abduct.distributed import RankLost, Ranks, gather_objects
 from abduct.engine import ScoringEngine
 from abduct.errors import AbductError, UnknownNameError
 from abduct.generation import GenerationEngine
@@ -103,6 +104,7 @@ class Run:
     out_dir: Path | None = None
     signature: dict[str, Any] | None = None
     timings: dict[str, float] = field(default_factory=dict)
+    ranks: Ranks = field(default_factory=Ranks)
     _store: UnitStore | None = field(default=None, repr=False)
 
     @property
@@ -154,20 +156,29 @@ class Run:
         run again. Unit ids must be unique within a stage.
         """
         if self._store is None and self.out_dir is not None:
-            self._store = UnitStore(self.out_dir / PARTIAL_DIR, self.signature)
+            self._store = UnitStore(self.partial_dir, self.signature)
         store = self._store
         results: list[dict[str, Any]] = []
-        todo = sum(1 for uid, _ in units if store is None or f"{stage}/{uid}" not in store.done)
-        bar = progress(range(todo), desc=stage, total=todo, quiet=self.quiet or todo < 2, unit="unit")
-        ticks = iter(bar)
+        done = self._agreed_done(stage, units)
+        todo = sum(1 for uid, _ in units if f"{stage}/{uid}" not in done)
+        quiet = self.quiet or todo < 2 or not self.ranks.is_main
+        ticks = iter(progress(range(todo), desc=stage, total=todo, quiet=quiet, unit="unit"))
         start = time.perf_counter()
         try:
             for uid, payload in units:
                 key = f"{stage}/{uid}"
-                if store is not None and key in store.done:
+                if store is not None and key in done:
                     results.extend(store.done[key])
                     continue
-                records = fn(payload)
+                try:
+                    records = fn(payload)
+                except RankLost as exc:
+                    raise AbductError(f"{exc}; the run stopped on unit '{key}' (finished units are kept, "
+                                      "start it again to resume)") from None
+                except AbductError as exc:
+                    if self.ranks.world == 1:
+                        raise
+                    raise AbductError(f"{exc} (every rank stopped on unit '{key}')") from None
                 if store is not None:
                     store.add(key, records)
                 results.extend(records)
@@ -179,6 +190,22 @@ class Run:
             pass
         self.timings[stage] = self.timings.get(stage, 0.0) + time.perf_counter() - start
         return results
+
+    @property
+    def partial_dir(self) -> Path:
+        """Where this rank keeps its finished units: ``.partial`` (rank 0) or ``.partial/rank-N``."""
+        assert self.out_dir is not None
+        base = self.out_dir / PARTIAL_DIR
+        return base if self.ranks.rank == 0 else base / f"rank-{self.ranks.rank}"
+
+    def _agreed_done(self, stage: str, units: Sequence[tuple[str, Any]]) -> set[str]:
+        """The units of ``stage`` finished before, by every rank: each rank resumes from its
+        own store, and ranks skip the same units so that their gathers stay in step."""
+        store = self._store
+        mine = {f"{stage}/{uid}" for uid, _ in units if store is not None and f"{stage}/{uid}" in store.done}
+        if self.ranks.world == 1:
+            return mine
+        return set.intersection(*gather_objects(mine, self.ranks))
 
     def discard_partial(self) -> None:
         if self.out_dir is not None:

@@ -25,6 +25,7 @@ from abduct.cache import TextCache
 from abduct.engine import ScoringEngine
 from abduct.errors import DataError
 from abduct.evaluate import EvalConfig, run_evaluation
+from abduct.fuzzing import CliOutcome, clean_failure_problem, fuzz_cli_input, half_written_problem, run_cli
 from abduct.generation import GenerationEngine
 from abduct.inputs import accepted_inputs
 from abduct.io import read_json
@@ -34,6 +35,12 @@ from abduct.records import Box, GenerationRequest, GroundedText, Region, VisualI
 from abduct.runner import Run
 from abduct.spec import Settings, Spec
 from abduct.tasks import Task
+
+__all__ = [
+    "CliOutcome", "GeneratorContract", "MetricContract", "PairsFile", "ScorerContract", "TaskContract",
+    "clean_failure_problem", "contract_visuals", "fuzz_cli_input", "half_written_problem", "make_images",
+    "make_pairs_file", "run_cli", "shared_data_dir", "write_pairs",
+]
 
 
 def shared_data_dir() -> Path | None:
@@ -223,7 +230,7 @@ class TaskContract:
         first = self._eval(data, tmp_path / "a", seed=3)
         second = self._eval(data, tmp_path / "b", seed=3)
         assert first["metrics"] == second["metrics"]
-        for name in ("results.json", "predictions.jsonl", "report.md"):
+        for name in ("results.json", "predictions.jsonl", "report.md", "report.html"):
             assert (tmp_path / "a" / name).is_file()
         assert json.loads((tmp_path / "a" / "results.json").read_text())["metrics"] == first["metrics"]
         assert not (tmp_path / "a" / ".partial").exists()

@@ -33,7 +33,7 @@ def _scores(value: Any, file: Path, index: str) -> list[float]:
 def load_predictions(path: Path, count: int) -> dict[int, list[float]]:
     """The scores of records ``0 .. count-1`` from ``path``."""
     path = Path(path)
-    data = read_json(path, "predictions file")
+    data = read_json(path, "predictions file", allow_non_finite=True)
     if isinstance(data, list):
         if len(data) != count:
             raise DataError(f"expected {count} entries (one per record of the answer key), got {len(data)}", file=path)

@@ -24,6 +24,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from abduct.outdir import ensure_writable_dir
+
 COLORS: dict[str, tuple[int, int, int]] = {
     "red": (220, 40, 40), "green": (40, 180, 60), "blue": (40, 70, 220), "yellow": (230, 210, 40),
 }
@@ -74,8 +76,7 @@ def _record(rng: np.random.Generator, i: int, split: str, out: Path) -> dict[str
 
 def synthesize(out_dir: Path, train: int = DEFAULT_TRAIN, val: int = DEFAULT_VAL, seed: int = 0) -> Path:
     """Write ``train.json``, ``val.json`` and their images under ``out_dir``; return it."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = ensure_writable_dir(Path(out_dir))
     for split, count in (("train", train), ("val", val)):
         rng = np.random.default_rng([seed, 0 if split == "train" else 1])
         records = [_record(rng, i, split, out) for i in range(count)]

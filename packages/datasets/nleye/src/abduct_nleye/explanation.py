@@ -46,6 +46,7 @@ import numpy as np
 
 from abduct.errors import AbductError
 from abduct.judging import JudgeItem
+from abduct.metric_info import COUNT, TEXT_METRICS, percent
 from abduct.protocols import TextPool
 from abduct.records import GenerationRequest
 from abduct.runner import Run
@@ -90,6 +91,9 @@ class ExplanationTask:
 
     default_split = "test"
     optional_inputs = frozenset({"context"})
+    # Chance: ``random`` picks a gold explanation of another sample; it depends on the data.
+    metric_info = {**TEXT_METRICS, **{f"by_*.*.{k}": v for k, v in TEXT_METRICS.items()}, "n": COUNT,
+                   "by_*.*.n": COUNT, "judge_valid": percent(), "judge_unparsed": COUNT}
 
     def __init__(self, setup: Setup = "images", captioner: str | None = None, bertscore_model: Path | None = None,
                  bertscore_layers: int | None = None, bem_model: Path | None = None) -> None:

@@ -54,7 +54,7 @@ def with_tables(samples: Sequence[NleyeSample], rows: Mapping[str, Any],
 
 
 def _entries(path: Path, samples: Sequence[NleyeSample]) -> dict[str, Any]:
-    data = read_json(path, "predictions file")
+    data = read_json(path, "predictions file", allow_non_finite=True)
     if not isinstance(data, dict):
         raise DataError(f"expected a JSON object {{sample_id: [..]}}, got {type(data).__name__}", file=path)
     ids = {s.sample_id for s in samples}

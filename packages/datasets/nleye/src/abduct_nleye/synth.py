@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from abduct.outdir import ensure_writable_dir
+
 COLORS: dict[str, tuple[int, int, int]] = {
     "red": (210, 40, 40), "green": (40, 170, 60), "blue": (40, 70, 210), "yellow": (225, 205, 40),
     "purple": (130, 50, 170), "orange": (235, 135, 30),
@@ -39,8 +41,7 @@ def _image(rng: np.random.Generator, rgb: tuple[int, int, int], path: Path, size
 
 
 def synthesize(out_dir: Path, samples: int = DEFAULT_SAMPLES, seed: int = 0) -> Path:
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = ensure_writable_dir(Path(out_dir))
     rng = np.random.default_rng(seed)
     names = list(COLORS)
     rows = []

@@ -56,6 +56,8 @@ def load_annotation_file(
     data = read_json(path, "Sherlock annotation file")
     if not isinstance(data, list):
         raise DataError(f"expected a JSON list of records, got {type(data).__name__}", file=path)
+    if not data:
+        raise DataError("the list of records is empty (nothing to evaluate or train on)", file=path)
     report = LoadReport(path)
     seen: dict[str, int] = {}
     for index, raw in enumerate(data):

@@ -62,12 +62,12 @@ def load_predictions(path: Path, expected: Collection[str], instance_ids: Path |
                             file=path, record=f"#{len(ids)}")
         if not from_key and (len(set(ids)) != len(ids) or not known.issuperset(ids)):
             _first_bad_id(ids, known, path)
-        nan = np.flatnonzero(np.isnan(arr))
-        if len(nan):
-            raise DataError("score is NaN", file=path, record=ids[int(nan[0])])
+        bad = np.flatnonzero(~np.isfinite(arr))
+        if len(bad):
+            raise DataError(f"score is NaN or infinite ({arr[int(bad[0])]})", file=path, record=ids[int(bad[0])])
         scores = dict(zip(ids, arr.astype(np.float64).tolist()))
     else:
-        raw = read_json(path, "predictions")
+        raw = read_json(path, "predictions", allow_non_finite=True)
         if not isinstance(raw, dict):
             raise DataError(f"expected a JSON object {{test_id: score}}, got {type(raw).__name__}", file=path)
         scores = {}
@@ -92,8 +92,8 @@ def _first_bad_id(ids: list[str], known: Collection[str], path: Path) -> None:
 
 
 def _add(scores: dict[str, float], tid: str, value: float, known: Collection[str], path: Path) -> None:
-    if math.isnan(value):
-        raise DataError("score is NaN", file=path, record=tid)
+    if not math.isfinite(value):
+        raise DataError(f"score is NaN or infinite ({value})", file=path, record=tid)
     if tid not in known:
         raise DataError("test id not in the answer key", file=path, record=tid)
     if tid in scores:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from abduct.io import atomic_write_bytes, atomic_write_json
+from abduct.outdir import ensure_writable_dir
 from abduct.records import Box
 from abduct_sherlock import build
 from abduct_sherlock.draw import background, draw_object
@@ -222,7 +223,7 @@ def synthesize(out_dir: Path, images: int = DEFAULT_IMAGES, seed: int = 0, *, ch
     ``chunk_instances`` is the approximate size of a retrieval chunk (``split_idx``)."""
     if images < 3:
         raise ValueError("synthesize needs at least 3 images (train, val and test)")
-    out_dir = Path(out_dir)
+    out_dir = ensure_writable_dir(Path(out_dir))
     rng = random.Random(seed)
     roots = ImageRoots.for_data_dir(out_dir, out_dir / "images" / "vg", out_dir / "images" / "vcr")
     n_val = max(1, round(images * 0.25))

@@ -4,7 +4,6 @@ checkpoints (open_clip, OpenAI and Sherlock formats; safetensors), always loaded
 from __future__ import annotations
 
 import logging
-import pickle
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -14,6 +13,7 @@ import open_clip  # type: ignore[import-untyped]
 import torch
 from open_clip.model import build_model_from_openai_state_dict, resize_pos_embed  # type: ignore[import-untyped]
 
+from abduct.checkpoints import load_weights_only
 from abduct.errors import AbductError, DataError
 from abduct.io import sha256_file
 from abduct_clip._imaging import CLIP_MEAN, CLIP_STD, Preprocess
@@ -45,16 +45,7 @@ def read_checkpoint(path: str) -> Checkpoint:
     if not file.is_file():
         raise DataError("checkpoint file not found", file=path)
     meta: dict[str, Any] = {}
-    try:
-        if file.suffix == ".safetensors":
-            from safetensors.torch import load_file
-
-            obj: Any = load_file(str(file), device="cpu")
-        else:
-            obj = torch.load(str(file), map_location="cpu", weights_only=True)
-    except (pickle.UnpicklingError, RuntimeError, OSError, ValueError, EOFError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise DataError(f"cannot read as a weights-only checkpoint ({first})", file=path) from None
+    obj: Any = load_weights_only(file, loader="clip checkpoint")
     if isinstance(obj, dict) and isinstance(obj.get("model_state_dict"), dict):
         meta = dict(obj.get("abduct") or {})
         obj = obj["model_state_dict"]

@@ -28,6 +28,7 @@ import torch
 import torch.distributed as dist
 from torch.utils.data import DataLoader, Dataset
 
+from abduct.checkpoints import load_weights_only
 from abduct.distributed import Ranks, average_gradients, current_ranks, process_group, seed_for
 from abduct.errors import AbductError
 from abduct.io import atomic_write_bytes, atomic_write_jsonl, require_dir
@@ -289,7 +290,7 @@ class Trainer:
         path = self.config.out_dir / LAST
         if not path.is_file():
             return False
-        state = torch.load(str(path), map_location=self.device, weights_only=True)
+        state = load_weights_only(path, loader="clip training state", map_location=self.device)
         signature = json.dumps(self.config.resume_signature(), sort_keys=True)
         if state.get("signature") != signature:
             raise AbductError(f"{path} was written by a run with other settings ({state.get('signature')}); "

@@ -29,6 +29,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
+from abduct.checkpoints import load_weights_only
 from abduct.distributed import Ranks, average_gradients, current_ranks, process_group, seed_for
 from abduct.errors import AbductError
 from abduct.io import atomic_write_jsonl, require_dir
@@ -212,12 +213,10 @@ class Trainer:
         if state.get("signature") != self._signature():
             raise AbductError(f"{directory} was written by a run with other settings ({state.get('signature')}); "
                               "use another --out or delete it")
-        from safetensors.torch import load_file
-
-        self.model.load_state_dict(load_file(str(directory / "model.safetensors"), device=str(self.device)),
-                                   strict=False)
-        self.optimizer.load_state_dict(torch.load(str(directory / OPTIMIZER), map_location=self.device,
-                                                  weights_only=True))
+        self.model.load_state_dict(load_weights_only(directory / "model.safetensors", loader="t5 training state",
+                                                     map_location=str(self.device)), strict=False)
+        self.optimizer.load_state_dict(load_weights_only(directory / OPTIMIZER, loader="t5 optimizer state",
+                                                         map_location=self.device))
         self.step, self.best, self.history = int(state["step"]), float(state["best_val_loss"]), list(state["history"])
         log = out / LOG
         if log.is_file():  # drop log lines of steps the checkpoint does not include

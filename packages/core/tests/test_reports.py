@@ -1,0 +1,120 @@
+"""report.html beside report.md for every run (self-contained: every image inlined), plots from
+the ``by_*`` / ``per_*`` / ``histograms`` / ``examples`` shapes, written without plots when
+matplotlib is absent; and ``abduct compare`` in the terminal and as an HTML page."""
+
+from __future__ import annotations
+
+import json
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import abduct.html_report
+from abduct.cli import main
+from abduct.html_report import html_report
+from abduct.plugins import Registry
+from abduct.testing import make_images
+
+
+class Page(HTMLParser):
+    """What a browser would fetch: every src/href and every <img>."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.images: list[str] = []
+        self.fetched: list[str] = []
+        self.tags: list[str] = []
+        self.feed(text)
+        self.close()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        values = dict(attrs)
+        if tag == "img":
+            self.images.append(values.get("src") or "")
+        if tag in ("script", "link", "iframe", "source") and (values.get("src") or values.get("href")):
+            self.fetched.append(str(values.get("src") or values.get("href")))
+
+
+def _self_contained(text: str) -> Page:
+    assert text.startswith("<!DOCTYPE html>") and text.rstrip().endswith("</html>")
+    page = Page(text)
+    assert not page.fetched, page.fetched
+    assert all(src.startswith(("data:image/png;base64,", "data:image/jpeg;base64,")) for src in page.images)
+    return page
+
+
+def _results(tmp_path: Path) -> dict[str, Any]:
+    (image,) = make_images(tmp_path / "img", 1, size=(80, 60))
+    return {
+        "task": "shape-demo", "model": {"spec": "random"}, "data": {"dir": "d"}, "split": "val", "seed": 0,
+        "limit": None, "timings": {"total_seconds": 1.0},
+        "metrics": {"accuracy": 50.0, "n": 4, "by_category": {"a": {"accuracy": 40.0, "n": 2}, "b": {"accuracy": 60.0, "n": 2}}},
+        "details": {"per_position": [0.1, 0.4, 0.2], "histograms": ["rank"],
+                    "examples": [{"image": str(image), "boxes": [[4, 4, 20, 10]], "title": "clue: $x$ <b>",
+                                  "lines": ["first", "second"]},
+                                 {"image": str(tmp_path / "missing.jpg"), "boxes": [], "title": "gone", "lines": []}]},
+        "metric_info": {"accuracy": {"better": "higher", "range": [0, 100], "chance": None}},
+    }
+
+
+def test_every_shape_becomes_an_embedded_image(tmp_path: Path) -> None:
+    predictions = [{"id": str(i), "rank": float(i % 3 + 1)} for i in range(9)]
+    page = _self_contained(html_report(_results(tmp_path), predictions))
+    # by_category, per_position, the rank histogram; one example (the missing image is dropped)
+    assert [src.split(";")[0] for src in page.images] == ["data:image/png"] * 3 + ["data:image/jpeg"]
+    text = html_report(_results(tmp_path), predictions)
+    assert "accuracy ↑" in text and "clue: $x$ &lt;b&gt;" in text
+
+
+def test_without_matplotlib_the_page_is_written_without_plots(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(abduct.html_report, "have_matplotlib", lambda: False)
+    text = html_report(_results(tmp_path), [])
+    page = _self_contained(text)
+    assert [src.split(";")[0] for src in page.images] == ["data:image/jpeg"]  # the example needs only Pillow
+    assert "pip install 'abduct-core[plots]'" in text
+
+
+def test_every_run_writes_report_html(toy_registry: Registry, toy_data: Path, tmp_path: Path) -> None:
+    assert main(["eval", "toy-choice", "--model", "random", "--data", str(toy_data), "--out", str(tmp_path / "o"),
+                 "--quiet"]) == 0
+    page = _self_contained((tmp_path / "o" / "report.html").read_text())
+    assert "table" in page.tags and (tmp_path / "o" / "report.md").is_file()
+
+
+def _run(data: Path, out: Path, model: str) -> Path:
+    assert main(["eval", "toy-choice", "--model", model, "--data", str(data), "--out", str(out), "--quiet"]) == 0
+    return out
+
+
+def test_compare_side_by_side_with_differences(toy_registry: Registry, toy_data: Path, tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    first = _run(toy_data, tmp_path / "a", "random")
+    second = _run(toy_data, tmp_path / "b", "constant")
+    results = json.loads((second / "results.json").read_text())
+    results["metric_info"] = {"accuracy": {"better": "higher", "range": [0, 100], "chance": 25.0}}
+    (second / "results.json").write_text(json.dumps(results))
+    capsys.readouterr()
+    html_out = tmp_path / "cmp" / "compare.html"
+    assert main(["compare", str(first), str(second), "--html", str(html_out)]) == 0
+    out = capsys.readouterr().out
+    a = json.loads((first / "results.json").read_text())["metrics"]["accuracy"]
+    b = results["metrics"]["accuracy"]
+    assert "## toy-choice" in out and "random" in out and "constant" in out
+    assert f"(Δ {b - a:+.4g}" in out
+    page = _self_contained(html_out.read_text())
+    assert len(page.images) >= 1  # a bar chart per metric
+    verdict = "better" if b > a else "worse" if b < a else ""
+    if verdict:
+        assert f'class="{verdict}"' in html_out.read_text()
+
+
+def test_compare_refuses_what_is_not_a_finished_run(toy_registry: Registry, tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["compare", str(tmp_path)]) == 2
+    assert "holds no finished run" in capsys.readouterr().err
+    (tmp_path / "results.json").write_text('{"task": "x"}')
+    assert main(["compare", str(tmp_path)]) == 2
+    assert "not an abduct results file" in capsys.readouterr().err

@@ -1,0 +1,51 @@
+"""Sherlock's report.html (per-chunk values, rank histograms, examples with the clue's region
+drawn, all inlined) and its published rows in `abduct compare`."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from abduct.cli import main
+from abduct.compare import published_rows
+from abduct.plugins import get_registry
+
+
+def test_retrieval_report_has_plots_and_examples(corpus: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    assert main(["eval", "sherlock-retrieval", "--model", "random", "--data", str(corpus), "--out", str(out),
+                 "--quiet"]) == 0
+    text = (out / "report.html").read_text()
+    images = re.findall(r'<img alt="([^"]*)" src="(data:image/(?:png|jpeg);base64,[^"]+)"', text)
+    assert len(images) == len(re.findall(r"<img ", text))  # every image inlined
+    assert [alt for alt, _ in images] == ["per_chunk", "histogram of im2txt_rank", "histogram of txt2im_rank",
+                                          "example", "example", "example"]
+    results = json.loads((out / "results.json").read_text())
+    example = results["details"]["examples"][0]
+    assert example["boxes"] and len(example["lines"]) == 3 and example["title"].startswith("clue: ")
+
+
+def test_published_rows_carry_their_citation() -> None:
+    registry = get_registry()
+    for task in ("sherlock-retrieval", "sherlock-localization", "sherlock-comparison"):
+        rows = published_rows(task, registry)
+        assert rows and all(r.citation and "ECCV 2022" in r.citation for r in rows)
+    clip = next(r for r in published_rows("sherlock-retrieval", registry) if r.model == "CLIP ViT-B/16")
+    assert clip.metrics == {"im2txt": 19.9, "txt2im": 21.6, "p_at_1": 30.6} and clip.split == "test"
+
+
+def test_compare_shows_runs_beside_the_paper(corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for model in ("random", "constant"):
+        assert main(["eval", "sherlock-retrieval", "--model", model, "--data", str(corpus),
+                     "--out", str(tmp_path / model), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["compare", str(tmp_path / "random"), str(tmp_path / "constant"),
+                 "--html", str(tmp_path / "cmp.html")]) == 0
+    out = capsys.readouterr().out
+    assert "CLIP RN50x64 + multitask clue learning [paper]" in out and "Hessel" in out
+    page = (tmp_path / "cmp.html").read_text()
+    assert "(paper" in page and all(src.startswith("data:image/png;base64,")
+                                    for src in re.findall(r'<img [^>]*src="([^"]+)"', page))

@@ -1,0 +1,161 @@
+"""`torchrun --nproc-per-node 2 $(which abduct) eval ...` on CPU (gloo): the ranks split the
+model's work, rank 0 alone writes, and predictions.jsonl is byte-identical to one process's;
+a rank that fails or dies stops every rank with the unit it was on (no hang), and the run
+resumes per rank afterwards."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("abduct_clip")
+from abduct_nleye.synth import synthesize as nleye_synth  # noqa: E402
+from abduct_sherlock.synth import synthesize as sherlock_synth  # noqa: E402
+
+TIMEOUT = 480  # a hang fails the test instead of the session
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+# A wrapper around the CLI that adds a test model, as a plugin would: under torchrun the
+# processes are fresh interpreters, so the model must be reachable by import.
+FLAKY_PLUGIN = '''
+import os, sys, time
+from abduct import Registration, hookimpl
+from abduct.baselines import RandomModel
+from abduct.errors import DataError
+
+
+class Flaky(RandomModel):
+    """random, except that rank 1 fails (FLAKY=raise) or dies (FLAKY=die) at its second call
+    (the second retrieval chunk); slow enough that each finished chunk is stored at once."""
+
+    calls = 0
+
+    def score_matrix(self, visuals, texts):
+        self.calls += 1
+        if os.environ.get("FLAKY"):
+            time.sleep(1.1)
+        if os.environ.get("RANK") == "1" and self.calls == 2:
+            if os.environ.get("FLAKY") == "die":
+                os._exit(3)
+            if os.environ.get("FLAKY") == "raise":
+                raise DataError("this image cannot be read", file=visuals[0].media)
+        return super().score_matrix(visuals, texts)
+
+
+def make_flaky(spec, settings):
+    return Flaky(settings.seed)
+
+
+class Plugin:
+    @hookimpl
+    def register_models(self):
+        yield Registration("flaky", "random that fails on rank 1", "flaky_plugin:make_flaky")
+
+
+if __name__ == "__main__":
+    from abduct.cli import main
+    from abduct.plugins import build_registry, reset_registry
+
+    reset_registry(build_registry(extra_plugins=[("flaky", Plugin())]))
+    sys.exit(main(sys.argv[1:]))
+'''
+
+
+def _abduct(tmp_path: Path, args: list[str], processes: int = 1, env: dict[str, str] | None = None,
+            ) -> subprocess.CompletedProcess[str]:
+    script = tmp_path / "flaky_plugin.py"
+    if not script.exists():
+        script.write_text(textwrap.dedent(FLAKY_PLUGIN))
+    launcher = [sys.executable, str(script)]
+    if processes > 1:
+        launcher = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(processes),
+                    "--master-addr", "127.0.0.1", "--master-port", str(_port()), str(script)]
+    full_env = {**os.environ, "PYTHONPATH": str(tmp_path), "OMP_NUM_THREADS": "1", **(env or {})}
+    return subprocess.run([*launcher, *args], capture_output=True, text=True, timeout=TIMEOUT, env=full_env,
+                          check=False)
+
+
+def _eval_args(task: str, model: str, data: Path, out: Path) -> list[str]:
+    return ["eval", task, "--model", model, "--data", str(data), "--out", str(out), "--quiet", "--no-cache",
+            "--batch-size", "4"]
+
+
+@pytest.fixture(scope="module")
+def sherlock_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return sherlock_synth(tmp_path_factory.mktemp("sherlock") / "data", images=16, seed=0, chunk_instances=4)
+
+
+@pytest.mark.parametrize(("task", "model"), [
+    ("sherlock-retrieval", "clip:tiny"),  # dual encoder: the ranks split the unique images and texts
+    ("sherlock-comparison", "random"),    # matrix scorer: the ranks split the visuals
+])
+def test_two_gloo_processes_equal_one(sherlock_data: Path, tmp_path: Path, task: str, model: str) -> None:
+    one = _abduct(tmp_path, _eval_args(task, model, sherlock_data, tmp_path / "one"))
+    two = _abduct(tmp_path, _eval_args(task, model, sherlock_data, tmp_path / "two"), processes=2)
+    assert one.returncode == 0, one.stderr
+    assert two.returncode == 0, two.stderr
+    assert (tmp_path / "one" / "predictions.jsonl").read_bytes() == (tmp_path / "two" / "predictions.jsonl").read_bytes()
+    first, second = (json.loads((tmp_path / d / "results.json").read_text()) for d in ("one", "two"))
+    assert first["metrics"] == second["metrics"]
+    assert (first["processes"], second["processes"]) == (1, 2)
+    assert two.stdout.count("wrote ") == 1  # rank 0 alone reports (and writes)
+    assert not (tmp_path / "two" / ".partial").exists()
+
+
+def test_generation_requests_are_split_too(tmp_path: Path) -> None:
+    data = nleye_synth(tmp_path / "nleye", samples=12, seed=0)
+    args = ["eval", "nleye-triplet,answer=generate", "--model", "random", "--data", str(data), "--quiet",
+            "--no-cache", "--batch-size", "3"]
+    one = _abduct(tmp_path, [*args, "--out", str(tmp_path / "one")])
+    two = _abduct(tmp_path, [*args, "--out", str(tmp_path / "two")], processes=2)
+    assert one.returncode == 0 and two.returncode == 0, two.stderr
+    assert (tmp_path / "one" / "predictions.jsonl").read_bytes() == (tmp_path / "two" / "predictions.jsonl").read_bytes()
+
+
+def test_an_error_on_one_rank_stops_both_naming_the_unit(sherlock_data: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    failed = _abduct(tmp_path, _eval_args("sherlock-retrieval", "flaky", sherlock_data, out), processes=2,
+                     env={"FLAKY": "raise"})
+    assert failed.returncode != 0
+    errors = [line for line in failed.stderr.splitlines() if line.startswith("error:")]
+    assert errors and all("this image cannot be read" in line and "unit 'retrieval/chunk-1'" in line for line in errors)
+    # torchrun adds its own report of the failed children (ChildFailedError); no frame of ours.
+    frames = [line for line in failed.stderr.splitlines() if line.strip().startswith('File "')]
+    assert not [f for f in frames if "/abduct" in f and "torch" not in f], failed.stderr
+    assert not (out / "results.json").exists()
+
+
+def test_a_dead_rank_fails_the_run_and_it_resumes_per_rank(sherlock_data: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    args = _eval_args("sherlock-retrieval", "flaky", sherlock_data, out)
+    died = _abduct(tmp_path, args, processes=2, env={"FLAKY": "die", "ABDUCT_DIST_TIMEOUT": "60"})
+    assert died.returncode != 0
+    # Either rank 0 noticed first (its one line names the unit) or torchrun stopped it first
+    # (its report names the rank that exited): both within the timeout, neither hangs.
+    assert "unit 'retrieval/chunk-1'" in died.stderr or "exitcode  : 3" in died.stderr, died.stderr[-2000:]
+    assert not (out / "results.json").exists()
+    assert list((out / ".partial").glob("shard-*.jsonl")), "rank 0 keeps the units it finished"
+    assert list((out / ".partial" / "rank-1").glob("shard-*.jsonl")), "rank 1 keeps its own"
+
+    resumed = _abduct(tmp_path, args, processes=2)
+    reference = _abduct(tmp_path, _eval_args("sherlock-retrieval", "flaky", sherlock_data, tmp_path / "ref"))
+    assert resumed.returncode == 0, resumed.stderr
+    assert reference.returncode == 0, reference.stderr
+    assert json.loads((out / "results.json").read_text())["resumed"] is True
+    assert (out / "predictions.jsonl").read_bytes() == (tmp_path / "ref" / "predictions.jsonl").read_bytes()
+    shutil.rmtree(tmp_path / "ref")
