@@ -19,6 +19,7 @@ from abduct import GenerationRequest, Registration, Settings, Spec, TextPool, Vi
 from abduct.baselines import RandomModel
 from abduct.errors import DataError
 from abduct.io import read_json
+from abduct.metric_info import COUNT, TEXT_METRICS, percent
 from abduct.protocols import Decoding
 from abduct.runner import Run
 from abduct.tasks import Choice, Evaluation, GenerationItem, accuracy, generate, multiple_choice, score_generations
@@ -59,6 +60,7 @@ class ToyChoice:
 
     default_split = "val"
     optional_inputs = frozenset({"image", "context"})
+    metric_info = {"accuracy": percent(chance=25.0), "n": COUNT}
 
     def evaluate(self, run: Run) -> Evaluation:
         items = [Choice(it["id"], VisualInput(str(run.data_dir / it["image"]), context=it["question"]),
@@ -79,6 +81,7 @@ class ToyDescribe:
     """Generate each image's caption; exact match against it. The pool: every caption."""
 
     default_split = "val"
+    metric_info = {"exact-match": TEXT_METRICS["exact_match"], "n": COUNT}
 
     def evaluate(self, run: Run) -> Evaluation:
         raw = _items(run)

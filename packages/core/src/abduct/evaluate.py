@@ -16,6 +16,7 @@ from abduct.errors import AbductError
 from abduct.generation import GenerationEngine
 from abduct.inputs import InputPolicy
 from abduct.io import atomic_write_json, atomic_write_jsonl, atomic_write_text, require_dir
+from abduct.metric_info import declared_info, resolve
 from abduct.models import LoadedModel, load_model
 from abduct.plugins import Registry, get_registry
 from abduct.protocols import DualEncoder
@@ -124,6 +125,7 @@ def run_evaluation(config: EvalConfig, registry: Registry | None = None) -> dict
     evaluation = task.evaluate(run)
     engine = run.scoring or run.generation
     policy = engine.policy if engine is not None else None
+    metric_info, undeclared = resolve(declared_info(task, evaluation.metric_info), evaluation.metrics)
     results: dict[str, Any] = {
         "task": config.task,
         "model": {"spec": str(loaded.spec), "fingerprint": loaded.fingerprint, "abilities": loaded.abilities},
@@ -133,6 +135,7 @@ def run_evaluation(config: EvalConfig, registry: Registry | None = None) -> dict
         "limit": config.limit,
         "inputs": {"ignored": sorted(policy.ignored) if policy is not None else []},
         "metrics": evaluation.metrics,
+        "metric_info": metric_info,
         "details": evaluation.details,
         "versions": package_versions(),
         "git_revision": git_revision(),
@@ -144,6 +147,8 @@ def run_evaluation(config: EvalConfig, registry: Registry | None = None) -> dict
         },
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
     }
+    if undeclared:  # the task's metric_info is incomplete: say so rather than guess a direction
+        results["undeclared_metrics"] = undeclared
     if loaded.generates:
         results["model"]["decoding"] = loaded.decoding.describe()
     out_dir = config.out_dir

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from abduct.metric_info import ARROWS
+
 
 def _fmt(value: Any) -> str:
     if isinstance(value, float):
@@ -32,9 +34,14 @@ def markdown_report(results: dict[str, Any]) -> str:
         f"- wall time: {results['timings']['total_seconds']:.1f} s "
         f"(model {results['timings']['model_seconds']:.1f} s)",
         "",
-        "| metric | value |",
-        "|---|---|",
+        "| metric | value | better | chance |",
+        "|---|---|---|---|",
     ]
-    lines += [f"| {name} | {_fmt(value)} |" for name, value in _flatten(results["metrics"])]
+    info = results.get("metric_info", {})
+    for name, value in _flatten(results["metrics"]):
+        entry = info.get(name, {})
+        better = f"{ARROWS[entry['better']]} {entry['better']}" if entry.get("better") in ARROWS else ""
+        chance = _fmt(entry["chance"]) if entry.get("chance") is not None else ""
+        lines.append(f"| {name} | {_fmt(value)} | {better} | {chance} |")
     lines += ["", "Per-sample predictions: `predictions.jsonl`. Full record: `results.json`.", ""]
     return "\n".join(lines)

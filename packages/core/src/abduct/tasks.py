@@ -22,6 +22,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from abduct.metric_info import MetricInfo
 from abduct.protocols import TextPool
 from abduct.records import GenerationRequest, VisualInput
 from abduct.runner import Run
@@ -32,13 +33,16 @@ class Evaluation:
     """What a task's evaluation produced.
 
     ``predictions`` are JSON-able per-sample records; ``data_files`` are hashed into
-    results.json; ``details`` holds anything else worth keeping (e.g. per-chunk values).
+    results.json; ``details`` holds anything else worth keeping (e.g. per-chunk values);
+    ``metric_info`` declares metrics that depend on what ran, over the task's own
+    ``metric_info`` (see ``abduct.metric_info``).
     """
 
     metrics: dict[str, Any]
     predictions: list[dict[str, Any]]
     data_files: list[Path] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)
+    metric_info: dict[str, MetricInfo] = field(default_factory=dict)
 
 
 @runtime_checkable
@@ -46,7 +50,9 @@ class Task(Protocol):
     """A dataset split plus an evaluation protocol.
 
     A task may also set ``optional_inputs`` (see ``abduct.inputs``): the input features a
-    model may go without on this benchmark."""
+    model may go without on this benchmark; and it declares ``metric_info`` (see
+    ``abduct.metric_info``): for each metric it reports, which way is better, its range and
+    its chance level."""
 
     default_split: str
 

@@ -228,6 +228,17 @@ class TaskContract:
         assert json.loads((tmp_path / "a" / "results.json").read_text())["metrics"] == first["metrics"]
         assert not (tmp_path / "a" / ".partial").exists()
 
+    def test_every_metric_declares_its_direction(self, tmp_path: Path) -> None:
+        """Each numeric metric in results.json has a metric_info entry (abduct.metric_info)."""
+        results = self._eval(self.make_data(tmp_path / "data"), tmp_path / "out")
+        assert "undeclared_metrics" not in results, (
+            f"{self.task_name} does not declare {results.get('undeclared_metrics')} in its metric_info")
+        for name, entry in results["metric_info"].items():
+            assert entry["better"] in ("higher", "lower", None), name
+            if entry["range"] is not None and entry["chance"] is not None:
+                lo, hi = entry["range"]
+                assert lo <= entry["chance"] and (hi is None or entry["chance"] <= hi), name
+
     def test_resume_after_interruption_gives_same_metrics(self, tmp_path: Path) -> None:
         data = self.make_data(tmp_path / "data")
         registry = self.make_registry()
