@@ -19,7 +19,9 @@ depend on what ran (e.g. optional metrics), over the task's.
 
 ``results.json`` carries ``"metric_info": {metric: {"better": "higher" | "lower" | null,
 "range": [lo, hi] | null, "chance": float | null}}`` for every numeric metric the task
-declared; ``better`` is null only for counts. ``report.md`` and the demo tables show ↑ / ↓.
+declared; ``better`` is null for figures that do not rate the model: counts and reference
+points such as a human or oracle score (``COUNT``, ``reference``). ``report.md`` and the demo
+tables show ↑ / ↓.
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ ARROWS = {"higher": "↑", "lower": "↓"}
 
 @dataclass(frozen=True)
 class MetricInfo:
-    """``better``: the direction (None: a count, which is neither); ``range``: the values the
+    """``better``: the direction (None: a count or a reference figure, which rate no
+    model); ``range``: the values the
     metric can take (``hi`` None when unbounded above); ``chance``: what a uniformly random
     model gets in expectation (None when it depends on the data or is unknown)."""
 
@@ -73,6 +76,12 @@ def percent(*, chance: float | None = None) -> MetricInfo:
 
 COUNT = MetricInfo(None, (0.0, None), None)
 """A count (``n``, ``instances``, ``ties``): neither better nor worse."""
+
+
+def reference(lo: float = 0.0, hi: float | None = None) -> MetricInfo:
+    """A figure reported beside the model's that does not rate it (a human or oracle score,
+    the chance level itself)."""
+    return MetricInfo(None, (lo, hi), None)
 
 # The corpus values of the text metrics (``abduct-metrics`` and the core's exact match), by
 # the key ``MetricResult.corpus`` uses, so that the tasks that report them declare them alike.
