@@ -46,6 +46,8 @@ def test_random_picks_training_inferences_without_the_clue(corpus: Path, tmp_pat
     train = {inst.inference for inst in load_instances(corpus, "train")}
     assert result["metrics"]["instances"] == len(val)
     assert set(result["metrics"]) == {"bleu4", "cider", "rouge_l", "meteor", "instances"}
+    assert set(result["metric_info"]) == set(result["metrics"]) and "undeclared_metrics" not in result
+    assert result["metric_info"]["cider"] == {"better": "higher", "range": [0.0, 10.0], "chance": None}
     assert result["inputs"]["ignored"] == ["context"]
     rows = [json.loads(line) for line in (tmp_path / "a" / "predictions.jsonl").read_text().splitlines()]
     assert len(rows) == len(val) and {r["prediction"] for r in rows} <= train

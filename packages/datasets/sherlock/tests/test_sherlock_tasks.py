@@ -269,3 +269,18 @@ def test_the_registered_dataset_offers_training_pairs(corpus: Path) -> None:
 def test_a_clue_only_scorer_is_refused_on_localization_auto_boxes(corpus: Path, tmp_path: Path) -> None:
     with pytest.raises(AbductError, match="needs context inputs"):  # proposals have no clue
         _eval(corpus, tmp_path / "o", "sherlock-localization", "clue-reader", registry=registry_with_test_models())
+
+
+def test_chance_levels_follow_the_data(corpus: Path, tmp_path: Path) -> None:
+    """Retrieval and GT-localization chance depend on chunk and image sizes: declared per run."""
+    retrieval = _eval(corpus, tmp_path / "r", "sherlock-retrieval")
+    info, chunks = retrieval["metric_info"], retrieval["details"]["per_chunk"].values()
+    assert info["im2txt"] == {"better": "lower", "range": [1.0, None], "chance": retrieval["metrics"]["chance_mean_rank"]}
+    assert info["p_at_1"]["chance"] == pytest.approx(np.mean([100.0 / c["n"] for c in chunks]))
+    assert info["chance_mean_rank"]["better"] is None and info["chunks"]["better"] is None
+    localization = _eval(corpus, tmp_path / "l", "sherlock-localization")
+    boxes = [json.loads(line)["boxes"] for line in (tmp_path / "l" / "predictions.jsonl").read_text().splitlines()]
+    assert localization["metric_info"]["gt_accuracy"]["chance"] == pytest.approx(100 * np.mean([1 / b for b in boxes]))
+    comparison = _eval(corpus, tmp_path / "c", "sherlock-comparison")
+    assert comparison["metric_info"]["accuracy"] == {"better": "higher", "range": [-100.0, 100.0], "chance": 0.0}
+    assert "↑ higher | 0 |" in (tmp_path / "c" / "report.md").read_text()

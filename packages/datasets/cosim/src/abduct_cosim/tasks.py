@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from abduct.metric_info import COUNT, MetricInfo, percent
 from abduct.runner import Run
 from abduct.spec import Settings, Spec
 from abduct.tasks import Choice, Evaluation, first_argmax, multiple_choice
@@ -25,10 +26,13 @@ OPTIONAL_INPUTS = frozenset({"image", "context"})
 
 
 class CosimTask:
-    """Accuracy (x100, pooled over the split) of the argmax over the four choices."""
+    """Accuracy (x100, pooled over the split) of the argmax over the four choices: random 25."""
 
     default_split = "val"
     optional_inputs = OPTIONAL_INPUTS
+    metric_info: dict[str, MetricInfo] = {
+        "accuracy": percent(chance=25.0), "n": COUNT, "by_*.*.accuracy": percent(chance=25.0), "by_*.*.n": COUNT,
+    }
 
     def __init__(self, context: ContextMode = "full", image_root: Path | None = None) -> None:
         self.context: ContextMode = context

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from abduct.errors import AbductError
+from abduct.metric_info import COUNT, TEXT_METRICS
 from abduct.protocols import TextPool
 from abduct.records import GenerationRequest
 from abduct.runner import Run
@@ -78,6 +79,9 @@ class ExplanationTask:
 
     default_split = "test"
     optional_inputs = frozenset({"context"})
+    # Chance: ``random`` picks a gold explanation of another sample; it depends on the data.
+    metric_info = {**TEXT_METRICS, **{f"by_*.*.{k}": v for k, v in TEXT_METRICS.items()}, "n": COUNT,
+                   "by_*.*.n": COUNT}
 
     def __init__(self, setup: Setup = "images", captioner: str | None = None, bertscore_model: Path | None = None,
                  bertscore_layers: int | None = None, bem_model: Path | None = None) -> None:

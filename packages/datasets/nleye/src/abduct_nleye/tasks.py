@@ -32,6 +32,7 @@ from typing import Any, Literal
 import numpy as np
 
 from abduct.errors import AbductError
+from abduct.metric_info import COUNT, MetricInfo, lower, percent
 from abduct.protocols import TextPool
 from abduct.records import GenerationRequest, VisualInput
 from abduct.runner import Run
@@ -108,8 +109,19 @@ class _NleyeTask:
         return [run.data_dir / CSV_NAME]
 
 
+def _with_tables(info: dict[str, MetricInfo]) -> dict[str, MetricInfo]:
+    """``info`` for the overall figures and for each category table (``scoring.with_tables``)."""
+    return {**info, **{f"by_*.*.{key}": value for key, value in info.items()}}
+
+
 class TripletTask(_NleyeTask):
-    """Consistency accuracy: the gold hypothesis chosen in both presentation orders."""
+    """Consistency accuracy: the gold hypothesis chosen in both presentation orders (random 25;
+    each order alone, random 50)."""
+
+    metric_info = _with_tables({
+        "consistency_accuracy": percent(chance=25.0), "order1_accuracy": percent(chance=50.0),
+        "order2_accuracy": percent(chance=50.0), "n": COUNT, "unparseable": lower(0.0),
+    })
 
     def __init__(self, setup: Setup = "images", score_by: ScoreBy = "pair",
                  answer: Literal["auto", "score", "generate"] = "auto", captioner: str | None = None) -> None:
@@ -168,7 +180,9 @@ class TripletTask(_NleyeTask):
 
 
 class PairsTask(_NleyeTask):
-    """Order-faithful accuracy: the gold pair's score strictly higher (ties count 0)."""
+    """Order-faithful accuracy: the gold pair's score strictly higher (ties count 0; random 50)."""
+
+    metric_info = _with_tables({"accuracy": percent(chance=50.0), "ties": COUNT, "n": COUNT})
 
     def evaluate(self, run: Run) -> Evaluation:
         samples = self._samples(run)

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from abduct.errors import AbductError
+from abduct.metric_info import COUNT, TEXT_METRICS, MetricInfo, higher, lower, percent, reference
 from abduct.protocols import TextPool
 from abduct.records import GenerationRequest, Region, VisualInput
 from abduct.runner import Run
@@ -80,7 +81,14 @@ class SherlockTask:
 
 
 class RetrievalTask(SherlockTask):
-    """Per validation chunk: im->txt and txt->im mean rank and P@1, averaged over chunks."""
+    """Per validation chunk: im->txt and txt->im mean rank and P@1, averaged over chunks.
+    Chance: a mean rank of (n + 1) / 2 and a P@1 of 100 / n in a chunk of n, averaged over
+    chunks (declared per run, since it depends on the chunks' sizes)."""
+
+    metric_info: dict[str, MetricInfo] = {
+        "im2txt": lower(1.0), "txt2im": lower(1.0), "p_at_1": percent(),
+        "chunks": COUNT, "instances": COUNT, "chance_mean_rank": reference(1.0),
+    }
 
     def evaluate(self, run: Run) -> Evaluation:
         _check_split(run)
@@ -114,7 +122,9 @@ class RetrievalTask(SherlockTask):
         result.update(chunks=len(per_chunk), instances=len(records),
                       chance_mean_rank=float(np.mean([(c["n"] + 1) / 2 for c in per_chunk.values()])))
         details = {"per_chunk": {str(k): v for k, v in per_chunk.items()}}
-        return Evaluation(result, records, [annotation_file(run.data_dir, run.split)], details)
+        rank, p1 = result["chance_mean_rank"], float(np.mean([100.0 / c["n"] for c in per_chunk.values()]))
+        chance = {"im2txt": lower(1.0, chance=rank), "txt2im": lower(1.0, chance=rank), "p_at_1": percent(chance=p1)}
+        return Evaluation(result, records, [annotation_file(run.data_dir, run.split)], details, chance)
 
     def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, float]:
         key = RetrievalKey.read(answer_key)
@@ -203,7 +213,13 @@ def _units_from_annotations(data_dir: Path, split: str) -> list[_ImageUnit]:
 
 
 class LocalizationTask(SherlockTask):
-    """GT boxes (one-to-one lapjv assignment per image) and auto boxes (best proposal, IoU > 0.5)."""
+    """GT boxes (one-to-one lapjv assignment per image) and auto boxes (best proposal, IoU > 0.5).
+    Chance for GT boxes: a random assignment of an image's n boxes gets 1/n of them right, so
+    100 x the mean of 1/n over images; the auto-box oracle is a property of the proposals."""
+
+    metric_info: dict[str, MetricInfo] = {
+        "gt_accuracy": percent(), "auto_accuracy": percent(), "auto_oracle": reference(0.0, 100.0), "images": COUNT,
+    }
 
     def evaluate(self, run: Run) -> Evaluation:
         _check_split(run)
@@ -237,7 +253,9 @@ class LocalizationTask(SherlockTask):
             if values:
                 result[name] = metrics.macro_percent(values)
         result["images"] = len(records)
-        return Evaluation(result, records, data_files, {"source": source})
+        boxes = [r["boxes"] for r in records if "boxes" in r]
+        chance = {"gt_accuracy": percent(chance=metrics.macro_percent([1.0 / b for b in boxes]))} if boxes else {}
+        return Evaluation(result, records, data_files, {"source": source}, chance)
 
     def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, float]:
         key = LocalizationKey.read(answer_key)
@@ -248,7 +266,14 @@ class LocalizationTask(SherlockTask):
 # -- comparison -----------------------------------------------------------------------------
 class ComparisonTask(SherlockTask):
     """Pairwise accuracy against two annotators' Likert judgments, with human and oracle figures.
-    Each candidate row shows its source's image and region with the source's clue (``Input_iid``)."""
+    Each candidate row shows its source's image and region with the source's clue (``Input_iid``).
+    The accuracy is chance-corrected, (share of pairs ordered like the annotator - 0.5) x 2 x 100:
+    random is 0, the range -100..100."""
+
+    metric_info: dict[str, MetricInfo] = {
+        "accuracy": higher(-100.0, 100.0, chance=0.0), "human": reference(-100.0, 100.0),
+        "oracle": reference(-100.0, 100.0), "sources": COUNT,
+    }
 
     sources_per_unit = 8
 
@@ -290,6 +315,11 @@ class ComparisonTask(SherlockTask):
 CAPTION_METRICS: dict[str, dict[str, Any]] = {"bleu": {}, "cider": {}, "rouge-l": {}, "meteor": {}}
 # The figures the task reports, from the metrics' corpus values (score_generations' keys).
 REPORTED = {"bleu4": "bleu.bleu_4", "cider": "cider", "rouge_l": "rouge-l", "meteor": "meteor"}
+GENERATION_INFO: dict[str, MetricInfo] = {
+    "bleu4": TEXT_METRICS["bleu_4"], "cider": TEXT_METRICS["cider"], "rouge_l": TEXT_METRICS["rouge_l"],
+    "meteor": TEXT_METRICS["meteor"], "instances": COUNT,
+    **{f"bertscore.{key}": info for key, info in TEXT_METRICS.items() if key.startswith("bertscore")},
+}
 
 
 class GenerationTask(SherlockTask):
@@ -300,6 +330,7 @@ class GenerationTask(SherlockTask):
     the training split's inferences."""
 
     items_per_unit = 16  # generated, then stored together (the resume granularity)
+    metric_info = GENERATION_INFO
 
     def __init__(self, *, prompt: str | None = None, bertscore_model: Path | None = None,
                  bertscore_layers: int | None = None) -> None:
