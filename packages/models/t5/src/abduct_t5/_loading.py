@@ -22,6 +22,7 @@ import torch
 from transformers import AutoConfig, AutoTokenizer, PreTrainedTokenizerFast, T5Config, T5ForConditionalGeneration
 
 from abduct.errors import AbductError
+from abduct.io import honour_umask
 
 TINY = "tiny"
 TINY_SEED = 0
@@ -194,3 +195,4 @@ def save_checkpoint(model: T5ForConditionalGeneration, tokenizer: Any, directory
         if bars:
             hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]
     (directory / META_FILE).write_text(json.dumps({"template": template}))
+    honour_umask(directory)  # safetensors writes the weights owner-only
