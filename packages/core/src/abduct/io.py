@@ -13,7 +13,6 @@ from typing import Any
 
 from abduct.errors import AbductError, DataError
 
-
 _UMASK_LOCK = threading.Lock()
 
 
