@@ -7,6 +7,7 @@ import os
 import socket
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -18,13 +19,7 @@ from abduct.offline import (
     reachable,
     weights_unavailable,
 )
-
-
-def closed_port() -> int:
-    """A local port nobody listens on (bound, then released)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+from abduct.testing import closed_port, unreachable_hub
 
 
 @pytest.fixture
@@ -109,3 +104,11 @@ def test_the_error_is_one_line_naming_what_and_how(monkeypatch: pytest.MonkeyPat
     for part in ("t5:google/t5-large", "huggingface.co unreachable", "local directory google/t5-large",
                  "t5:/path/to/dir", "/models/hub", "HF_HUB_OFFLINE=1"):
         assert part in text
+
+
+def test_unreachable_hub_sets_and_restores(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with unreachable_hub(tmp_path / "cache") as cache:
+        assert cache.is_dir() and os.environ["HF_HUB_CACHE"] == str(cache) and not offline_requested()
+        assert hub_online() is False
+    assert os.environ["HF_HUB_OFFLINE"] == "1" and "HF_HUB_CACHE" not in os.environ
