@@ -4,8 +4,8 @@ test does not depend on this machine's network); cached weights load with no net
 
 from __future__ import annotations
 
-import socket
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +16,7 @@ from safetensors.torch import save_file
 
 from abduct.cli import main
 from abduct.errors import AbductError
+from abduct.testing import hub_snapshot, unreachable_hub
 from abduct_clip._scorer import ClipScorer
 from abduct_clip.settings import TINY_ARCH, ClipSettings
 
@@ -23,25 +24,11 @@ REPO = "abduct-test/tiny-clip"
 TAG = "abducttest"
 
 
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
-def no_hub(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    """An unreachable hub endpoint and an empty hub cache; returns the cache."""
-    import huggingface_hub.constants as constants
-
-    cache = tmp_path / "hf-cache"
-    cache.mkdir()
-    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{closed_port()}")
-    monkeypatch.setenv("HF_HUB_CACHE", str(cache))
-    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))  # read at import; the client uses this one
-    return cache
+def no_hub(tmp_path: Path) -> Iterator[Path]:
+    """An unreachable hub endpoint and an empty hub cache; yields the cache."""
+    with unreachable_hub(tmp_path / "hf-cache") as cache:
+        yield cache
 
 
 def test_an_unreachable_pretrained_tag_fails_in_seconds_with_one_line(
@@ -74,12 +61,8 @@ def test_cached_weights_load_with_no_network(no_hub: Path, monkeypatch: pytest.M
                                              offline_variable: bool) -> None:
     """A tag whose weights sit in the hub cache loads offline (as after one download with network)."""
     reference = ClipScorer(ClipSettings(arch="tiny", workers=0), seed=7)
-    snapshot = no_hub / f"models--{REPO.replace('/', '--')}" / "snapshots" / ("0" * 40)
-    snapshot.mkdir(parents=True)
     save_file({k: v.contiguous() for k, v in reference.model.state_dict().items()},
-              str(snapshot / "open_clip_model.safetensors"))
-    (no_hub / f"models--{REPO.replace('/', '--')}" / "refs").mkdir()
-    (no_hub / f"models--{REPO.replace('/', '--')}" / "refs" / "main").write_text("0" * 40)
+              str(hub_snapshot(no_hub, REPO) / "open_clip_model.safetensors"))
     monkeypatch.setitem(open_clip.pretrained._PRETRAINED, TINY_ARCH, {TAG: {"hf_hub": f"{REPO}/", "quick_gelu": True}})
     if offline_variable:
         monkeypatch.setenv("HF_HUB_OFFLINE", "1")
