@@ -16,6 +16,7 @@ from safetensors.torch import save_file
 
 from abduct.cli import main
 from abduct.errors import AbductError
+from abduct.plugins import Registry
 from abduct.testing import hub_snapshot, unreachable_hub
 from abduct_clip._scorer import ClipScorer
 from abduct_clip.settings import TINY_ARCH, ClipSettings
@@ -32,9 +33,9 @@ def no_hub(tmp_path: Path) -> Iterator[Path]:
 
 
 def test_an_unreachable_pretrained_tag_fails_in_seconds_with_one_line(
-        no_hub: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        no_hub: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], test_registry: Registry) -> None:
     started = time.monotonic()
-    code = main(["eval", "sherlock-retrieval", "--model", "clip:ViT-B-16@openai", "--data", str(tmp_path),
+    code = main(["eval", "toy-match", "--model", "clip:ViT-B-16@openai", "--data", str(tmp_path),
                  "--out", str(tmp_path / "out"), "--quiet"])
     elapsed = time.monotonic() - started
     err = capsys.readouterr().err

@@ -23,6 +23,7 @@ from transformers import AutoConfig, AutoTokenizer, PreTrainedTokenizerFast, T5C
 
 from abduct.errors import AbductError
 from abduct.io import honour_umask
+from abduct.offline import hub_access, hub_cache_dir, hub_file_cached, weights_unavailable
 
 TINY = "tiny"
 TINY_SEED = 0
@@ -161,7 +162,12 @@ def load(argument: str | None) -> Loaded:
         raise AbductError(f"t5:{argument}: {path} is a file; expected a Hugging Face model directory")
     if _looks_like_path(argument):
         raise AbductError(f"t5:{argument}: no such directory")
-    return _from_pretrained(argument, argument)
+    with hub_access() as hub:  # offline: from the hub cache only, or one line in seconds
+        if not hub.online and hub_file_cached(argument, "config.json") is None:
+            raise weights_unavailable(f"t5:{argument}", [f"a local directory {path.resolve()}",
+                                                         f"hub {argument} in {hub_cache_dir()}"],
+                                      how="t5:/path/to/model-dir (save_pretrained)", reason=hub.reason)
+        return _from_pretrained(argument, argument)
 
 
 def weights_hash(model: torch.nn.Module) -> str:
