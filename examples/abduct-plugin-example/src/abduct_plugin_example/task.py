@@ -32,7 +32,7 @@ class ColorTask:
     default_split = "test"
 
     def evaluate(self, run: Run) -> Evaluation:
-        questions = run.apply_limit(load_questions(run.data_dir))
+        questions = run.apply_limit(load_questions(run.data_dir), "questions")
         key = read_key(run.data_dir / ANSWERS, int, "an integer choice index")
         missing = [q.qid for q in questions if q.qid not in key]
         if missing:
@@ -63,7 +63,7 @@ class DescribeTask:
     default_split = "test"
 
     def evaluate(self, run: Run) -> Evaluation:
-        questions = run.apply_limit(load_questions(run.data_dir))
+        questions = run.apply_limit(load_questions(run.data_dir), "questions")
         names = read_key(run.data_dir / NAMES, str, "a colour name")
         missing = [q.qid for q in questions if q.qid not in names]
         if missing:

@@ -113,7 +113,10 @@ def echo_values(values: dict[str, Any], indent: str = "") -> None:
 @click.option("--data", "data_dir", required=True, type=click.Path(path_type=Path), help="Dataset directory.")
 @click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path), help="Output directory.")
 @click.option("--split", default=None, help="Dataset split (the task's default otherwise).")
-@click.option("--limit", type=click.IntRange(min=1), default=None, help="Evaluate only the first N units.")
+@click.option("--limit", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Evaluate only the first N items in the task's own unit (Sherlock retrieval: chunks of ~1,000 "
+                   "instances; localization: images; comparison: source instances; generation: instances; CoSIm: "
+                   "records; NL-EYE: samples); results.json's limit_unit names it.")
 @settings_options()
 @click.option("--cache-dir", type=click.Path(path_type=Path), default=None,
               help="Cache location for embeddings and generations (default ~/.cache/abduct).")
@@ -139,6 +142,8 @@ def eval_cmd(task: str, model: str, data_dir: Path, out_dir: Path, split: str | 
     echo_values(results["metrics"], "  ")
     if results["inputs"]["ignored"]:
         click.echo(f"  (the model went without: {', '.join(results['inputs']['ignored'])}; the task allows it)")
+    if results.get("limit_unit"):
+        click.echo(f"  (limited to the first {limit} {results['limit_unit']})")
     click.echo(f"wrote {out_dir / 'results.json'}")
 
 

@@ -133,6 +133,7 @@ def run_evaluation(config: EvalConfig, registry: Registry | None = None) -> dict
         "split": split,
         "seed": config.seed,
         "limit": config.limit,
+        "limit_unit": run.limit_unit,
         "inputs": {"ignored": sorted(policy.ignored) if policy is not None else []},
         "metrics": evaluation.metrics,
         "metric_info": metric_info,
