@@ -20,7 +20,7 @@ from abduct.metric_info import declared_info, resolve
 from abduct.models import LoadedModel, load_model
 from abduct.plugins import Registry, get_registry
 from abduct.protocols import DualEncoder
-from abduct.provenance import file_hashes, git_revision, package_versions
+from abduct.provenance import abduct_sources, file_hashes, package_versions
 from abduct.report import markdown_report
 from abduct.runner import PARTIAL_DIR, Run, seed_everything
 from abduct.spec import Settings, Spec
@@ -139,7 +139,7 @@ def run_evaluation(config: EvalConfig, registry: Registry | None = None) -> dict
         "metric_info": metric_info,
         "details": evaluation.details,
         "versions": package_versions(),
-        "git_revision": git_revision(),
+        "sources": abduct_sources(),
         "resumed": resumed,
         "timings": {
             "total_seconds": time.perf_counter() - started,
