@@ -99,12 +99,17 @@ _list_command("demos", ("demo",), "List the sections `abduct demo` runs.")
 assert set(KINDS) == {"dataset", "task", "model", "metric", "demo"}
 
 
-def echo_values(values: dict[str, Any], indent: str = "") -> None:
+def echo_values(values: dict[str, Any], indent: str = "", metric_info: dict[str, Any] | None = None) -> None:
+    """``key: value`` lines; with ``metric_info`` (results.json's block), ↑/↓ after each value."""
+    from abduct.metric_info import arrow_of
+
     for key, value in values.items():
+        arrow = arrow_of(metric_info or {}, key)
+        suffix = f" {arrow}" if arrow else ""
         if isinstance(value, float):
-            click.echo(f"{indent}{key}: {value:.4f}")
+            click.echo(f"{indent}{key}: {value:.4f}{suffix}")
         elif isinstance(value, (int, str)):
-            click.echo(f"{indent}{key}: {value}")
+            click.echo(f"{indent}{key}: {value}{suffix}")
 
 
 @cli.command("eval")
@@ -139,7 +144,7 @@ def eval_cmd(task: str, model: str, data_dir: Path, out_dir: Path, split: str | 
         emit_json(results)
         return
     click.echo(f"{task} / {results['model']['spec']}:")
-    echo_values(results["metrics"], "  ")
+    echo_values(results["metrics"], "  ", results.get("metric_info"))
     if results["inputs"]["ignored"]:
         click.echo(f"  (the model went without: {', '.join(results['inputs']['ignored'])}; the task allows it)")
     if results.get("limit_unit"):
