@@ -112,3 +112,10 @@ def test_unreachable_hub_sets_and_restores(tmp_path: Path, monkeypatch: pytest.M
         assert cache.is_dir() and os.environ["HF_HUB_CACHE"] == str(cache) and not offline_requested()
         assert hub_online() is False
     assert os.environ["HF_HUB_OFFLINE"] == "1" and "HF_HUB_CACHE" not in os.environ
+
+
+def test_a_path_is_never_cached(tmp_path: Path) -> None:
+    pytest.importorskip("huggingface_hub")
+    from abduct.offline import hub_file_cached
+
+    assert hub_file_cached(str(tmp_path / "missing-model"), "config.json", tmp_path) is None

@@ -139,7 +139,10 @@ def hub_file_cached(repo_id: str, filename: str, cache_dir: Path | None = None) 
         hub = importlib.import_module("huggingface_hub")
     except ImportError:
         return None
-    found = hub.try_to_load_from_cache(repo_id, filename, cache_dir=str(cache_dir or hub_cache_dir()))
+    try:
+        found = hub.try_to_load_from_cache(repo_id, filename, cache_dir=str(cache_dir or hub_cache_dir()))
+    except ValueError:  # not a valid repository id (e.g. a path): nothing of it can be cached
+        return None
     return Path(found) if isinstance(found, str) else None
 
 
