@@ -30,6 +30,8 @@ KEYS = ("bertscore_precision", "bertscore_recall", "bertscore_f1")
 
 def _require_weights(model: str, hub: HubState) -> None:
     """A hub name offline loads from the hub cache only; not cached, one line (no retries)."""
+    if model.startswith(("/", ".", "~")) and not os.path.isdir(os.path.expanduser(model)):
+        raise AbductError(f"bertscore: could not load model '{model}': no such directory")
     if not hub.online and not os.path.isdir(model) and hub_file_cached(str(model), "config.json") is None:
         raise weights_unavailable(f"bertscore model '{model}'", [
             f"a local directory {os.path.abspath(model)}", f"hub {model} in {hub_cache_dir()}"],
