@@ -44,9 +44,15 @@ def test_eval_is_deterministic_and_seeded(toy_registry: Registry, toy_data: Path
     assert metrics("a", "1") != metrics("c", "2")
 
 
-def test_limit(toy_registry: Registry, toy_data: Path, tmp_path: Path) -> None:
+def test_limit(toy_registry: Registry, toy_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(_eval_args(toy_data, tmp_path / "o", "--limit", "5")) == 0
-    assert json.loads((tmp_path / "o" / "results.json").read_text())["metrics"]["n"] == 5
+    results = json.loads((tmp_path / "o" / "results.json").read_text())
+    assert results["metrics"]["n"] == 5 and results["limit"] == 5 and results["limit_unit"] == "questions"
+    assert "(limited to the first 5 questions)" in capsys.readouterr().out
+    assert "limit: the first 5 questions" in (tmp_path / "o" / "report.md").read_text()
+    assert main(_eval_args(toy_data, tmp_path / "all")) == 0
+    results = json.loads((tmp_path / "all" / "results.json").read_text())
+    assert results["limit"] is None and results["limit_unit"] is None
 
 
 @pytest.mark.parametrize(

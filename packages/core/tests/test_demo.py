@@ -61,5 +61,18 @@ def test_table_layout() -> None:
     assert lines[0] == "Title"
     assert lines[1].split() == ["model", "retr.p_at_1", "comp.accuracy"]
     assert lines[3].split() == ["random", "1.00", "-"]
-    assert lines[4].split() == ["tuned", "12.35", "3.00"]
+    assert lines[4].split() == ["tuned", "12.35", "3"]  # a count stays a whole number
     assert lines[-1] == "note"
+    table.arrows = {("sherlock-retrieval", "p_at_1"): "↑", ("sherlock-comparison", "accuracy"): ""}
+    assert table.format().splitlines()[1].split() == ["model", "retr.p_at_1", "↑", "comp.accuracy"]
+
+
+def test_tables_show_directions_and_json_keeps_counts_whole(toy_registry: Registry,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--quiet", "--only", "toy"]) == 0
+    header = capsys.readouterr().out.splitlines()[1]
+    assert "choi.accuracy ↑" in header and header.rstrip().endswith("choi.n")  # a count has no direction
+    assert main(["demo", "--quiet", "--json", "--only", "toy"]) == 0
+    rows = json.loads(capsys.readouterr().out)["toy"]
+    assert rows["random"]["toy-choice"]["n"] == 12 and isinstance(rows["random"]["toy-choice"]["n"], int)
+    assert isinstance(rows["random"]["toy-choice"]["accuracy"], float)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from abduct.cli import main
 from abduct.metric_info import COUNT, MetricInfo, arrow_of, declared_info, higher, lookup, lower, percent, resolve
 from abduct.plugins import Registry, build_registry
@@ -58,6 +60,14 @@ def test_results_json_and_report_carry_directions(toy_registry: Registry, toy_da
     assert "| metric | value | better | chance |" in report
     assert f"| accuracy | {results['metrics']['accuracy']:.4f}".rstrip("0").rstrip(".") in report
     assert "| ↑ higher | 25 |" in report and "| n | 12 |  |  |" in report
+
+
+def test_the_printed_summary_marks_directions(toy_registry: Registry, toy_data: Path, tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["eval", "toy-choice", "--model", "random", "--data", str(toy_data), "--out", str(tmp_path / "o"),
+                 "--quiet"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].startswith("  accuracy: ") and lines[1].endswith(" ↑") and lines[2] == "  n: 12"
 
 
 def test_an_undeclared_metric_is_listed_not_guessed(toy_registry: Registry, toy_data: Path,

@@ -54,7 +54,7 @@ def kill_once_a_unit_is_stored(target: Callable[..., None], args: tuple[str, str
 
 
 def _items(run: Run) -> list[dict[str, Any]]:
-    return list(run.apply_limit(read_json(run.data_dir / "toy.json")))
+    return list(run.apply_limit(read_json(run.data_dir / "toy.json"), "questions"))
 
 
 class ToyChoice:

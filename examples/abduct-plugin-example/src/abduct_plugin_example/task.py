@@ -18,6 +18,7 @@ from abduct import GenerationRequest, Settings, Spec, TextPool, VisualInput
 from abduct.errors import DataError
 from abduct.exact_match import ExactMatch
 from abduct.io import read_json
+from abduct.metric_info import COUNT, percent
 from abduct.metric_inputs import validate_inputs
 from abduct.runner import Run
 from abduct.tasks import Choice, Evaluation, GenerationItem, accuracy, generate, multiple_choice, score_generations
@@ -30,9 +31,10 @@ class ColorTask:
     """``example-colors``: 4-way multiple choice, accuracy in percent."""
 
     default_split = "test"
+    metric_info = {"accuracy": percent(chance=25.0), "n": COUNT}  # which way is better, and chance (1 in 4)
 
     def evaluate(self, run: Run) -> Evaluation:
-        questions = run.apply_limit(load_questions(run.data_dir))
+        questions = run.apply_limit(load_questions(run.data_dir), "questions")
         key = read_key(run.data_dir / ANSWERS, int, "an integer choice index")
         missing = [q.qid for q in questions if q.qid not in key]
         if missing:
@@ -61,9 +63,10 @@ class DescribeTask:
     """``example-describe``: generate the colour's name; exact match in percent."""
 
     default_split = "test"
+    metric_info = {"exact_match": percent(chance=25.0), "n": COUNT}  # random picks one of 4 names
 
     def evaluate(self, run: Run) -> Evaluation:
-        questions = run.apply_limit(load_questions(run.data_dir))
+        questions = run.apply_limit(load_questions(run.data_dir), "questions")
         names = read_key(run.data_dir / NAMES, str, "a colour name")
         missing = [q.qid for q in questions if q.qid not in names]
         if missing:

@@ -100,15 +100,20 @@ _list_command("demos", ("demo",), "List the sections `abduct demo` runs.")
 assert set(KINDS) == {"dataset", "task", "model", "metric", "demo"}
 
 
-def echo_values(values: dict[str, Any], indent: str = "") -> None:
+def echo_values(values: dict[str, Any], indent: str = "", metric_info: dict[str, Any] | None = None) -> None:
+    """``key: value`` lines; with ``metric_info`` (results.json's block), ↑/↓ after each value."""
+    from abduct.metric_info import arrow_of
+
     for key, value in values.items():
+        arrow = arrow_of(metric_info or {}, key)
+        suffix = f" {arrow}" if arrow else ""
         if isinstance(value, dict) and value and all(isinstance(v, int | float | str) for v in value.values()):
             click.echo(f"{indent}{key}:")  # a group of values, e.g. VAR's observed/hypothesis sets
             echo_values(value, indent + "  ")
         elif isinstance(value, float):
-            click.echo(f"{indent}{key}: {value:.4f}")
+            click.echo(f"{indent}{key}: {value:.4f}{suffix}")
         elif isinstance(value, (int, str)):
-            click.echo(f"{indent}{key}: {value}")
+            click.echo(f"{indent}{key}: {value}{suffix}")
 
 
 @cli.command("eval")
@@ -117,7 +122,10 @@ def echo_values(values: dict[str, Any], indent: str = "") -> None:
 @click.option("--data", "data_dir", required=True, type=click.Path(path_type=Path), help="Dataset directory.")
 @click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path), help="Output directory.")
 @click.option("--split", default=None, help="Dataset split (the task's default otherwise).")
-@click.option("--limit", type=click.IntRange(min=1), default=None, help="Evaluate only the first N units.")
+@click.option("--limit", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Evaluate only the first N items in the task's own unit (Sherlock retrieval: chunks of ~1,000 "
+                   "instances; localization: images; comparison: source instances; generation: instances; CoSIm: "
+                   "records; NL-EYE: samples); results.json's limit_unit names it.")
 @settings_options()
 @click.option("--cache-dir", type=click.Path(path_type=Path), default=None,
               help="Cache location for embeddings and generations (default ~/.cache/abduct).")
@@ -150,9 +158,11 @@ def eval_cmd(task: str, model: str, data_dir: Path, out_dir: Path, split: str | 
         emit_json(results)
         return
     click.echo(f"{task} / {results['model']['spec']}:")
-    echo_values(results["metrics"], "  ")
+    echo_values(results["metrics"], "  ", results.get("metric_info"))
     if results["inputs"]["ignored"]:
         click.echo(f"  (the model went without: {', '.join(results['inputs']['ignored'])}; the task allows it)")
+    if results.get("limit_unit"):
+        click.echo(f"  (limited to the first {limit} {results['limit_unit']})")
     if "judge" in results:
         verdicts = results["judge"]
         click.echo(f"  judged by {verdicts['spec']}: {verdicts['judged']} items, "

@@ -25,6 +25,7 @@ from types import ModuleType
 from typing import Any, TypeVar
 
 from abduct.errors import AbductError
+from abduct.metric_info import arrow_of
 from abduct.plugins import Registry, get_registry
 
 T = TypeVar("T")
@@ -39,6 +40,12 @@ def require_module(module: str, distribution: str, purpose: str) -> ModuleType:
         raise AbductError(f"{purpose}: pip install {distribution}") from None
 
 
+def _cell(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return str(value) if isinstance(value, int) else f"{value:.2f}"  # counts stay whole numbers
+
+
 def _numeric(metrics: dict[str, Any]) -> dict[str, float]:
     return {k: v for k, v in metrics.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
@@ -46,19 +53,22 @@ def _numeric(metrics: dict[str, Any]) -> dict[str, float]:
 @dataclass
 class DemoTable:
     """One section's result: ``rows[label][task][metric]``, shown as the ``columns``
-    (``(task, metric)`` pairs) in that order, with a note under the table."""
+    (``(task, metric)`` pairs) in that order, with a note under the table. ``arrows`` holds
+    each column's ↑ / ↓ (filled by ``run_demo`` from the runs' ``metric_info``)."""
 
     title: str
     columns: list[tuple[str, str]]
     rows: dict[str, dict[str, dict[str, float]]]
     note: str = ""
+    arrows: dict[tuple[str, str], str] = field(default_factory=dict)
 
     def format(self) -> str:
-        header = ["model"] + [f"{_short(task)}.{metric}" for task, metric in self.columns]
+        header = ["model"] + [f"{_short(task)}.{metric}{' ' + self.arrows[(task, metric)] if self.arrows.get((task, metric)) else ''}"
+                              for task, metric in self.columns]
         lines = [header]
         for label, results in self.rows.items():
             cells = [results.get(task, {}).get(metric) for task, metric in self.columns]
-            lines.append([label] + ["-" if value is None else f"{value:.2f}" for value in cells])
+            lines.append([label] + [_cell(value) for value in cells])
         widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
         text = ["  ".join(cell.rjust(w) if i else cell.ljust(w) for i, (cell, w) in enumerate(zip(line, widths)))
                 for line in lines]
@@ -80,6 +90,7 @@ class DemoContext:
     quiet: bool = False
     steps: int | None = None
     images: int | None = None
+    metric_info: dict[str, dict[str, Any]] = field(default_factory=dict)  # task -> results.json's block
     _shared: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def dir(self, name: str) -> Path:
@@ -112,7 +123,9 @@ class DemoContext:
                 out = self.work / section / "eval" / label / task
                 config = EvalConfig(task=task, model=spec, data_dir=data_dir, out_dir=out, seed=self.seed,
                                     quiet=True, use_cache=False)
-                table[label][task] = _numeric(run_evaluation(config)["metrics"])
+                results = run_evaluation(config)
+                table[label][task] = _numeric(results["metrics"])
+                self.metric_info.setdefault(task, {}).update(results.get("metric_info", {}))
                 self.say(f"{section}: {label:<14} {task:<22} {time.perf_counter() - started:5.1f}s")
         return table
 
@@ -145,7 +158,9 @@ def run_demo(*, out_dir: Path | None, seed: int = 0, quiet: bool = False, steps:
         tables: dict[str, DemoTable] = {}
         for name, section in chosen:
             section_started = time.perf_counter()
-            tables[name] = section(ctx)
+            table = tables[name] = section(ctx)
+            for task, metric in table.columns:
+                table.arrows.setdefault((task, metric), arrow_of(ctx.metric_info.get(task, {}), metric))
             ctx.say(f"{name} done in {time.perf_counter() - section_started:.0f}s")
     ctx.say(f"all done in {time.perf_counter() - started:.0f}s")
     return tables

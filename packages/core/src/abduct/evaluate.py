@@ -27,7 +27,7 @@ from abduct.models import LoadedModel, load_model
 from abduct.outdir import check_finished, ensure_writable_dir, locked
 from abduct.plugins import Registry, get_registry
 from abduct.protocols import DualEncoder
-from abduct.provenance import file_hashes, git_revision, package_versions
+from abduct.provenance import abduct_sources, file_hashes, package_versions
 from abduct.records import FEATURES
 from abduct.report import markdown_report
 from abduct.runner import PARTIAL_DIR, Run, seed_everything
@@ -170,6 +170,19 @@ def _on_main(ranks: Ranks, check: Callable[[], T]) -> T | None:
     return value
 
 
+@contextlib.contextmanager
+def _removed_if_left_empty(out_dir: Path, created: bool) -> Iterator[None]:
+    """A run that fails before storing anything leaves no ``--out`` it created (a bad model
+    spec, say, is found after ``--out`` was checked); one with stored units keeps them to resume."""
+    try:
+        yield
+    except BaseException:
+        if created:
+            with contextlib.suppress(OSError):
+                out_dir.rmdir()  # only when empty
+        raise
+
+
 def _evaluate(config: EvalConfig, registry: Registry, ranks: Ranks) -> dict[str, Any]:
     started = time.perf_counter()
     require_dir(config.data_dir, "data directory")
@@ -177,8 +190,10 @@ def _evaluate(config: EvalConfig, registry: Registry, ranks: Ranks) -> dict[str,
         ensure_writable_dir(config.cache_dir, "--cache-dir")
     task = load_task(config.task, registry, config.settings)
     split = config.split or task.default_split
+    created = not config.out_dir.exists()
     _on_main(ranks, lambda: ensure_writable_dir(config.out_dir))
-    with locked(config.out_dir) if ranks.is_main else contextlib.nullcontext():
+    with _removed_if_left_empty(config.out_dir, created and ranks.is_main), \
+            locked(config.out_dir) if ranks.is_main else contextlib.nullcontext():
         _on_main(ranks, lambda: check_finished(config.out_dir, _identity(config, split), config.overwrite))
         seed_everything(config.seed)
         loaded = load_model(config.model, config.settings, registry)
@@ -199,12 +214,13 @@ def _evaluate(config: EvalConfig, registry: Registry, ranks: Ranks) -> dict[str,
             "split": split,
             "seed": config.seed,
             "limit": config.limit,
+            "limit_unit": run.limit_unit,
             "inputs": {"ignored": sorted(policy.ignored) if policy is not None else []},
             "metrics": evaluation.metrics,
             "metric_info": metric_info,
             "details": evaluation.details,
             "versions": package_versions(),
-            "git_revision": git_revision(),
+            "sources": abduct_sources(),
             "resumed": resumed,
             "processes": ranks.world,
             "timings": {

@@ -6,19 +6,43 @@ import hashlib
 import json
 import os
 import tempfile
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from abduct.errors import AbductError, DataError
 
+_UMASK_LOCK = threading.Lock()
+
+
+def current_umask() -> int:
+    """The process umask. Linux reports it in /proc; elsewhere it can only be read by
+    setting it, so it is set back at once under a lock."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    with _UMASK_LOCK:
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return mask
+
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` so that readers see the old file or the new one, never half."""
+    """Write ``data`` to ``path`` so that readers see the old file or the new one, never half.
+
+    The file gets the mode ``open()`` would give it (0o666 less the umask, so 0o644 under the
+    usual 022): ``mkstemp`` creates its temporary file 0o600, which would make every output
+    unreadable to colleagues on a shared machine."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, 0o666 & ~current_umask())
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
@@ -27,6 +51,15 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def honour_umask(root: Path) -> None:
+    """Give ``root`` and everything under it the mode ``open``/``mkdir`` would give: for what
+    a library wrote owner-only (safetensors files are created 0o600) into an output."""
+    mask = current_umask()
+    for path in [Path(root), *Path(root).rglob("*")]:
+        if not path.is_symlink():
+            path.chmod((0o777 if path.is_dir() else 0o666) & ~mask)
 
 
 def atomic_write_text(path: Path, text: str) -> None:

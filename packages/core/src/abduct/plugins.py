@@ -19,7 +19,7 @@ from typing import Any
 import pluggy
 
 from abduct import hookspecs
-from abduct.errors import PluginError, UnknownNameError
+from abduct.errors import AbductError, PluginError, UnknownNameError
 from abduct.options import bind_options
 from abduct.registration import Registration
 from abduct.spec import Settings, Spec
@@ -161,7 +161,32 @@ class Registry:
                 f"{kind} '{spec.name}' from plugin '{comp.plugin}' failed to load: {_describe(exc)}"
             ) from exc
         given: dict[str, Any] = {**spec.option_dict(), **options}
-        return factory(spec, settings or Settings(), **bind_options(kind, spec.name, factory, given))
+        bound = bind_options(kind, spec.name, factory, given)
+        tracked = _ReadSpec.of(spec)
+        built = factory(tracked, settings or Settings(), **bound)
+        ignored = [part for part in ("argument", "tag") if getattr(spec, part) is not None and part not in tracked.read]
+        if ignored:  # the factory never looked at it: refuse rather than silently ignore it
+            shown = " and ".join(f"the {p} '{':' if p == 'argument' else '@'}{getattr(spec, p)}'" for p in ignored)
+            raise AbductError(f"{kind} '{spec.name}' does not use {shown}; remove it (spec: {spec})")
+        return built
+
+
+class _ReadSpec(Spec):
+    """A spec that notes which of ``argument`` and ``tag`` its reader looked at: how the
+    registry tells, for any factory, a part it ignores from one it uses."""
+
+    read: set[str]
+
+    @classmethod
+    def of(cls, spec: Spec) -> _ReadSpec:
+        tracked = cls(spec.name, spec.argument, spec.tag, spec.options)
+        object.__setattr__(tracked, "read", set())
+        return tracked
+
+    def __getattribute__(self, name: str) -> Any:
+        if name in ("argument", "tag"):
+            object.__getattribute__(self, "read").add(name)
+        return object.__getattribute__(self, name)
 
 
 def _validate(record: object, plugin: str, kind: str) -> Registration:

@@ -24,12 +24,18 @@ def _flatten(metrics: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]
     return rows
 
 
+def _limit(results: dict[str, Any]) -> str:
+    if results.get("limit") is None:
+        return "none"
+    return f"the first {results['limit']} {results.get('limit_unit') or 'items'}"
+
+
 def markdown_report(results: dict[str, Any]) -> str:
     lines = [
         f"# {results['task']} — {results['model']['spec']}",
         "",
         f"- data: `{results['data']['dir']}` (split `{results['split']}`)",
-        f"- seed: {results['seed']}, limit: {results['limit']}",
+        f"- seed: {results['seed']}, limit: {_limit(results)}",
         f"- inputs the model went without (the task allows it): {', '.join(results['inputs']['ignored']) or 'none'}",
         f"- wall time: {results['timings']['total_seconds']:.1f} s "
         f"(model {results['timings']['model_seconds']:.1f} s)",

@@ -105,6 +105,7 @@ class Run:
     signature: dict[str, Any] | None = None
     timings: dict[str, float] = field(default_factory=dict)
     ranks: Ranks = field(default_factory=Ranks)
+    limit_unit: str | None = None  # what --limit counted, as the task named it
     _store: UnitStore | None = field(default=None, repr=False)
 
     @property
@@ -143,9 +144,14 @@ class Run:
     def progress(self, iterable: Iterable[T], desc: str, total: int | None = None) -> Iterator[T]:
         return progress(iterable, desc=desc, total=total, quiet=self.quiet)
 
-    def apply_limit(self, items: Sequence[T]) -> Sequence[T]:
-        """The first ``--limit`` items (all of them without a limit)."""
-        return items if self.limit is None else items[: self.limit]
+    def apply_limit(self, items: Sequence[T], unit: str = "items") -> Sequence[T]:
+        """The first ``--limit`` items (all of them without a limit). ``unit`` names what an
+        item is on this task (``chunks``, ``images``, ``samples``...): results.json and the
+        report say what the limit counted."""
+        if self.limit is None:
+            return items
+        self.limit_unit = unit
+        return items[: self.limit]
 
     def map_units(
         self, stage: str, units: Sequence[tuple[str, T]], fn: Callable[[T], list[dict[str, Any]]]

@@ -12,9 +12,12 @@ runs every ``test_*`` method against your component::
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
-from collections.abc import Sequence
+import socket
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +58,54 @@ def shared_data_dir() -> Path | None:
         if candidate.is_dir():
             return candidate
     return None
+
+
+def closed_port() -> int:
+    """A local TCP port nobody listens on (bound, then released): connections are refused."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def unreachable_hub(cache: Path) -> Iterator[Path]:
+    """The Hugging Face hub pointed at a closed local port, with ``cache`` (created) as its
+    cache and no offline variable set: an offline machine, whatever this one's network. The
+    hub client reads its cache location at import, so that is patched too when imported."""
+    names = ("HF_ENDPOINT", "HF_HUB_CACHE", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+    saved = {name: os.environ.get(name) for name in names}
+    cache.mkdir(parents=True, exist_ok=True)
+    os.environ.update(HF_ENDPOINT=f"http://127.0.0.1:{closed_port()}", HF_HUB_CACHE=str(cache))
+    os.environ.pop("HF_HUB_OFFLINE", None)
+    os.environ.pop("TRANSFORMERS_OFFLINE", None)
+    try:
+        constants: Any = importlib.import_module("huggingface_hub.constants")
+    except ImportError:
+        constants = None
+    previous = getattr(constants, "HF_HUB_CACHE", None)
+    if constants is not None:
+        constants.HF_HUB_CACHE = str(cache)
+    try:
+        yield cache
+    finally:
+        if constants is not None:
+            constants.HF_HUB_CACHE = previous
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def hub_snapshot(cache: Path, repo_id: str) -> Path:
+    """The directory where ``repo_id``'s files go in the hub cache ``cache`` (as a download
+    would leave them: a snapshot that ``refs/main`` points to)."""
+    root = cache / f"models--{repo_id.replace('/', '--')}"
+    snapshot = root / "snapshots" / ("0" * 40)
+    snapshot.mkdir(parents=True, exist_ok=True)
+    (root / "refs").mkdir(exist_ok=True)
+    (root / "refs" / "main").write_text("0" * 40)
+    return snapshot
 
 
 def make_images(directory: Path, count: int = 3, size: tuple[int, int] = (64, 48), seed: int = 0) -> list[Path]:

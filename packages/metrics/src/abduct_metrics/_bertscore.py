@@ -20,11 +20,22 @@ import numpy as np
 
 from abduct.errors import AbductError
 from abduct.metric_inputs import validate_inputs
+from abduct.offline import HubState, hub_access, hub_cache_dir, hub_file_cached, weights_unavailable
 from abduct.protocols import MetricResult
 from abduct.spec import Settings, Spec
 from abduct_metrics._common import no_argument
 
 KEYS = ("bertscore_precision", "bertscore_recall", "bertscore_f1")
+
+
+def _require_weights(model: str, hub: HubState) -> None:
+    """A hub name offline loads from the hub cache only; not cached, one line (no retries)."""
+    if model.startswith(("/", ".", "~")) and not os.path.isdir(os.path.expanduser(model)):
+        raise AbductError(f"bertscore: could not load model '{model}': no such directory")
+    if not hub.online and not os.path.isdir(model) and hub_file_cached(str(model), "config.json") is None:
+        raise weights_unavailable(f"bertscore model '{model}'", [
+            f"a local directory {os.path.abspath(model)}", f"hub {model} in {hub_cache_dir()}"],
+            how="bertscore,model=/path/to/model-dir,num_layers=N", reason=hub.reason)
 
 
 class BertScore:
@@ -42,6 +53,8 @@ class BertScore:
         device: str = "cpu",
         batch_size: int = 64,
     ) -> None:
+        with hub_access() as hub:  # before importing bert-score and transformers: fail in seconds
+            _require_weights(model, hub)
         import bert_score  # type: ignore[import-untyped]
         from bert_score.utils import model2layers  # type: ignore[import-untyped]
 
@@ -63,17 +76,19 @@ class BertScore:
             raise AbductError("bertscore: batch_size must be at least 1")
         self.batch_size = int(batch_size)
         self.idf = bool(idf)
-        try:
-            self._scorer = bert_score.BERTScorer(
-                model_type=str(model), num_layers=int(num_layers), idf=self.idf, device=device,
-                batch_size=self.batch_size, lang=lang, rescale_with_baseline=bool(rescale_with_baseline),
-                baseline_path=baseline_path,
-            )
-        except (OSError, ValueError) as exc:
-            raise AbductError(
-                f"bertscore: could not load model '{model}' (a local directory or a model in the "
-                f"Hugging Face cache is needed): {str(exc).splitlines()[0]}"
-            ) from exc
+        with hub_access() as hub:
+            _require_weights(model, hub)
+            try:
+                self._scorer = bert_score.BERTScorer(
+                    model_type=str(model), num_layers=int(num_layers), idf=self.idf, device=device,
+                    batch_size=self.batch_size, lang=lang, rescale_with_baseline=bool(rescale_with_baseline),
+                    baseline_path=baseline_path,
+                )
+            except (OSError, ValueError) as exc:
+                raise AbductError(
+                    f"bertscore: could not load model '{model}' (a local directory or a model in the "
+                    f"Hugging Face cache is needed): {str(exc).splitlines()[0]}"
+                ) from exc
 
     @property
     def hash(self) -> str:

@@ -39,7 +39,7 @@ class CosimTask:
         self.image_root = image_root
 
     def evaluate(self, run: Run) -> Evaluation:
-        records = list(run.apply_limit(load_split(run.data_dir, run.split, self.image_root)))
+        records = list(run.apply_limit(load_split(run.data_dir, run.split, self.image_root), "records"))
         items = [Choice(r.id, r.visual(self.context), r.choices, r.label) for r in records]
         answers = multiple_choice(run, "cosim", items, per_unit=16)
         correct = {int(a["id"]): bool(a["correct"]) for a in answers}

@@ -123,7 +123,7 @@ class ExplanationTask:
         require_explanations(every, file)
         if self.setup == "text":
             require_descriptions(every, file)
-        samples = list(run.apply_limit(every))
+        samples = list(run.apply_limit(every, "samples"))
         chosen = self.metrics()
         built = {name: run.metric(name, **options) for name, options in chosen.items()}  # fail before generating
         gold = {s.sample_id: s for s in samples}

@@ -73,7 +73,7 @@ class _NleyeTask:
         samples = load_samples(run.data_dir, run.split)
         if self.setup == "text":
             require_descriptions(samples, run.data_dir / CSV_NAME)
-        samples = list(run.apply_limit(samples))
+        samples = list(run.apply_limit(samples, "samples"))
         if self.setup == "captions":
             assert self.captioner is not None
             samples, self.captions = caption_samples(run, samples, self.captioner)

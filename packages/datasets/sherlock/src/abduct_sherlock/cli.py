@@ -33,7 +33,8 @@ def check(ctx: click.Context, data_dir: Path, vg_root: Path | None, vcr_root: Pa
 @click.option("--images", type=click.IntRange(min=3), default=None, help="Number of images (default 300).")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--chunk-size", type=click.IntRange(min=2), default=None,
-              help="Approximate instances per retrieval chunk (default 120).")
+              help="Target instances per retrieval chunk (default 120): the validation images split into the "
+                   "nearest whole number of balanced chunks (the default corpus: 2 chunks of 145 and 147).")
 def synth(out_dir: Path, images: int | None, seed: int, chunk_size: int | None) -> None:
     """Write a small synthetic corpus in the exact release schema (images included)."""
     from abduct_sherlock.synth import CHUNK_INSTANCES, DEFAULT_IMAGES, synthesize

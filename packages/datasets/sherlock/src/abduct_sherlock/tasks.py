@@ -98,7 +98,7 @@ class RetrievalTask(SherlockTask):
         for inst in instances:
             assert inst.split_idx is not None
             chunks.setdefault(inst.split_idx, []).append(inst)
-        units = run.apply_limit([(f"chunk-{k}", (k, chunks[k])) for k in sorted(chunks)])
+        units = run.apply_limit([(f"chunk-{k}", (k, chunks[k])) for k in sorted(chunks)], "chunks")
 
         def score_chunk(payload: tuple[int, list[SherlockInstance]]) -> list[dict[str, Any]]:
             k, members = payload
@@ -259,7 +259,7 @@ class LocalizationTask(SherlockTask):
             source, data_files = "annotations", [annotation_file(run.data_dir, run.split)]
             if (run.data_dir / AUTOBOX_FILE).is_file():
                 data_files.append(run.data_dir / AUTOBOX_FILE)
-        selected = run.apply_limit(units)
+        selected = run.apply_limit(units, "images")
 
         def score_image(u: _ImageUnit) -> list[dict[str, Any]]:
             scores = dict(zip(u.ids, score_rows(engine, u.visuals, u.texts).tolist()))
@@ -316,7 +316,7 @@ class ComparisonTask(SherlockTask):
                     raise AbductError(f"{files['instances']}: test id {tid} of the answer key has no instance row")
                 r = read[tid]
                 rows[tid] = replace(r, visual=clues.visual(r.visual, source.input_iid, files["answer_key"]))
-        sources = run.apply_limit(key.sources)
+        sources = run.apply_limit(key.sources, "source instances")
         batches = [sources[i : i + self.sources_per_unit] for i in range(0, len(sources), self.sources_per_unit)]
 
         def score_batch(batch: Sequence[Any]) -> list[dict[str, Any]]:
@@ -375,7 +375,7 @@ class GenerationTask(SherlockTask):
     def evaluate(self, run: Run) -> Evaluation:
         _check_split(run)
         run.require_generator()
-        instances = run.apply_limit(load_instances(run.data_dir, run.split))
+        instances = run.apply_limit(load_instances(run.data_dir, run.split), "instances")
         items = [GenerationItem(inst.instance_id, GenerationRequest(inst.visual, self.prompt), (inst.inference,))
                  for inst in instances]
         train_file = annotation_file(run.data_dir, "train")

@@ -4,6 +4,7 @@ checkpoints (open_clip, OpenAI and Sherlock formats; safetensors), always loaded
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -16,6 +17,7 @@ from open_clip.model import build_model_from_openai_state_dict, resize_pos_embed
 from abduct.checkpoints import load_weights_only
 from abduct.errors import AbductError, DataError
 from abduct.io import sha256_file
+from abduct.offline import hub_access, hub_cache_dir, hub_file_cached, offline_requested, reachable, weights_unavailable
 from abduct_clip._imaging import CLIP_MEAN, CLIP_STD, Preprocess
 from abduct_clip.settings import TINY_ARCH, ClipSettings
 
@@ -109,7 +111,9 @@ def _create(arch: str, **kwargs: Any) -> torch.nn.Module:
     register_configs()
     if arch not in open_clip.list_models():
         raise AbductError(f"clip: unknown architecture '{arch}' (see open_clip.list_models(); 'tiny' for tests)")
-    logging.disable(logging.WARNING)  # open_clip warns on every random init, which is intended here
+    # open_clip warns on every random init (intended here) and logs a failed download before
+    # raising it: the error below is the one line the user sees.
+    logging.disable(logging.ERROR)
     try:
         model: torch.nn.Module = open_clip.create_model(arch, **kwargs)
         return model
@@ -117,6 +121,46 @@ def _create(arch: str, **kwargs: Any) -> torch.nn.Module:
         raise AbductError(f"clip: cannot create {arch} with {kwargs or 'random weights'}: {exc}") from None
     finally:
         logging.disable(logging.NOTSET)
+
+
+OPEN_CLIP_URL_CACHE = Path("~/.cache/clip")  # where open_clip keeps weights it downloads by URL
+
+
+def _hub_files(hf_hub: str) -> tuple[str, list[str]]:
+    """The hub repository and the files open_clip tries in it, in its order."""
+    repo, filename = os.path.split(hf_hub)  # 'org/name/' means open_clip's default file name
+    filename = filename or open_clip.pretrained.HF_WEIGHTS_NAME
+    safe = list(getattr(open_clip.pretrained, "_get_safe_alternatives", lambda name: [])(filename))
+    return repo, [*safe, filename]
+
+
+def _create_pretrained(arch: str, tag: str) -> torch.nn.Module:
+    """``arch`` with open_clip's pretrained ``tag``, from the cache when offline; when the
+    weights are neither cached nor downloadable, one line in seconds instead of open_clip's
+    minute of retries."""
+    register_configs()
+    if arch not in open_clip.list_models():
+        raise AbductError(f"clip: unknown architecture '{arch}' (see open_clip.list_models(); 'tiny' for tests)")
+    cfg = open_clip.get_pretrained_cfg(arch, tag)
+    if not cfg:
+        tags = sorted(t for a, t in open_clip.list_pretrained() if a == arch)
+        raise AbductError(f"clip: {arch} has no pretrained tag '{tag}' (known: {', '.join(tags) or 'none'})")
+    what = f"clip:{arch}@{tag}"
+    how = f"a local checkpoint, clip:{arch}:/path/to/weights.pt"
+    use_hub = bool(cfg.get("hf_hub")) and open_clip.pretrained.has_hf_hub()
+    if use_hub:
+        repo, files = _hub_files(str(cfg["hf_hub"]))
+        with hub_access() as hub:
+            if not hub.online and not any(hub_file_cached(repo, name) for name in files):
+                raise weights_unavailable(what, [f"hub {repo} ({', '.join(files)}) in {hub_cache_dir()}"], how=how,
+                                          reason=hub.reason)
+            return _create(arch, pretrained=tag)
+    url = str(cfg.get("url", ""))
+    cached = OPEN_CLIP_URL_CACHE.expanduser() / os.path.basename(url)
+    if not cached.is_file() and (offline_requested() or not reachable(url)):
+        raise weights_unavailable(what, [f"{cached} (downloaded from {url})"], how=how,
+                                  reason=None if offline_requested() else f"{url.split('/')[2]} unreachable")
+    return _create(arch, pretrained=tag)
 
 
 def build(settings: ClipSettings, seed: int = 0, device: str = "cpu") -> LoadedModel:
@@ -145,7 +189,7 @@ def build(settings: ClipSettings, seed: int = 0, device: str = "cpu") -> LoadedM
         weights = f"sha256:{ckpt.sha256}"
     elif settings.pretrained is not None:
         assert arch is not None
-        model = _create(arch, pretrained=settings.pretrained)
+        model = _create_pretrained(arch, settings.pretrained)
         weights = f"pretrained:{settings.pretrained}"
     else:
         assert arch is not None

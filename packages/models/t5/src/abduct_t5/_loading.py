@@ -22,6 +22,8 @@ import torch
 from transformers import AutoConfig, AutoTokenizer, PreTrainedTokenizerFast, T5Config, T5ForConditionalGeneration
 
 from abduct.errors import AbductError
+from abduct.io import honour_umask
+from abduct.offline import hub_access, hub_cache_dir, hub_file_cached, weights_unavailable
 
 TINY = "tiny"
 TINY_SEED = 0
@@ -160,7 +162,12 @@ def load(argument: str | None) -> Loaded:
         raise AbductError(f"t5:{argument}: {path} is a file; expected a Hugging Face model directory")
     if _looks_like_path(argument):
         raise AbductError(f"t5:{argument}: no such directory")
-    return _from_pretrained(argument, argument)
+    with hub_access() as hub:  # offline: from the hub cache only, or one line in seconds
+        if not hub.online and hub_file_cached(argument, "config.json") is None:
+            raise weights_unavailable(f"t5:{argument}", [f"a local directory {path.resolve()}",
+                                                         f"hub {argument} in {hub_cache_dir()}"],
+                                      how="t5:/path/to/model-dir (save_pretrained)", reason=hub.reason)
+        return _from_pretrained(argument, argument)
 
 
 def weights_hash(model: torch.nn.Module) -> str:
@@ -194,3 +201,4 @@ def save_checkpoint(model: T5ForConditionalGeneration, tokenizer: Any, directory
         if bars:
             hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]
     (directory / META_FILE).write_text(json.dumps({"template": template}))
+    honour_umask(directory)  # safetensors writes the weights owner-only

@@ -1,0 +1,64 @@
+"""The README's commands run as written in the environment the README sets up.
+
+Each ```bash block runs in order, in one scratch directory (so a block may use what an
+earlier one made), with the installed ``abduct`` first on PATH; a block whose first line is
+``# not run by the README test: <why>`` is skipped (set-up, downloads, the user's own data).
+``./dev demo`` must install every package of the README's table, so that the environment it
+makes is the one these commands ran in."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+SKIP = "# not run by the README test:"
+
+
+def bash_blocks() -> list[tuple[int, str]]:
+    """(line number, text) of every ```bash block."""
+    blocks, lines = [], README.read_text(encoding="utf-8").splitlines()
+    start = None
+    for number, line in enumerate(lines, 1):
+        if start is None and line.strip() == "```bash":
+            start = number
+        elif start is not None and line.strip() == "```":
+            blocks.append((start, "\n".join(lines[start:number - 1])))
+            start = None
+    return blocks
+
+
+def test_every_block_is_run_or_says_why_not() -> None:
+    blocks = bash_blocks()
+    assert blocks, "the README has shell blocks"
+    for number, text in blocks:
+        first = text.splitlines()[0]
+        if first.startswith("#") and "not run" in first:
+            assert first.startswith(SKIP) and len(first) > len(SKIP) + 5, f"README.md:{number}: say why it is skipped"
+
+
+def test_the_readme_commands_run(tmp_path: Path) -> None:
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+           "ABDUCT_CACHE_DIR": str(tmp_path / "cache")}
+    ran = 0
+    for number, text in bash_blocks():
+        if text.startswith(SKIP):
+            continue
+        done = subprocess.run(["bash", "-euo", "pipefail", "-c", text], cwd=tmp_path, env=env,
+                              capture_output=True, text=True)
+        assert done.returncode == 0, f"README.md:{number}: exit {done.returncode}\n{done.stderr[-2000:]}"
+        ran += 1
+    assert ran >= 4
+
+
+def test_dev_demo_installs_every_package_of_the_table() -> None:
+    table = re.findall(r"^\| `(packages/[^`]+)` \|", README.read_text(encoding="utf-8"), flags=re.MULTILINE)
+    demo = re.search(r"^  demo\)\n(.*?);;", (ROOT / "dev").read_text(encoding="utf-8"), flags=re.MULTILINE | re.DOTALL)
+    assert table and demo is not None
+    missing = [path for path in table if f"./{path}" not in demo.group(1)]
+    assert missing == [], f"./dev demo does not install {missing}, which README commands use"
+
