@@ -82,7 +82,7 @@ def _fold_groups(key: Sequence[WhoopsImage]) -> dict[str, set[str]]:
 
 
 def _entries(path: Path, key: Sequence[WhoopsImage]) -> dict[str, Any]:
-    data = read_json(path, "predictions file")
+    data = read_json(path, "predictions file", allow_non_finite=True)  # checked per record below
     if not isinstance(data, dict):
         raise DataError(f"expected a JSON object keyed by image_id, got {type(data).__name__}", file=path)
     known = {image.image_id for image in key}
