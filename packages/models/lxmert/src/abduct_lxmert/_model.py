@@ -1,7 +1,7 @@
 """The ``lxmert`` model: transformers' ``LxmertModel`` and a scoring head over its pooled output.
 
-- ``lxmert:tiny``: 1 language, 1 cross-modality and 1 vision layer, hidden 32, 512-d
-  (ResNet-18) region features; random weights from a fixed seed;
+- ``lxmert:tiny``: 1 language, 1 cross-modality and 1 vision layer, hidden 32, 256-d
+  (ResNet-18 third stage) region features; random weights from a fixed seed;
 - ``lxmert:DIR``: a Hugging Face LXMERT directory (``config.json`` and weights, e.g.
   ``unc-nlp/lxmert-base-uncased`` saved locally, or what ``abduct train lxmert`` writes) with its
   tokenizer; the scoring head is read from ``score_head.safetensors`` when the directory has
@@ -53,7 +53,7 @@ class LxmertScoringNet(torch.nn.Module):
 
 def tiny_config(vocab_size: int) -> LxmertConfig:
     return LxmertConfig(vocab_size=vocab_size, hidden_size=32, num_attention_heads=2, intermediate_size=64,
-                        l_layers=1, x_layers=1, r_layers=1, visual_feat_dim=512, visual_pos_dim=4,
+                        l_layers=1, x_layers=1, r_layers=1, visual_feat_dim=256, visual_pos_dim=4,
                         max_position_embeddings=128, num_qa_labels=2, num_object_labels=2, num_attr_labels=2)
 
 

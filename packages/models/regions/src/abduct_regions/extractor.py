@@ -4,7 +4,8 @@ The image is resized so its short side is ``size`` pixels (long side at most 5/3
 bottom-up attention's 600/1000), normalised with ImageNet statistics and run through the
 backbone once; every box of that image is then pooled from the same feature map with
 ``torchvision.ops.roi_align`` (``pool`` x ``pool`` bins, averaged). ResNet-50/101/152 give
-2048-d features, ResNet-18/34 512-d.
+2048-d features, ResNet-18/34 512-d; ``resnetNN-c4`` stops after the third stage (stride 16
+instead of 32, 1024-d or 256-d), which keeps small images' boxes apart.
 
 Weights come from a local file (a torchvision ``state_dict`` as ``.pth``/``.pt`` or
 ``.safetensors``; the classifier ``fc.*`` is ignored) or, without one, from a fixed seed:
@@ -25,10 +26,11 @@ from PIL import Image
 
 from abduct.errors import AbductError
 
-BACKBONES = {"resnet18": 512, "resnet34": 512, "resnet50": 2048, "resnet101": 2048, "resnet152": 2048}
+# name -> feature size; "-c4" stops after the third stage (stride 16: finer maps for small images)
+BACKBONES = {"resnet18": 512, "resnet34": 512, "resnet50": 2048, "resnet101": 2048, "resnet152": 2048,
+             "resnet18-c4": 256, "resnet34-c4": 256, "resnet50-c4": 1024, "resnet101-c4": 1024}
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
-STRIDE = 32  # of a ResNet's last stage
 
 
 def _file_digest(path: Path) -> str:
@@ -70,17 +72,20 @@ class RoIExtractor:
         self.size, self.pool, self.device = int(size), int(pool), torch.device(device)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
-            net = getattr(torchvision.models, backbone)(weights=None)
+            net = getattr(torchvision.models, backbone.removesuffix("-c4"))(weights=None)
         if weights is not None:
             state = {k.removeprefix("module."): v for k, v in _read_state(Path(weights)).items()}
             state = {k: v for k, v in state.items() if not k.startswith("fc.")}
             missing, unexpected = net.load_state_dict(state, strict=False)
-            missing = [k for k in missing if not k.startswith("fc.")]
+            missing = [k for k in missing if not k.startswith("fc.")]  # the classifier is not used
             if missing or unexpected:
                 raise AbductError(f"{weights}: not a {backbone} state dict (missing {missing[:3]}, "
                                   f"unexpected {list(unexpected)[:3]})")
-        self.body = torch.nn.Sequential(net.conv1, net.bn1, net.relu, net.maxpool, net.layer1, net.layer2,
-                                        net.layer3, net.layer4).to(self.device).eval()
+        stages = [net.conv1, net.bn1, net.relu, net.maxpool, net.layer1, net.layer2, net.layer3]
+        self.stride = 16 if backbone.endswith("-c4") else 32
+        if self.stride == 32:
+            stages.append(net.layer4)
+        self.body = torch.nn.Sequential(*stages).to(self.device).eval()
         source = f"file:{_file_digest(Path(weights))}" if weights is not None else f"seed:{seed}"
         self.fingerprint = f"roi|{backbone}|{source}|size={self.size}|pool={self.pool}"
 
@@ -106,6 +111,6 @@ class RoIExtractor:
         tensor, scale = self._resize(image)
         fmap = self.body(tensor.unsqueeze(0).to(self.device))
         rois = torch.cat([torch.zeros(len(boxes), 1), torch.from_numpy(boxes) * scale], dim=1).to(self.device)
-        pooled = roi_align(fmap, rois, output_size=self.pool, spatial_scale=1.0 / STRIDE, sampling_ratio=2,
+        pooled = roi_align(fmap, rois, output_size=self.pool, spatial_scale=1.0 / self.stride, sampling_ratio=2,
                            aligned=True)
         return pooled.mean(dim=(2, 3)).float().cpu().numpy()

@@ -1,7 +1,7 @@
 """What a cross-encoder family provides, and building its scorer from a spec.
 
 ``lxmert:tiny`` / ``uniter:tiny`` are random tiny networks (fixed seed, tiny tokenizer,
-ResNet-18 features on small images); ``NAME:DIR`` is a checkpoint directory (what ``abduct
+ResNet-18 third-stage features on small images); ``NAME:DIR`` is a checkpoint directory (what ``abduct
 train`` writes, or the family's own released format, see each package). The feature and text
 options of a spec override what a directory records in ``abduct_regions.json``.
 """
@@ -26,7 +26,7 @@ from abduct_regions.scoring import CrossEncoderScorer, InputSettings
 
 TINY = "tiny"
 TINY_SEED = 0
-TINY_INPUTS = InputSettings(FeatureSettings(backbone="resnet18", size=64, pool=2, grid=2, max_boxes=8), max_text=48)
+TINY_INPUTS = InputSettings(FeatureSettings(backbone="resnet18-c4", size=64, pool=2, grid=2, max_boxes=8), max_text=48)
 
 
 class Family(Protocol):
@@ -112,6 +112,9 @@ def save_checkpoint(family: Family, scorer: CrossEncoderScorer, directory: Path,
     old = directory.with_name(directory.name + ".old")
     shutil.rmtree(fresh, ignore_errors=True)
     fresh.mkdir(parents=True)
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # no "Writing model shards" bar per checkpoint
     family.save_dir(scorer.net, scorer.tokenizer, fresh)
     scorer.inputs.save(fresh)
     for name, data in (extra or {}).items():

@@ -37,7 +37,7 @@ from abduct.plugins import get_registry
 from abduct.records import VisualInput
 from abduct.spec import Settings, Spec
 from abduct_regions.family import Family, existing_checkpoint, save_checkpoint
-from abduct_regions.scoring import CrossEncoderScorer
+from abduct_regions.scoring import CrossEncoderScorer, threads_for
 
 LAST, BEST, LOG = "last", "best", "train_log.jsonl"
 STATE_FILE = "trainer_state.pt"
@@ -295,6 +295,13 @@ class Trainer:
         resumed = self.resume()
         if resumed and self.ranks.is_main and not config.quiet:
             print(f"[train {self.family.name}] resuming from {config.out_dir / LAST} at step {self.step}", file=sys.stderr)
+        with threads_for(self.scorer.net, self.scorer.device):
+            self._loop(resumed)
+        return {"step": self.step, "best": self.best, "metric": self.metric_name, "resumed": resumed,
+                "history": self.history, "best_dir": str(config.out_dir / BEST), "last_dir": str(config.out_dir / LAST)}
+
+    def _loop(self, resumed: bool) -> None:
+        config = self.config
         started, window = time.perf_counter(), []
         validated = -1
         while self.step < config.steps:
@@ -312,8 +319,6 @@ class Trainer:
         if validated != self.step and not resumed:
             self.validate()
             self.save()
-        return {"step": self.step, "best": self.best, "metric": self.metric_name, "resumed": resumed,
-                "history": self.history, "best_dir": str(config.out_dir / BEST), "last_dir": str(config.out_dir / LAST)}
 
 
 def _device(config: TrainConfig) -> str:
