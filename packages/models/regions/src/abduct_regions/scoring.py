@@ -9,10 +9,9 @@ question [SEP] response [SEP] change, then the choice), padding, batching, the d
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -24,6 +23,7 @@ from abduct.errors import AbductError
 from abduct.records import VisualInput
 from abduct_regions.featurizer import FeatureSettings, RegionFeaturizer, VisualTokens
 from abduct_regions.positions import PositionKind, box_positions
+from abduct_regions.threads import threads_for
 
 SETTINGS_FILE = "abduct_regions.json"  # a checkpoint directory's feature and text settings
 
@@ -66,25 +66,6 @@ class InputSettings:
         return InputSettings(replace(self.features, **given), self.max_text if max_text is None else max_text)
 
 
-SMALL_NETWORK = 5_000_000  # parameters
-
-
-@contextlib.contextmanager
-def threads_for(net: torch.nn.Module, device: torch.device) -> Iterator[None]:
-    """One CPU thread for a small network: its matrices are too small for intra-op threads to
-    pay, and on a busy machine they cost many times the work (measured: 22x slower training
-    steps of ``lxmert:tiny`` with 2 threads on 2 loaded cores)."""
-    small = device.type == "cpu" and sum(p.numel() for p in net.parameters()) < SMALL_NETWORK
-    before = torch.get_num_threads()
-    if small:
-        torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        if small:
-            torch.set_num_threads(before)
-
-
 def weights_digest(module: torch.nn.Module) -> str:
     digest = hashlib.blake2b(digest_size=12)
     for name, tensor in sorted(module.state_dict().items()):
@@ -122,8 +103,12 @@ class CrossEncoderScorer:
         self.batch_size = max(1, batch_size)
         self.featurizer = RegionFeaturizer(inputs.features, seed=seed, device=device, cache_dir=cache_dir)
         self.source = source
-        self.fingerprint = f"{name}|weights={weights_digest(net)}|{inputs.describe()}|{self.featurizer.fingerprint}"
         self.passes = 0  # pairs run through the network (what a cascade saves)
+
+    @property
+    def fingerprint(self) -> str:
+        """The model's identity now (weights included: training changes it)."""
+        return f"{self.name}|weights={weights_digest(self.net)}|{self.inputs.describe()}|{self.featurizer.fingerprint}"
 
     def batch(self, visuals: Sequence[VisualInput], texts: Sequence[str]) -> dict[str, torch.Tensor]:
         """The network's inputs for the pairs, on the device (also what the trainer feeds)."""

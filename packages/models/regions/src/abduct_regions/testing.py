@@ -10,6 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+from PIL import Image
+
 from abduct import Registration, Settings, Spec, hookimpl
 from abduct.io import read_json
 from abduct.plugins import Registry, build_registry, reset_registry
@@ -17,19 +20,33 @@ from abduct.records import VisualInput
 from abduct.testing import PairsFile, make_images, write_pairs
 
 COLORS = ("red", "green", "blue", "yellow")
+RGB = {"red": (220, 30, 30), "green": (30, 180, 60), "blue": (30, 60, 220), "yellow": (250, 220, 20)}
+BOXES = ([1, 1, 6, 8], [9, 2, 6, 8])  # left, right: [left, top, width, height]
+
+
+def _draw(path: Path, size: tuple[int, int], colors: tuple[str, str]) -> None:
+    """A grey image with a coloured box on the left and one on the right."""
+    pixels = np.full((size[1], size[0], 3), 128, dtype=np.uint8)
+    for (x, y, w, h), color in zip(BOXES, colors):
+        pixels[y : y + h, x : x + w] = RGB[color]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.fromarray(pixels).save(path)
 
 
 def write_pair_data(directory: Path, train_images: int = 8, val_images: int = 3, size: tuple[int, int] = (16, 12)) -> Path:
-    """Two (region, clue, inference) pairs per image; validation pairs in groups of three."""
+    """Two (region, clue, inference) pairs per image, one per coloured box (the clue names
+    its colour, the inference its colour and side); validation pairs in groups of three."""
     records: dict[str, list[dict[str, Any]]] = {"train": [], "val": []}
     for i in range(train_images + val_images):
         split = "train" if i < train_images else "val"
-        (path,) = make_images(directory / "images" / f"img{i}", 1, size=size, seed=i)
+        colors = (COLORS[i % 4], COLORS[(i + 1 + i // 4) % 4])
+        path = directory / "images" / f"img{i}.png"
+        _draw(path, size, colors)
         for k in range(2):
             n = len(records[split])
             records[split].append({
-                "id": f"{split}-{n}", "image": str(path.relative_to(directory)), "box": [1 + 6 * k, 1, 6, 8],
-                "clue": f"a {COLORS[(i + k) % 4]} ball", "inference": f"the {COLORS[(i + k) % 4]} ball is {('left', 'right')[k]}",
+                "id": f"{split}-{n}", "image": str(path.relative_to(directory)), "box": BOXES[k],
+                "clue": f"a {colors[k]} ball", "inference": f"the {colors[k]} ball is {('left', 'right')[k]}",
                 "group": str(n // 3) if split == "val" else None,
             })
     return write_pairs(directory, records)

@@ -37,7 +37,8 @@ from abduct.plugins import get_registry
 from abduct.records import VisualInput
 from abduct.spec import Settings, Spec
 from abduct_regions.family import Family, existing_checkpoint, save_checkpoint
-from abduct_regions.scoring import CrossEncoderScorer, threads_for
+from abduct_regions.scoring import CrossEncoderScorer
+from abduct_regions.threads import threads_for
 
 LAST, BEST, LOG = "last", "best", "train_log.jsonl"
 STATE_FILE = "trainer_state.pt"
