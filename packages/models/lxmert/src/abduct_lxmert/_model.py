@@ -22,6 +22,7 @@ from transformers import AutoTokenizer, LxmertConfig, LxmertModel
 from abduct.errors import AbductError
 from abduct.spec import Settings, Spec
 from abduct_regions.family import FeatureOptions, build_scorer
+from abduct_regions.positions import PositionKind
 from abduct_regions.scoring import CrossEncoderScorer, InputSettings
 from abduct_regions.tokenizer import tiny_tokenizer
 
@@ -61,7 +62,7 @@ def tiny_config(vocab_size: int) -> LxmertConfig:
 
 class LxmertFamily:
     name = "lxmert"
-    position_kind = "lxmert"
+    position_kind: PositionKind = "lxmert"
     default_inputs = InputSettings()
 
     def build_tiny(self, seed: int) -> tuple[torch.nn.Module, Any]:

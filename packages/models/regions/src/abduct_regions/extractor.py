@@ -67,7 +67,7 @@ class RoIExtractor:
                  seed: int = 0, device: str = "cpu") -> None:
         if backbone not in BACKBONES:
             raise AbductError(f"unknown backbone '{backbone}' (choose from {', '.join(BACKBONES)})")
-        import torchvision
+        import torchvision  # type: ignore[import-untyped]
 
         self.dim = BACKBONES[backbone]
         self.size, self.pool, self.device = int(size), int(pool), torch.device(device)
@@ -95,7 +95,7 @@ class RoIExtractor:
         scale = self.size / max(1, min(width, height))
         scale = min(scale, self.size * 5 / 3 / max(1, max(width, height)))
         new = (max(1, round(width * scale)), max(1, round(height * scale)))
-        pixels = np.asarray(image.convert("RGB").resize(new, Image.BILINEAR), dtype=np.float32) / 255.0
+        pixels = np.asarray(image.convert("RGB").resize(new, Image.Resampling.BILINEAR), dtype=np.float32) / 255.0
         tensor = torch.from_numpy(pixels).permute(2, 0, 1)
         mean = torch.tensor(IMAGENET_MEAN).view(3, 1, 1)
         std = torch.tensor(IMAGENET_STD).view(3, 1, 1)
@@ -104,7 +104,7 @@ class RoIExtractor:
     @torch.inference_mode()
     def features(self, image: Image.Image, boxes_xyxy: np.ndarray) -> np.ndarray:
         """``[N, dim]`` float32 features of the pixel boxes ``(x1, y1, x2, y2)`` of ``image``."""
-        from torchvision.ops import roi_align
+        from torchvision.ops import roi_align  # type: ignore[import-untyped]
 
         boxes = np.asarray(boxes_xyxy, dtype=np.float32).reshape(-1, 4)
         if not len(boxes):
@@ -115,4 +115,5 @@ class RoIExtractor:
         rois = torch.cat([torch.zeros(len(boxes), 1), torch.from_numpy(boxes) * scale], dim=1).to(self.device)
         pooled = roi_align(fmap, rois, output_size=self.pool, spatial_scale=1.0 / self.stride, sampling_ratio=2,
                            aligned=True)
-        return pooled.mean(dim=(2, 3)).float().cpu().numpy()
+        rows: np.ndarray = pooled.mean(dim=(2, 3)).float().cpu().numpy()
+        return rows

@@ -139,7 +139,7 @@ class FeatureFile:
                         decoded["features"].reshape(count, -1), width, height, self.dim)
 
     def _from_h5(self, image: str) -> ImageFeatures:
-        import h5py
+        import h5py  # type: ignore[import-untyped]
 
         try:
             with h5py.File(self.path, "r") as handle:

@@ -23,6 +23,7 @@ from transformers import AutoTokenizer
 from abduct.errors import AbductError
 from abduct.spec import Settings, Spec
 from abduct_regions.family import FeatureOptions, build_scorer
+from abduct_regions.positions import PositionKind
 from abduct_regions.scoring import CrossEncoderScorer, InputSettings
 from abduct_regions.tokenizer import tiny_tokenizer
 from abduct_uniter.network import UniterScoringNet, uniter_config
@@ -88,7 +89,7 @@ def _read_weights(directory: Path) -> dict[str, Any]:
 
 class UniterFamily:
     name = "uniter"
-    position_kind = "uniter"
+    position_kind: PositionKind = "uniter"
     default_inputs = InputSettings()
 
     def build_tiny(self, seed: int) -> tuple[torch.nn.Module, Any]:

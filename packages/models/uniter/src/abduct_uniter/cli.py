@@ -18,7 +18,7 @@ def train_uniter(**kwargs: Any) -> None:
     Writes last/ (resumable; running the same command again resumes) and best/ (best
     validation figure) into --out; both load as uniter:DIR.
     """
-    from abduct_uniter._model import FAMILY
     from abduct_regions.training import train_from_options
+    from abduct_uniter._model import FAMILY
 
     train_from_options(FAMILY, kwargs)

@@ -75,7 +75,7 @@ class UniterImageEmbeddings(nn.Module):
 class UniterEncoder(nn.Module):
     def __init__(self, config: BertConfig) -> None:
         super().__init__()
-        self.layer = nn.ModuleList([BertLayer(config) for _ in range(config.num_hidden_layers)])
+        self.layer = nn.ModuleList([BertLayer(config) for _ in range(config.num_hidden_layers)])  # type: ignore[no-untyped-call]
 
     def forward(self, hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         additive = (1.0 - mask[:, None, None, :].to(hidden.dtype)) * torch.finfo(hidden.dtype).min
@@ -92,7 +92,7 @@ class UniterModel(nn.Module):
         self.embeddings = UniterTextEmbeddings(config)
         self.img_embeddings = UniterImageEmbeddings(config, img_dim)
         self.encoder = UniterEncoder(config)
-        self.pooler = BertPooler(config)
+        self.pooler = BertPooler(config)  # type: ignore[no-untyped-call]
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, visual_feats: torch.Tensor,
                 visual_pos: torch.Tensor, visual_mask: torch.Tensor) -> torch.Tensor:
