@@ -24,11 +24,13 @@ def test_clip_tiny_evaluates_sherlock_retrieval(tmp_path: Path) -> None:
 
 
 def test_demo_json_shape(tmp_path: Path) -> None:
-    run = abduct("demo", "--images", "24", "--steps", "4", "--json", "--quiet", "--work", str(tmp_path))
+    run = abduct("demo", "--images", "24", "--steps", "4", "--json", "--quiet", "--only", "sherlock-clip",
+                 "--out", str(tmp_path))
     assert run.returncode == 0, run.stderr
     table = json.loads(run.stdout)
-    assert set(table) - {"t5"} == {"random", "zero_shot", "fine_tuned"}  # t5: its own table when abduct-t5 is installed
-    for metrics in (v for k, v in table.items() if k != "t5"):
+    assert set(table) == {"sherlock-clip"} and set(table["sherlock-clip"]) == {"random", "zero_shot", "fine_tuned"}
+    assert (tmp_path / "sherlock-clip" / "train").is_dir()  # kept with --out
+    for metrics in table["sherlock-clip"].values():
         assert {"im2txt", "txt2im", "p_at_1"} <= set(metrics["sherlock-retrieval"])
         assert "gt_accuracy" in metrics["sherlock-localization"]
         assert "accuracy" in metrics["sherlock-comparison"]

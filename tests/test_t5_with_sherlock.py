@@ -74,10 +74,10 @@ class TestGenerationWithT5(_T5Contract):
 
 
 def test_demo_has_a_t5_row(tmp_path: Path) -> None:
-    run = abduct("demo", "--images", "24", "--steps", "4", "--json", "--quiet", "--work", str(tmp_path))
+    run = abduct("demo", "--images", "24", "--steps", "4", "--json", "--quiet", "--only", "sherlock-t5")
     assert run.returncode == 0, run.stderr
     table = json.loads(run.stdout)
-    assert set(table["t5"]) == {"random", "t5_fine_tuned"}
-    for row in table["t5"].values():
+    assert set(table) == {"sherlock-t5"} and set(table["sherlock-t5"]) == {"random", "t5_fine_tuned"}
+    for row in table["sherlock-t5"].values():
         assert "accuracy" in row["sherlock-comparison"]
         assert {"bleu4", "cider", "rouge_l", "meteor"} <= set(row["sherlock-generation"])

@@ -39,6 +39,10 @@ class EveryHook:
         yield Registration("toy-metric", "m", "toy_plugin:make_choice")
 
     @hookimpl
+    def register_demos(self) -> Iterator[Registration]:
+        yield Registration("toy-demo", "a demo section", "toy_plugin:toy_demo")
+
+    @hookimpl
     def register_commands(self, cli: click.Group) -> None:
         @cli.command("toy-hello")
         def hello() -> None:
@@ -50,6 +54,7 @@ TESTED_HOOKS = {
     "register_tasks": "task",
     "register_models": "model",
     "register_metrics": "metric",
+    "register_demos": "demo",
     "register_commands": None,
 }
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from abduct import GenerationRequest, Registration, Settings, Spec, TextPool, VisualInput, hookimpl
 from abduct.baselines import RandomModel
+from abduct.demo import DemoContext, DemoTable
 from abduct.errors import DataError
 from abduct.io import read_json
 from abduct.protocols import Decoding
@@ -177,7 +178,25 @@ def make_echo(spec: Spec, settings: Settings) -> Echo:
     return Echo()
 
 
+def toy_demo(ctx: DemoContext) -> DemoTable:
+    """A demo section: the toy data, random against the text-only model, on toy-choice."""
+    data = ctx.shared("toy-data", lambda: write_toy_data(ctx.dir("toy-data")))
+    rows = ctx.evaluate({"random": "random", "text_only": "text-only"}, ["toy-choice"], data, section="toy")
+    return DemoTable("Toy", [("toy-choice", "accuracy"), ("toy-choice", "n")], rows, note="a toy section")
+
+
+def second_demo(ctx: DemoContext) -> DemoTable:
+    data = ctx.shared("toy-data", lambda: write_toy_data(ctx.dir("other-data")))  # made by toy_demo already
+    return DemoTable("Second", [("toy-choice", "n")], {"files": {"toy-choice": {"n": len(list(data.iterdir()))}}})
+
+
 class ToyPlugin:
+    @hookimpl
+    def register_demos(self) -> Iterator[Registration]:
+        # registered out of order: the demo runs sections in name order
+        yield Registration("toy-second", "Uses what the first made", "toy_plugin:second_demo")
+        yield Registration("toy", "Toy section", "toy_plugin:toy_demo")
+
     @hookimpl
     def register_tasks(self) -> Iterator[Registration]:
         yield Registration("toy-choice", "Toy multiple choice", "toy_plugin:make_choice")

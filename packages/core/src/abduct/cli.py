@@ -95,7 +95,8 @@ _list_command("tasks", ("task",), "List evaluation tasks.")
 _list_command("models", ("model",), "List models (each scores, generates, or both).")
 _list_command("metrics", ("metric",), "List metrics.")
 _list_command("datasets", ("dataset",), "List datasets.")
-assert set(KINDS) == {"dataset", "task", "model", "metric"}
+_list_command("demos", ("demo",), "List the sections `abduct demo` runs.")
+assert set(KINDS) == {"dataset", "task", "model", "metric", "demo"}
 
 
 def echo_values(values: dict[str, Any], indent: str = "") -> None:
@@ -191,6 +192,32 @@ def metric_cmd(name: str, predictions: Path, references: Path, questions: Path |
         click.echo(f"{sample}\t" + "\t".join(f"{k}={v:.6f}" for k, v in row.items()))
     for key, value in values.items():
         click.echo(f"{key}: {value:.6f}" if isinstance(value, float) else f"{key}: {value}")
+
+
+@cli.command("demo")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
+              help="Keep the corpora, checkpoints and every run's outputs here (default: a temporary directory, "
+                   "deleted at the end).")
+@click.option("--only", multiple=True, metavar="SECTION", help="Run only this section (repeatable; see `abduct demos`).")
+@click.option("--images", type=click.IntRange(min=8), default=None, help="Synthetic Sherlock corpus size in images.")
+@click.option("--steps", type=click.IntRange(min=1), default=None, help="Training steps (each section caps its own).")
+@click.option("--seed", type=int, default=0, show_default=True)
+@quiet_and_json
+def demo_cmd(out_dir: Path | None, only: tuple[str, ...], images: int | None, steps: int | None, seed: int,
+             quiet: bool, as_json: bool) -> None:
+    """Synthesise corpora, train tiny models on the CPU and compare them with the baselines:
+    one table per installed section (see `abduct demos`), in a few minutes."""
+    from abduct.demo import run_demo
+
+    if out_dir is not None and out_dir.exists() and not out_dir.is_dir():
+        raise AbductError(f"--out is not a directory: {out_dir}")
+    tables = run_demo(out_dir=out_dir, seed=seed, quiet=quiet, steps=steps, images=images, only=only)
+    if as_json:
+        emit_json({name: table.rows for name, table in tables.items()})
+    else:
+        click.echo("\n\n".join(table.format() for table in tables.values()))
+    if out_dir is not None:
+        click.echo(f"corpora, checkpoints and runs kept in {out_dir}", err=True)
 
 
 def build_cli() -> click.Group:

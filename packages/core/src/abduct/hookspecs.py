@@ -39,5 +39,11 @@ def register_metrics() -> Iterable[Registration]:
 
 
 @hookspec
+def register_demos() -> Iterable[Registration]:
+    """Sections of ``abduct demo``: each factory is ``section(ctx: DemoContext) -> DemoTable``
+    (see ``abduct.demo``), not the ``(spec, settings, **options)`` shape of other kinds."""
+
+
+@hookspec
 def register_commands(cli: click.Group) -> None:
     """Add click commands or groups to the ``abduct`` CLI."""

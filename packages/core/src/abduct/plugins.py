@@ -24,7 +24,7 @@ from abduct.options import bind_options
 from abduct.registration import Registration
 from abduct.spec import Settings, Spec
 
-KINDS = ("dataset", "task", "model", "metric")
+KINDS = ("dataset", "task", "model", "metric", "demo")
 _HOOK_FOR_KIND = {kind: f"register_{kind}s" for kind in KINDS}
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 _FACTORY = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")

@@ -19,7 +19,7 @@ import math
 import random
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from abduct.io import atomic_write_bytes, atomic_write_json
 from abduct.records import Box
@@ -30,7 +30,11 @@ from abduct_sherlock.records import SherlockInstance
 from abduct_sherlock.schema import box_json
 from abduct_sherlock.world import COLORS, OBJECTS, SCENES, ObjectKind, Scene, clue_text, inference_text, side_of
 
+if TYPE_CHECKING:
+    from abduct.demo import DemoContext
+
 DEFAULT_IMAGES = 300
+DEMO_IMAGES = 600  # abduct demo: 150 validation images, enough that the random baseline sits near its expectation
 CHUNK_INSTANCES = 120  # validation retrieval chunks of ~120 instances (the release: ~1000)
 PROPOSALS_PER_IMAGE = 12
 VG_SIZES = ((320, 240), (320, 240), (320, 240), (240, 320))
@@ -271,3 +275,12 @@ def synthesize(out_dir: Path, images: int = DEFAULT_IMAGES, seed: int = 0, *, ch
         build.write_file_set(out_dir, split, "comparison", cmp_rows, cmp_key if keep_keys else None)
     atomic_write_bytes(out_dir / "SYNTHETIC", f"abduct synthetic Sherlock corpus: images={images} seed={seed}\n".encode())
     return out_dir
+
+
+def demo_corpus(ctx: DemoContext) -> Path:
+    """The corpus every Sherlock demo section uses, made once per ``abduct demo``."""
+    def make() -> Path:
+        ctx.say(f"synthesising a Sherlock corpus ({ctx.images or DEMO_IMAGES} images)")
+        return synthesize(ctx.dir("sherlock-data"), images=ctx.images or DEMO_IMAGES, seed=ctx.seed)
+
+    return ctx.shared("sherlock-corpus", make)

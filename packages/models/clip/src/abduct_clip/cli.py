@@ -1,4 +1,4 @@
-"""The commands this package adds: ``abduct train clip`` and ``abduct demo``.
+"""The command this package adds: ``abduct train clip``.
 
 Only click here: torch and open_clip load when a command runs.
 """
@@ -43,19 +43,3 @@ def train_clip(**kwargs: Any) -> None:
     settings = settings_from(kwargs)
     train_from_data_dir(TrainConfig(**kwargs, seed=settings.seed, batch_size=settings.batch_size,
                                     device=settings.device))
-
-
-@click.command("demo")
-@click.option("--work", "work_dir", type=click.Path(path_type=Path), default=None,
-              help="Keep the corpus, checkpoints and results here (default: a temporary directory).")
-@click.option("--images", type=click.IntRange(min=8), default=None, help="Synthetic corpus size in images.")
-@click.option("--steps", type=click.IntRange(min=1), default=None, help="Fine-tuning steps.")
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Print the metrics of the three models as JSON.")
-@click.option("--quiet", is_flag=True, help="No progress lines.")
-def demo(work_dir: Path | None, images: int | None, steps: int | None, seed: int, as_json: bool, quiet: bool) -> None:
-    """Synthesise a Sherlock corpus, fine-tune clip:tiny on the CPU and compare random,
-    untrained and fine-tuned models on the three Sherlock tasks (needs abduct-sherlock)."""
-    from abduct_clip._demo import run_demo
-
-    run_demo(work_dir=work_dir, images=images, steps=steps, seed=seed, as_json=as_json, quiet=quiet)

@@ -1,5 +1,5 @@
-"""abduct plugin: registrations only (the ``clip`` model; ``abduct train clip`` and
-``abduct demo``, whose bodies live in :mod:`abduct_clip.cli`).
+"""abduct plugin: registrations only (the ``clip`` model; ``abduct train clip``, whose body
+lives in :mod:`abduct_clip.cli`; the demo's ``sherlock-clip`` section).
 
 No torch or open_clip import here: listing plugins stays fast.
 """
@@ -25,9 +25,14 @@ def register_models() -> Iterator[Registration]:
 
 
 @hookimpl
+def register_demos() -> Iterator[Registration]:
+    yield Registration("sherlock-clip", "clip:tiny fine-tuned on the synthetic Sherlock corpus vs random and untrained",
+                       "abduct_clip._demo:sherlock_clip")
+
+
+@hookimpl
 def register_commands(cli: click.Group) -> None:
     from abduct.cli import subgroup
-    from abduct_clip.cli import demo, train_clip
+    from abduct_clip.cli import train_clip
 
     subgroup(cli, "train", "Fine-tune models.").add_command(train_clip)
-    cli.add_command(demo)

@@ -22,6 +22,12 @@ def register_models() -> Iterator[Registration]:
 
 
 @hookimpl
+def register_demos() -> Iterator[Registration]:
+    yield Registration("sherlock-t5", "t5:tiny fine-tuned on the synthetic Sherlock clues vs random",
+                       "abduct_t5._demo:sherlock_t5")
+
+
+@hookimpl
 def register_commands(cli: click.Group) -> None:
     from abduct.cli import subgroup
     from abduct_t5.cli import train_t5

@@ -1,0 +1,151 @@
+"""``abduct demo``: the whole workflow on a laptop CPU in a few minutes, assembled from the
+sections the installed plugins register (hook ``register_demos``).
+
+A section is a function ``section(ctx: DemoContext) -> DemoTable``: it makes or reuses a
+synthetic corpus, trains what it trains, evaluates its models through ``ctx.evaluate`` and
+returns one table. Sections run in name order (``sherlock-clip``, ``sherlock-t5``, ...), so
+related ones sit together, and share what is expensive through ``ctx.shared`` (the Sherlock
+corpus is made once for every section that uses it).
+
+Without ``--out`` everything is written to a temporary directory that is deleted at the end,
+and the demo prints no path into it; with ``--out DIR`` the corpora, checkpoints and every
+run's outputs are kept there.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any, TypeVar
+
+from abduct.errors import AbductError
+from abduct.plugins import Registry, get_registry
+
+T = TypeVar("T")
+
+
+def require_module(module: str, distribution: str, purpose: str) -> ModuleType:
+    """``module`` imported by name (the caller does not depend on ``distribution``); a one-line
+    error saying what to install otherwise."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise AbductError(f"{purpose}: pip install {distribution}") from None
+
+
+def _numeric(metrics: dict[str, Any]) -> dict[str, float]:
+    return {k: v for k, v in metrics.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+
+@dataclass
+class DemoTable:
+    """One section's result: ``rows[label][task][metric]``, shown as the ``columns``
+    (``(task, metric)`` pairs) in that order, with a note under the table."""
+
+    title: str
+    columns: list[tuple[str, str]]
+    rows: dict[str, dict[str, dict[str, float]]]
+    note: str = ""
+
+    def format(self) -> str:
+        header = ["model"] + [f"{_short(task)}.{metric}" for task, metric in self.columns]
+        lines = [header]
+        for label, results in self.rows.items():
+            cells = [results.get(task, {}).get(metric) for task, metric in self.columns]
+            lines.append([label] + ["-" if value is None else f"{value:.2f}" for value in cells])
+        widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+        text = ["  ".join(cell.rjust(w) if i else cell.ljust(w) for i, (cell, w) in enumerate(zip(line, widths)))
+                for line in lines]
+        text.insert(1, "  ".join("-" * w for w in widths))
+        return "\n".join([self.title, *text, *([self.note] if self.note else [])])
+
+
+def _short(task: str) -> str:
+    """``sherlock-retrieval`` -> ``retr``: the part after the benchmark's name, cut to 4 letters."""
+    return task.partition("-")[2][:4] or task[:4]
+
+
+@dataclass
+class DemoContext:
+    """What a section gets: where to write, the user's settings, and shared helpers."""
+
+    work: Path
+    seed: int = 0
+    quiet: bool = False
+    steps: int | None = None
+    images: int | None = None
+    _shared: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def dir(self, name: str) -> Path:
+        path = self.work / name
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def say(self, message: str) -> None:
+        if not self.quiet:
+            print(f"[demo] {message}", file=sys.stderr, flush=True)
+
+    def shared(self, key: str, make: Callable[[], T]) -> T:
+        """``make()`` once per demo, whichever section asks first."""
+        if key not in self._shared:
+            self._shared[key] = make()
+        value: T = self._shared[key]
+        return value
+
+    def evaluate(self, models: dict[str, str], tasks: Sequence[str], data_dir: Path, *,
+                 section: str) -> dict[str, dict[str, dict[str, float]]]:
+        """``{label: {task: metrics}}`` for every model spec and task, each run kept under
+        ``<work>/<section>/eval/<label>/<task>``."""
+        from abduct.evaluate import EvalConfig, run_evaluation
+
+        table: dict[str, dict[str, dict[str, float]]] = {}
+        for label, spec in models.items():
+            table[label] = {}
+            for task in tasks:
+                started = time.perf_counter()
+                out = self.work / section / "eval" / label / task
+                config = EvalConfig(task=task, model=spec, data_dir=data_dir, out_dir=out, seed=self.seed,
+                                    quiet=True, use_cache=False)
+                table[label][task] = _numeric(run_evaluation(config)["metrics"])
+                self.say(f"{section}: {label:<14} {task:<22} {time.perf_counter() - started:5.1f}s")
+        return table
+
+
+Section = Callable[[DemoContext], DemoTable]
+
+
+def sections(registry: Registry | None = None, only: Sequence[str] = ()) -> list[tuple[str, Section]]:
+    """The installed sections in name order (only those named in ``only``, when given)."""
+    components = (registry or get_registry()).components("demo")
+    names = [c.name for c in components]
+    unknown = [name for name in only if name not in names]
+    if unknown:
+        raise AbductError(f"no demo section {', '.join(map(repr, unknown))}; installed: {', '.join(names) or 'none'}")
+    chosen = [c for c in components if not only or c.name in only]
+    if not chosen:
+        raise AbductError("no demo section is installed: pip install abduct-clip abduct-sherlock")
+    return [(c.name, c.registration.load()) for c in chosen]
+
+
+def run_demo(*, out_dir: Path | None, seed: int = 0, quiet: bool = False, steps: int | None = None,
+             images: int | None = None, only: Sequence[str] = (),
+             registry: Registry | None = None) -> dict[str, DemoTable]:
+    """Run the sections into ``out_dir`` (a temporary directory, deleted, when None)."""
+    chosen = sections(registry, only)
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="abduct-demo-") as scratch:
+        work = out_dir if out_dir is not None else Path(scratch)
+        ctx = DemoContext(work=work, seed=seed, quiet=quiet, steps=steps, images=images)
+        tables: dict[str, DemoTable] = {}
+        for name, section in chosen:
+            section_started = time.perf_counter()
+            tables[name] = section(ctx)
+            ctx.say(f"{name} done in {time.perf_counter() - section_started:.0f}s")
+    ctx.say(f"all done in {time.perf_counter() - started:.0f}s")
+    return tables

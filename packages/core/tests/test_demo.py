@@ -1,0 +1,65 @@
+"""``abduct demo`` runs the installed sections in name order, shares what one section made
+with the next, keeps its outputs only with --out, and refuses unknown sections in one line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from abduct.cli import main
+from abduct.demo import DemoTable, run_demo
+from abduct.plugins import Registry
+
+
+def test_sections_run_in_name_order_and_share(toy_registry: Registry, tmp_path: Path) -> None:
+    # --only keeps this test to the toy plugin's sections where other plugins are installed
+    tables = run_demo(out_dir=tmp_path / "demo", quiet=True, registry=toy_registry, only=["toy-second", "toy"])
+    assert list(tables) == ["toy", "toy-second"]
+    toy = tables["toy"].rows
+    assert set(toy) == {"random", "text_only"} and toy["random"]["toy-choice"]["n"] == 12
+    assert tables["toy-second"].rows["files"]["toy-choice"]["n"] == 2  # toy.json and images/, made by "toy"
+    assert not (tmp_path / "demo" / "other-data").exists()
+    assert (tmp_path / "demo" / "toy" / "eval" / "random" / "toy-choice" / "results.json").is_file()
+
+
+def test_cli_json_keeps_out_and_names_it(toy_registry: Registry, tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "kept"
+    assert main(["demo", "--quiet", "--json", "--only", "toy", "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert set(json.loads(captured.out)) == {"toy"}
+    assert str(out) in captured.err and (out / "toy").is_dir()
+
+
+def test_without_out_nothing_is_left_and_no_path_printed(toy_registry: Registry, tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    import tempfile
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    assert main(["demo", "--quiet", "--only", "toy"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith("Toy\nmodel") and "a toy section" in captured.out
+    assert str(tmp_path) not in captured.out + captured.err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_unknown_section_is_one_line(toy_registry: Registry, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--only", "nope"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: no demo section 'nope'; installed: ") and "toy, toy-second" in err
+
+
+def test_table_layout() -> None:
+    table = DemoTable("Title", [("sherlock-retrieval", "p_at_1"), ("sherlock-comparison", "accuracy")],
+                      {"random": {"sherlock-retrieval": {"p_at_1": 1.0}}, "tuned": {
+                          "sherlock-retrieval": {"p_at_1": 12.345}, "sherlock-comparison": {"accuracy": 3}}},
+                      note="note")
+    lines = table.format().splitlines()
+    assert lines[0] == "Title"
+    assert lines[1].split() == ["model", "retr.p_at_1", "comp.accuracy"]
+    assert lines[3].split() == ["random", "1.00", "-"]
+    assert lines[4].split() == ["tuned", "12.35", "3.00"]
+    assert lines[-1] == "note"
