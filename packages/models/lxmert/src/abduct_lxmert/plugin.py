@@ -1,4 +1,4 @@
-"""abduct plugin: registrations only (the ``lxmert`` model, ``abduct train lxmert``); no torch here."""
+"""abduct plugin: registrations only (the ``lxmert`` model, ``abduct train lxmert``, the demo's ``sherlock-lxmert`` section); no torch here."""
 
 from __future__ import annotations
 
@@ -15,6 +15,12 @@ if TYPE_CHECKING:
 def register_models() -> Iterator[Registration]:
     yield Registration("lxmert", "LXMERT cross-encoder on region features (clue region first): lxmert:tiny, lxmert:DIR",
                        "abduct_lxmert._model:make_lxmert")
+
+
+@hookimpl
+def register_demos() -> Iterator[Registration]:
+    yield Registration("sherlock-lxmert", "lxmert:tiny trained with the triplet loss on the synthetic Sherlock corpus vs random",
+                       "abduct_lxmert._demo:sherlock_lxmert")
 
 
 @hookimpl

@@ -1,4 +1,4 @@
-"""abduct plugin: registrations only (the ``uniter`` model, ``abduct train uniter``); no torch here."""
+"""abduct plugin: registrations only (the ``uniter`` model, ``abduct train uniter``, the demo's ``sherlock-uniter`` section); no torch here."""
 
 from __future__ import annotations
 
@@ -15,6 +15,12 @@ if TYPE_CHECKING:
 def register_models() -> Iterator[Registration]:
     yield Registration("uniter", "UNITER cross-encoder on region features (clue region first; loads the official checkpoint): uniter:tiny, uniter:DIR",
                        "abduct_uniter._model:make_uniter")
+
+
+@hookimpl
+def register_demos() -> Iterator[Registration]:
+    yield Registration("sherlock-uniter", "uniter:tiny trained with the triplet loss on the synthetic Sherlock corpus vs random",
+                       "abduct_uniter._demo:sherlock_uniter")
 
 
 @hookimpl
