@@ -9,7 +9,7 @@ release's size is ~1000), with tiny models trained here on the same corpus:
    difference from the full cross-encoder;
 3. region-feature extraction, images per second, uncached and from the on-disk cache.
 
-Usage: python benchmarks/cascade.py [--chunk 1000] [--k 50] [--steps 300] [--json]
+Usage: python benchmarks/cascade.py [--chunk 1000] [--k 50] [--steps 300] [--dual-steps 300] [--json]
 (a 1000 x 1000 chunk is a million cross-encoder passes: minutes on a GPU, long on a CPU.)
 """
 
@@ -59,7 +59,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chunk", type=int, default=1000)
     parser.add_argument("--k", type=int, default=50)
-    parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument("--steps", type=int, default=300, help="lxmert:tiny training steps")
+    parser.add_argument("--dual-steps", type=int, default=300, help="clip:tiny training steps")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
@@ -78,8 +79,8 @@ def main() -> None:
     visuals, texts = chunk_inputs(data)
     n = len(visuals)
 
-    train_from_data_dir(ClipConfig(data_dir=data, out_dir=work / "clip", model="clip:tiny", steps=args.steps,
-                                   batch_size=32, lr=5e-4, warmup=40, checkpoint_every=args.steps, val_limit=64,
+    train_from_data_dir(ClipConfig(data_dir=data, out_dir=work / "clip", model="clip:tiny", steps=args.dual_steps,
+                                   batch_size=32, lr=5e-4, warmup=40, checkpoint_every=args.dual_steps, val_limit=64,
                                    device=args.device, quiet=True, workers=0))
     train(FAMILY, TrainConfig(data_dir=data, out_dir=work / "lxmert", model="lxmert:tiny", steps=args.steps,
                               batch_size=16, lr=2e-3, warmup=20, checkpoint_every=args.steps, val_limit=32,
@@ -111,7 +112,7 @@ def main() -> None:
     rows = {"dual (clip:tiny)": retrieval(dual_scores), "cross (lxmert:tiny)": retrieval(full),
             f"cascade k={args.k}": retrieval(merged)}
     result = {
-        "chunk": n, "k": args.k, "steps": args.steps,
+        "chunk": n, "k": args.k, "steps": args.steps, "dual_steps": args.dual_steps,
         "full_passes": full_passes, "cascade_passes": cascade_passes,
         "pass_ratio": full_passes / max(cascade_passes, 1),
         "full_seconds": full_seconds, "cascade_seconds": cascade_seconds,
@@ -123,7 +124,7 @@ def main() -> None:
     if args.json:
         print(json.dumps(result, indent=1))
         return
-    print(f"chunk {n} x {n}, k = {args.k}, models trained {args.steps} steps")
+    print(f"chunk {n} x {n}, k = {args.k}, lxmert:tiny trained {args.steps} steps, clip:tiny {args.dual_steps}")
     print(f"{'':22}{'passes':>10}{'seconds':>10}")
     print(f"{'full pairwise':22}{full_passes:>10}{full_seconds:>10.1f}")
     print(f"{'cascade':22}{cascade_passes:>10}{cascade_seconds:>10.1f}")

@@ -25,6 +25,7 @@ from abduct_regions.featurizer import FeatureSettings, RegionFeaturizer, VisualT
 from abduct_regions.positions import PositionKind, box_positions
 from abduct_regions.threads import threads_for
 
+TOKEN_MEMO = 200_000  # tokenised (context, text) pairs kept in memory
 SETTINGS_FILE = "abduct_regions.json"  # a checkpoint directory's feature and text settings
 
 
@@ -104,27 +105,50 @@ class CrossEncoderScorer:
         self.featurizer = RegionFeaturizer(inputs.features, seed=seed, device=device, cache_dir=cache_dir)
         self.source = source
         self.passes = 0  # pairs run through the network (what a cascade saves)
+        self._tokens: dict[tuple[str | None, str], tuple[list[int], list[int]]] = {}
 
     @property
     def fingerprint(self) -> str:
         """The model's identity now (weights included: training changes it)."""
         return f"{self.name}|weights={weights_digest(self.net)}|{self.inputs.describe()}|{self.featurizer.fingerprint}"
 
+    def _encoded(self, contexts: Sequence[str | None], texts: Sequence[str]) -> list[tuple[list[int], list[int]]]:
+        """(token ids, token types) of each pair, each distinct pair tokenised once (a retrieval
+        row repeats its clue with every inference; tokenising was a quarter of scoring time)."""
+        todo = list(dict.fromkeys(k for k in zip(contexts, texts) if k not in self._tokens))
+        if todo:
+            if len(self._tokens) + len(todo) > TOKEN_MEMO:
+                self._tokens.clear()
+            with_context = [k for k in todo if k[0] is not None]
+            alone = [k for k in todo if k[0] is None]
+            limits = {"truncation": True, "max_length": self.inputs.max_text}
+            for keys, encoded in (
+                (with_context, self.tokenizer([c for c, _ in with_context], [t for _, t in with_context], **limits)
+                 if with_context else None),
+                (alone, self.tokenizer([t for _, t in alone], **limits) if alone else None),
+            ):
+                if encoded is None:
+                    continue
+                types = encoded.get("token_type_ids") or [[0] * len(ids) for ids in encoded["input_ids"]]
+                for key, ids, kinds in zip(keys, encoded["input_ids"], types):
+                    self._tokens[key] = (list(ids), list(kinds))
+        return [self._tokens[k] for k in zip(contexts, texts)]
+
     def batch(self, visuals: Sequence[VisualInput], texts: Sequence[str]) -> dict[str, torch.Tensor]:
         """The network's inputs for the pairs, on the device (also what the trainer feeds)."""
-        contexts = [v.context for v in visuals]
-        if any(c is not None for c in contexts):
-            encoded = self.tokenizer([c or "" for c in contexts], list(texts), padding=True, truncation=True,
-                                     max_length=self.inputs.max_text, return_tensors="pt")
-        else:
-            encoded = self.tokenizer(list(texts), padding=True, truncation=True, max_length=self.inputs.max_text,
-                                     return_tensors="pt")
-        token_types = encoded.get("token_type_ids")
-        if token_types is None:
-            token_types = torch.zeros_like(encoded["input_ids"])
+        encoded = self._encoded([v.context for v in visuals], texts)
+        longest = max(len(ids) for ids, _ in encoded)
+        pad = int(self.tokenizer.pad_token_id or 0)
+        input_ids = torch.full((len(encoded), longest), pad, dtype=torch.long)
+        token_types = torch.zeros((len(encoded), longest), dtype=torch.long)
+        attention = torch.zeros((len(encoded), longest), dtype=torch.long)
+        for i, (ids, kinds) in enumerate(encoded):
+            input_ids[i, : len(ids)] = torch.tensor(ids)
+            token_types[i, : len(ids)] = torch.tensor(kinds)
+            attention[i, : len(ids)] = 1
         feats, pos, mask = pad_tokens(self.featurizer.tokens(visuals), self.position_kind)
-        out = {"input_ids": encoded["input_ids"], "attention_mask": encoded["attention_mask"],
-               "token_type_ids": token_types, "visual_feats": feats, "visual_pos": pos, "visual_mask": mask}
+        out = {"input_ids": input_ids, "attention_mask": attention, "token_type_ids": token_types,
+               "visual_feats": feats, "visual_pos": pos, "visual_mask": mask}
         return {k: v.to(self.device) for k, v in out.items()}
 
     def forward(self, visuals: Sequence[VisualInput], texts: Sequence[str]) -> torch.Tensor:
