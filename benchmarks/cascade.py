@@ -27,8 +27,10 @@ import numpy as np
 
 from abduct.cascade import CascadeScorer
 from abduct.engine import ScoringEngine
+from abduct.inputs import InputPolicy
 from abduct.models import load_model
 from abduct.plugins import get_registry
+from abduct.records import FEATURES
 from abduct.spec import Settings
 
 
@@ -62,6 +64,8 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=300, help="lxmert:tiny training steps")
     parser.add_argument("--dual-steps", type=int, default=300, help="clip:tiny training steps")
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--work", type=Path, default=None,
+                        help="keep the corpus and models here; what it already holds is reused")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
@@ -72,19 +76,23 @@ def main() -> None:
     from abduct_regions.training import LAST, TrainConfig, train
     from abduct_sherlock.synth import synthesize
 
-    work = Path(tempfile.mkdtemp(prefix="abduct-cascade-bench-"))
+    work = args.work or Path(tempfile.mkdtemp(prefix="abduct-cascade-bench-"))
     os.environ["ABDUCT_CACHE_DIR"] = str(work / "cache")
     images = max(8, round(args.chunk / 3.8 / 0.25) + 2)  # the validation quarter holds one chunk
-    data = synthesize(work / "data", images=images, seed=0, chunk_instances=args.chunk)
+    data = work / "data"
+    if not (data / "SYNTHETIC").is_file():
+        synthesize(data, images=images, seed=0, chunk_instances=args.chunk)
     visuals, texts = chunk_inputs(data)
     n = len(visuals)
 
-    train_from_data_dir(ClipConfig(data_dir=data, out_dir=work / "clip", model="clip:tiny", steps=args.dual_steps,
-                                   batch_size=32, lr=5e-4, warmup=40, checkpoint_every=args.dual_steps, val_limit=64,
-                                   device=args.device, quiet=True, workers=0))
-    train(FAMILY, TrainConfig(data_dir=data, out_dir=work / "lxmert", model="lxmert:tiny", steps=args.steps,
-                              batch_size=16, lr=2e-3, warmup=20, checkpoint_every=args.steps, val_limit=32,
-                              device=args.device, quiet=True))
+    if not (work / "clip" / "best.pt").is_file():
+            train_from_data_dir(ClipConfig(data_dir=data, out_dir=work / "clip", model="clip:tiny", steps=args.dual_steps,
+                                       batch_size=32, lr=5e-4, warmup=40, checkpoint_every=args.dual_steps,
+                                       val_limit=64, device=args.device, quiet=True, workers=0))
+    if not (work / "lxmert" / LAST).is_dir():
+        train(FAMILY, TrainConfig(data_dir=data, out_dir=work / "lxmert", model="lxmert:tiny", steps=args.steps,
+                                  batch_size=16, lr=2e-3, warmup=20, checkpoint_every=args.steps, val_limit=32,
+                                  device=args.device, quiet=True))
 
     settings = Settings(device=args.device, batch_size=256)
     registry = get_registry()
@@ -92,7 +100,9 @@ def main() -> None:
     cross = load_model(f"lxmert:{work / 'lxmert' / LAST}", settings, registry).model
     cross.featurizer.tokens(visuals)  # features made once, outside both timings
 
-    dual_scores = ScoringEngine(dual, batch_size=256, quiet=True).score_matrix(visuals, texts)
+    # the dual encoder sees what it accepts of the inputs (not the clue), as inside the cascade
+    dual_engine = ScoringEngine(dual, batch_size=256, quiet=True, policy=InputPolicy(dual, "clip", optional=FEATURES))
+    dual_scores = dual_engine.score_matrix(visuals, texts)
     before = cross.passes
     full, full_seconds = timed(lambda: ScoringEngine(cross, batch_size=256, quiet=True).score_matrix(visuals, texts))
     full_passes = cross.passes - before
