@@ -14,6 +14,8 @@ def register_models() -> Iterator[Registration]:
     yield Registration("random", "Seeded chance baseline: uniform scores; generates a pick from the task's texts",
                        "abduct.baselines:make_random")
     yield Registration("constant", "The same score for every pair (the all-ties case)", "abduct.baselines:make_constant")
+    yield Registration("cascade", "Re-ranking: a dual encoder ranks, a cross-encoder re-scores each row's and column's "
+                       "top k: cascade:clip:tiny+lxmert:tiny,k=50", "abduct.cascade:make_cascade")
     yield Registration("retrieve", "Generates by choosing the task's text a scoring model ranks first: retrieve:clip:tiny",
                        "abduct.retrieval:make_retrieve")
 

@@ -1,0 +1,1 @@
+"""LXMERT cross-encoder for abduct."""

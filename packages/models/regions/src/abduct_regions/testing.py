@@ -1,0 +1,112 @@
+"""What the cross-encoders' tests share (no downloads, no benchmark packages): a tiny pair
+dataset with regions and clues, a tiny 4-choice dataset, and a test plugin registering both,
+so training runs through the registry as it does for users."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from abduct import Registration, Settings, Spec, hookimpl
+from abduct.io import read_json
+from abduct.plugins import Registry, build_registry, reset_registry
+from abduct.records import VisualInput
+from abduct.testing import PairsFile, make_images, write_pairs
+
+COLORS = ("red", "green", "blue", "yellow")
+RGB = {"red": (220, 30, 30), "green": (30, 180, 60), "blue": (30, 60, 220), "yellow": (250, 220, 20)}
+BOXES = ([1, 1, 6, 8], [9, 2, 6, 8])  # left, right: [left, top, width, height]
+
+
+def _draw(path: Path, size: tuple[int, int], colors: tuple[str, str]) -> None:
+    """A grey image with a coloured box on the left and one on the right."""
+    pixels = np.full((size[1], size[0], 3), 128, dtype=np.uint8)
+    for (x, y, w, h), color in zip(BOXES, colors):
+        pixels[y : y + h, x : x + w] = RGB[color]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.fromarray(pixels).save(path)
+
+
+def write_pair_data(directory: Path, train_images: int = 8, val_images: int = 3, size: tuple[int, int] = (16, 12)) -> Path:
+    """Two (region, clue, inference) pairs per image, one per coloured box (the clue names
+    its colour, the inference its colour and side); validation pairs in groups of three."""
+    records: dict[str, list[dict[str, Any]]] = {"train": [], "val": []}
+    for i in range(train_images + val_images):
+        split = "train" if i < train_images else "val"
+        colors = (COLORS[i % 4], COLORS[(i + 1 + i // 4) % 4])
+        path = directory / "images" / f"img{i}.png"
+        _draw(path, size, colors)
+        for k in range(2):
+            n = len(records[split])
+            records[split].append({
+                "id": f"{split}-{n}", "image": str(path.relative_to(directory)), "box": BOXES[k],
+                "clue": f"a {colors[k]} ball", "inference": f"the {colors[k]} ball is {('left', 'right')[k]}",
+                "group": str(n // 3) if split == "val" else None,
+            })
+    return write_pairs(directory, records)
+
+
+@dataclass(frozen=True)
+class ChoiceRecord:
+    id: str
+    image: str
+    question: str
+    choices: tuple[str, ...]
+    label: int
+
+    def visual(self) -> VisualInput:
+        return VisualInput(self.image, context=self.question)
+
+
+def write_choice_data(directory: Path, records: int = 12, size: tuple[int, int] = (16, 12)) -> Path:
+    """Records with four choices; the gold choice names the colour the question names."""
+    splits: dict[str, list[dict[str, Any]]] = {"train": [], "val": []}
+    paths = make_images(directory / "images", 4, size=size)
+    for i in range(records):
+        split = "train" if i < records * 2 // 3 else "val"
+        color = COLORS[i % 4]
+        choices = [f"it is {c}" for c in COLORS]
+        splits[split].append({"id": str(i), "image": str(paths[i % 4].relative_to(directory)),
+                              "question": f"what if the ball were {color}", "choices": choices, "label": i % 4})
+    (directory / "choices.json").write_text(json.dumps(splits))
+    return directory
+
+
+class ChoicesFile:
+    """A multiple-choice dataset in the shape ``abduct train --task cosim`` reads."""
+
+    def load(self, data_dir: Path, split: str) -> list[ChoiceRecord]:
+        raw = read_json(Path(data_dir) / "choices.json", "choices file")[split]
+        return [ChoiceRecord(r["id"], str(Path(data_dir) / r["image"]), r["question"], tuple(r["choices"]), r["label"])
+                for r in raw]
+
+    def check(self, data_dir: Path) -> list[str]:
+        return []
+
+
+def make_pairs(spec: Spec, settings: Settings) -> PairsFile:
+    return PairsFile()
+
+
+def make_choices(spec: Spec, settings: Settings) -> ChoicesFile:
+    return ChoicesFile()
+
+
+class TestPlugin:
+    @hookimpl
+    def register_datasets(self) -> Iterator[Registration]:
+        yield Registration("toy-pairs", "tiny pairs with regions and clues", "abduct_regions.testing:make_pairs")
+        yield Registration("toy-choices", "tiny four-way choices", "abduct_regions.testing:make_choices")
+
+
+def install_test_plugin() -> Registry:
+    """The installed plugins plus the test plugin, as the process-wide registry."""
+    registry = build_registry(extra_plugins=[("abduct-regions-tests", TestPlugin())])
+    reset_registry(registry)
+    return registry

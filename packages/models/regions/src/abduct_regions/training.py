@@ -1,0 +1,356 @@
+"""Training a cross-encoder (LXMERT, UNITER): Sherlock's triplet loss or CoSIm's 4-way head.
+
+- **triplet** (Sherlock, the paper's loss, margin 0.2): for each positive (image, region,
+  clue, inference), a negative with the same image and region and another example's
+  inference, and one with another example's image and region and this inference;
+  ``max(0, m - s+ + s-)`` for both, averaged;
+- **cosim**: the four choices of a record scored as ``question [SEP] response [SEP] change
+  [SEP] choice`` and cross-entropy over the four scores.
+
+AdamW with linear warm-up. Every batch and every dropout mask is a function of (seed, step),
+so a run killed at any point and started again from ``last/`` continues exactly as an
+uninterrupted run (the same weights at every later step). Under ``torchrun`` each rank takes
+its slice of the global batch and gradients are averaged (``abduct.distributed``): the
+update equals one process on the whole batch.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from abduct.distributed import Ranks, average_gradients, current_ranks, process_group, seed_for
+from abduct.errors import AbductError
+from abduct.io import atomic_write_jsonl, require_dir
+from abduct.pairs import load_pairs
+from abduct.plugins import get_registry
+from abduct.records import VisualInput
+from abduct.spec import Settings, Spec
+from abduct_regions.family import Family, existing_checkpoint, save_checkpoint
+from abduct_regions.scoring import CrossEncoderScorer
+from abduct_regions.threads import threads_for
+
+LAST, BEST, LOG = "last", "best", "train_log.jsonl"
+STATE_FILE = "trainer_state.pt"
+
+
+@dataclass(frozen=True)
+class Example:
+    """A positive pair (triplet) or a record with its choices (cosim)."""
+
+    visual: VisualInput
+    texts: tuple[str, ...]  # the inference, or the four choices
+    label: int = 0
+    group: str | None = None
+
+
+@dataclass
+class TrainConfig:
+    data_dir: Path
+    out_dir: Path
+    task: str = "sherlock"
+    dataset: str | None = None
+    model: str = "lxmert:tiny"
+    steps: int = 1000
+    batch_size: int = 16
+    lr: float = 5e-5
+    weight_decay: float = 0.01
+    warmup: int = 100
+    margin: float = 0.2
+    checkpoint_every: int = 200
+    val_limit: int = 64
+    log_every: int = 10
+    seed: int = 0
+    device: str = "auto"
+    quiet: bool = False
+
+    def signature(self) -> str:
+        keys = ("task", "dataset", "model", "batch_size", "lr", "weight_decay", "warmup", "margin", "seed")
+        return json.dumps({k: getattr(self, k) for k in keys}, sort_keys=True)
+
+
+# -- losses ------------------------------------------------------------------------------------
+def triplet_loss(positive: torch.Tensor, other_text: torch.Tensor, other_visual: torch.Tensor,
+                 margin: float) -> torch.Tensor:
+    """Mean over the batch of the two hinge terms of the Sherlock paper's triplet loss."""
+    relu = torch.nn.functional.relu
+    return (relu(margin - positive + other_text) + relu(margin - positive + other_visual)).mean()
+
+
+def choice_loss(scores: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """Cross-entropy over each row's choice scores (``[B, K]``)."""
+    return torch.nn.functional.cross_entropy(scores, labels)
+
+
+# -- examples ----------------------------------------------------------------------------------
+def load_examples(config: TrainConfig, split: str) -> list[Example]:
+    settings = Settings(seed=config.seed)
+    if config.task == "cosim":
+        name = config.dataset or "cosim"
+        records = get_registry().create("dataset", Spec.parse(name), settings).load(Path(config.data_dir), split)
+        out = []
+        for r in records:
+            if not all(hasattr(r, a) for a in ("choices", "label", "visual")):
+                raise AbductError(f"dataset '{name}' gives no multiple-choice records (choices, label, visual)")
+            out.append(Example(r.visual(), tuple(r.choices), int(r.label)))
+        return out
+    pairs = load_pairs(config.dataset or "sherlock", config.data_dir, split, settings)
+    return [Example(p.visual, (p.text,), 0, p.group) for p in pairs]
+
+
+class Stream:
+    """Global batch ``s`` is positions ``s*B .. s*B+B-1`` of a stream of per-epoch
+    permutations (seeded by (seed, epoch)); a rank takes its contiguous slice."""
+
+    def __init__(self, examples: Sequence[Example], batch_size: int, seed: int, ranks: Ranks) -> None:
+        if batch_size % ranks.world:
+            raise AbductError(f"--batch-size {batch_size} must be divisible by the {ranks.world} processes")
+        self.examples, self.batch_size, self.seed, self.ranks = list(examples), batch_size, seed, ranks
+        self._epoch: tuple[int, list[int]] = (-1, [])
+
+    def at(self, position: int) -> Example:
+        epoch, offset = divmod(position, len(self.examples))
+        if self._epoch[0] != epoch:
+            g = torch.Generator().manual_seed(seed_for(self.seed, epoch))
+            self._epoch = (epoch, torch.randperm(len(self.examples), generator=g).tolist())
+        return self.examples[self._epoch[1][offset]]
+
+    def batch(self, step: int) -> tuple[list[Example], list[Example]]:
+        """This rank's examples of global batch ``step`` and, for each, the partner whose
+        text and image make its negatives: half a batch further on, skipping examples with the
+        same text or image."""
+        start = step * self.batch_size
+        batch = [self.at(start + k) for k in range(self.batch_size)]
+        local = self.batch_size // self.ranks.world
+        mine = range(self.ranks.rank * local, (self.ranks.rank + 1) * local)
+        partners = []
+        for k in mine:
+            partner = batch[(k + self.batch_size // 2) % self.batch_size]
+            for shift in range(self.batch_size):
+                candidate = batch[(k + self.batch_size // 2 + shift) % self.batch_size]
+                if candidate.texts != batch[k].texts and candidate.visual.media != batch[k].visual.media:
+                    partner = candidate
+                    break
+            partners.append(partner)
+        return [batch[k] for k in mine], partners
+
+
+# -- validation --------------------------------------------------------------------------------
+def top1_within_groups(scorer: CrossEncoderScorer, examples: Sequence[Example]) -> float:
+    """P@1 (x100) of image -> text retrieval within each group: the true text must score
+    strictly above every other text of its group (a tie at the top is a miss)."""
+    groups: dict[str | None, list[Example]] = {}
+    for e in examples:
+        groups.setdefault(e.group, []).append(e)
+    hits = []
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        n = len(members)
+        visuals = [members[i].visual for i in range(n) for _ in range(n)]
+        texts = [members[j].texts[0] for _ in range(n) for j in range(n)]
+        sims = scorer.score(visuals, texts).reshape(n, n)
+        diagonal = np.diag(sims).copy()
+        np.fill_diagonal(sims, -np.inf)
+        hits.extend((diagonal > sims.max(axis=1)).tolist())
+    return 100.0 * float(np.mean(hits)) if hits else 0.0
+
+
+def choice_accuracy(scorer: CrossEncoderScorer, examples: Sequence[Example]) -> float:
+    visuals = [e.visual for e in examples for _ in e.texts]
+    texts = [t for e in examples for t in e.texts]
+    flat = scorer.score(visuals, texts)
+    correct, cursor = [], 0
+    for e in examples:
+        scores = flat[cursor : cursor + len(e.texts)]
+        cursor += len(e.texts)
+        correct.append(int(np.argmax(scores)) == e.label)
+    return 100.0 * float(np.mean(correct)) if correct else 0.0
+
+
+# -- the trainer -------------------------------------------------------------------------------
+def _lr_factor(step: int, warmup: int) -> float:
+    return min(1.0, (step + 1) / warmup) if warmup > 0 else 1.0
+
+
+class Trainer:
+    """One training run of a family's scorer (on every rank)."""
+
+    def __init__(self, family: Family, config: TrainConfig, train: Sequence[Example], val: Sequence[Example],
+                 scorer: CrossEncoderScorer) -> None:
+        if not train:
+            raise AbductError("no training examples")
+        if config.task != "cosim" and config.batch_size < 2:
+            raise AbductError("--batch-size must be at least 2: the triplet loss takes negatives from the batch")
+        self.family, self.config, self.scorer = family, config, scorer
+        self.ranks = current_ranks()
+        self.stream = Stream(train, config.batch_size, config.seed, self.ranks)
+        self.val = list(val)[: config.val_limit]
+        net = scorer.net
+        decay = [p for n, p in net.named_parameters() if p.ndim >= 2 and "embedding" not in n.lower()]
+        rest = [p for n, p in net.named_parameters() if not (p.ndim >= 2 and "embedding" not in n.lower())]
+        self.optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": config.weight_decay},
+                                            {"params": rest, "weight_decay": 0.0}], lr=config.lr)
+        self.step, self.best = 0, -1.0
+        self.history: list[dict[str, Any]] = []
+        self.log_rows: list[dict[str, Any]] = []
+
+    @property
+    def metric_name(self) -> str:
+        return "val_accuracy" if self.config.task == "cosim" else "val_p_at_1"
+
+    # checkpoints -----------------------------------------------------------------------------
+    def _state_bytes(self) -> bytes:
+        buffer = io.BytesIO()
+        torch.save({"optimizer": self.optimizer.state_dict(), "step": self.step, "best": self.best,
+                    "history": json.dumps(self.history), "signature": self.config.signature()}, buffer)
+        return buffer.getvalue()
+
+    def save(self) -> None:
+        if self.ranks.is_main:
+            state = self._state_bytes()
+            save_checkpoint(self.family, self.scorer, self.config.out_dir / LAST, {STATE_FILE: state})
+
+    def resume(self) -> bool:
+        found = existing_checkpoint(self.config.out_dir / LAST)
+        if found is None or not (found / STATE_FILE).is_file():
+            return False
+        state = torch.load(str(found / STATE_FILE), map_location="cpu", weights_only=True)
+        if state.get("signature") != self.config.signature():
+            raise AbductError(f"{found} was written by a run with other settings ({state.get('signature')}); "
+                              "use another --out or delete it")
+        net, _ = self.family.load_dir(found, self.config.seed)
+        self.scorer.net.load_state_dict(net.state_dict())
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.step, self.best = int(state["step"]), float(state["best"])
+        self.history = json.loads(state["history"])
+        log = self.config.out_dir / LOG
+        if log.is_file():  # drop the lines of steps the checkpoint does not include
+            rows = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+            self.log_rows = [r for r in rows if r.get("step", 0) <= self.step]
+        return True
+
+    def validate(self) -> None:
+        if self.ranks.is_main:
+            was = self.scorer.net.training
+            measure = choice_accuracy if self.config.task == "cosim" else top1_within_groups
+            value = measure(self.scorer, self.val) if self.val else 0.0
+            self.scorer.net.train(was)
+            self.history.append({"step": self.step, self.metric_name: value})
+            self._log({"step": self.step, self.metric_name: value})
+            if value > self.best or existing_checkpoint(self.config.out_dir / BEST) is None:
+                self.best = max(value, self.best)
+                save_checkpoint(self.family, self.scorer, self.config.out_dir / BEST)
+        if self.ranks.world > 1:
+            torch.distributed.barrier()
+
+    def _log(self, row: dict[str, Any]) -> None:
+        self.log_rows.append(row)
+        atomic_write_jsonl(self.config.out_dir / LOG, self.log_rows)
+        if not self.config.quiet:
+            text = " ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in row.items())
+            print(f"[train {self.family.name}] {text}", file=sys.stderr, flush=True)
+
+    # the loop --------------------------------------------------------------------------------
+    def loss(self, mine: list[Example], partners: list[Example]) -> torch.Tensor:
+        forward = self.scorer.forward
+        if self.config.task == "cosim":
+            k = len(mine[0].texts)
+            scores = forward([e.visual for e in mine for _ in e.texts], [t for e in mine for t in e.texts])
+            labels = torch.tensor([e.label for e in mine], device=scores.device)
+            return choice_loss(scores.view(len(mine), k), labels)
+        n = len(mine)
+        visuals = [e.visual for e in mine] + [e.visual for e in mine] + [p.visual for p in partners]
+        texts = [e.texts[0] for e in mine] + [p.texts[0] for p in partners] + [e.texts[0] for e in mine]
+        scores = forward(visuals, texts)
+        return triplet_loss(scores[:n], scores[n : 2 * n], scores[2 * n :], self.config.margin)
+
+    def train_step(self, step: int) -> float:
+        mine, partners = self.stream.batch(step)
+        net = self.scorer.net
+        net.train()
+        for group in self.optimizer.param_groups:
+            group["lr"] = self.config.lr * _lr_factor(step, self.config.warmup)
+        torch.manual_seed(seed_for(self.config.seed, 2, step, self.ranks.rank))  # dropout: a function of the step
+        loss = self.loss(mine, partners)
+        self.optimizer.zero_grad(set_to_none=True)
+        torch.autograd.backward(loss)
+        average_gradients(net)
+        self.optimizer.step()
+        return float(loss.detach())
+
+    def run(self) -> dict[str, Any]:
+        config = self.config
+        if self.ranks.is_main:
+            config.out_dir.mkdir(parents=True, exist_ok=True)
+        resumed = self.resume()
+        if resumed and self.ranks.is_main and not config.quiet:
+            print(f"[train {self.family.name}] resuming from {config.out_dir / LAST} at step {self.step}", file=sys.stderr)
+        with threads_for(self.scorer.net, self.scorer.device):
+            self._loop(resumed)
+        return {"step": self.step, "best": self.best, "metric": self.metric_name, "resumed": resumed,
+                "history": self.history, "best_dir": str(config.out_dir / BEST), "last_dir": str(config.out_dir / LAST)}
+
+    def _loop(self, resumed: bool) -> None:
+        config = self.config
+        started, window = time.perf_counter(), []
+        validated = -1
+        while self.step < config.steps:
+            window.append(self.train_step(self.step))
+            self.step += 1
+            if self.ranks.is_main and (self.step % config.log_every == 0 or self.step == config.steps):
+                rate = len(window) / max(time.perf_counter() - started, 1e-9)
+                self._log({"step": self.step, "loss": float(np.mean(window)),
+                           "lr": self.optimizer.param_groups[0]["lr"], "steps_per_s": rate})
+                started, window = time.perf_counter(), []
+            if self.step % config.checkpoint_every == 0 or self.step == config.steps:
+                self.validate()
+                validated = self.step
+                self.save()
+        if validated != self.step and not resumed:
+            self.validate()
+            self.save()
+
+
+def _device(config: TrainConfig) -> str:
+    device = Settings(device=config.device).torch_device()
+    if device.startswith("cuda") and int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        device = f"cuda:{int(os.environ.get('LOCAL_RANK', 0))}"
+        torch.cuda.set_device(device)
+    return device
+
+
+def train(family: Family, config: TrainConfig) -> dict[str, Any]:
+    """``abduct train <family>``: the dataset's train and val examples, then the run."""
+    from abduct_regions.family import build_scorer, options_from_spec
+
+    require_dir(config.data_dir, "data directory")
+    spec = Spec.parse(config.model)
+    if spec.name != family.name:
+        raise AbductError(f"--model must be a {family.name} model ({family.name}:tiny or {family.name}:DIR), got '{config.model}'")
+    with process_group():
+        train_examples = load_examples(config, "train")
+        val_examples = load_examples(config, "val")
+        settings = Settings(device=_device(config), batch_size=max(4 * config.batch_size, 64), seed=config.seed)
+        scorer = build_scorer(family, spec, settings, options_from_spec(spec))
+        summary = Trainer(family, config, train_examples, val_examples, scorer).run()
+        if current_ranks().is_main and not config.quiet:
+            print(f"[train {family.name}] done at step {summary['step']}; best {summary['metric']} "
+                  f"{summary['best']:.2f} -> {summary['best_dir']}", file=sys.stderr)
+        return summary
+
+
+def train_from_options(family: Family, options: dict[str, Any]) -> dict[str, Any]:
+    """The click command's keyword arguments -> ``train``."""
+    names = {f.name for f in fields(TrainConfig)}
+    return train(family, TrainConfig(**{k: v for k, v in options.items() if k in names}))

@@ -1,0 +1,1 @@
+"""UNITER cross-encoder for abduct."""
