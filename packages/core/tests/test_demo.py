@@ -31,6 +31,9 @@ def test_cli_json_keeps_out_and_names_it(toy_registry: Registry, tmp_path: Path,
     captured = capsys.readouterr()
     assert set(json.loads(captured.out)) == {"toy"}
     assert str(out) in captured.err and (out / "toy").is_dir()
+    overview = (out / "report.html").read_text()  # the runs side by side, as abduct compare shows them
+    assert str(out / "report.html") in captured.err
+    assert "toy-choice" in overview and "text-only" in overview and "random" in overview
 
 
 def test_without_out_nothing_is_left_and_no_path_printed(toy_registry: Registry, tmp_path: Path,

@@ -265,7 +265,7 @@ def demo_cmd(out_dir: Path | None, only: tuple[str, ...], images: int | None, st
              quiet: bool, as_json: bool) -> None:
     """Synthesise corpora, train tiny models on the CPU and compare them with the baselines:
     one table per installed section (see `abduct demos`), in a few minutes."""
-    from abduct.demo import run_demo
+    from abduct.demo import run_demo, write_overview
 
     if out_dir is not None and out_dir.exists() and not out_dir.is_dir():
         raise AbductError(f"--out is not a directory: {out_dir}")
@@ -275,7 +275,9 @@ def demo_cmd(out_dir: Path | None, only: tuple[str, ...], images: int | None, st
     else:
         click.echo("\n\n".join(table.format() for table in tables.values()))
     if out_dir is not None:
-        click.echo(f"corpora, checkpoints and runs kept in {out_dir}", err=True)
+        overview = write_overview(out_dir)
+        click.echo(f"corpora, checkpoints and runs kept in {out_dir}"
+                   + (f"; every run side by side: {overview}" if overview is not None else ""), err=True)
 
 
 @cli.command("compare")

@@ -164,3 +164,17 @@ def run_demo(*, out_dir: Path | None, seed: int = 0, quiet: bool = False, steps:
             ctx.say(f"{name} done in {time.perf_counter() - section_started:.0f}s")
     ctx.say(f"all done in {time.perf_counter() - started:.0f}s")
     return tables
+
+
+def write_overview(out_dir: Path, registry: Registry | None = None) -> Path | None:
+    """``out_dir/report.html``: every run the demo kept, side by side with the papers' rows
+    (``abduct compare`` over them); None when no run finished."""
+    from abduct.compare import compare, html_page
+    from abduct.io import atomic_write_text
+
+    runs = sorted(path.parent for path in out_dir.rglob("results.json"))
+    if not runs:
+        return None
+    page = out_dir / "report.html"
+    atomic_write_text(page, html_page(compare(runs, registry)))
+    return page
