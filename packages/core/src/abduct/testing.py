@@ -372,3 +372,13 @@ def data_fixture(write: Callable[[Path], Path], name: str) -> Any:
         return write(tmp_path_factory.mktemp(name))
 
     return importlib.import_module("pytest").fixture(fixture, scope="module", name=name)
+
+
+def private_cache_fixture() -> Any:
+    """An autouse pytest fixture pointing ``ABDUCT_CACHE_DIR`` into each test's ``tmp_path``,
+    so no test reads features another test (or the user) cached."""
+
+    def fixture(tmp_path: Path, monkeypatch: Any) -> None:
+        monkeypatch.setenv("ABDUCT_CACHE_DIR", str(tmp_path / "cache"))
+
+    return importlib.import_module("pytest").fixture(fixture, autouse=True, name="private_cache")
