@@ -9,11 +9,13 @@ torch is imported by name when called: only torch plugins call these.
 from __future__ import annotations
 
 import importlib
+import json
 import pickle
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from abduct.errors import DataError
+from abduct.errors import AbductError, DataError
 
 
 def load_weights_only(path: str | Path, *, loader: str, map_location: Any = "cpu") -> Any:
@@ -36,3 +38,25 @@ def load_weights_only(path: str | Path, *, loader: str, map_location: Any = "cpu
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
         raise DataError(f"the {loader} loader refused it: not a weights-only checkpoint ({first})",
                         file=file) from None
+
+
+def settings_signature(settings: Mapping[str, Any]) -> str:
+    """The settings a resumed run must share with the run that wrote its checkpoint, as one
+    comparable string (key order does not matter)."""
+    return json.dumps(dict(settings), sort_keys=True)
+
+
+def check_resume_signature(checkpoint: Path, stored: Any, expected: str) -> None:
+    """Resuming with other settings would silently mix two runs: refuse, naming the checkpoint."""
+    if stored != expected:
+        raise AbductError(f"{checkpoint} was written by a run with other settings ({stored}); "
+                          "use another --out or delete it")
+
+
+def log_rows_through(log: Path, step: int) -> list[dict[str, Any]]:
+    """The rows of a JSON-lines training log up to ``step``: a resumed run drops the lines
+    of steps its checkpoint does not include (none when there is no log yet)."""
+    if not log.is_file():
+        return []
+    rows = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    return [r for r in rows if r.get("step", 0) <= step]

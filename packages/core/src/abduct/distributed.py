@@ -166,3 +166,27 @@ def seed_for(*parts: int) -> int:
     """A 63-bit seed from integers (e.g. the run's seed and an epoch or a stream position)."""
     digest = hashlib.blake2b(",".join(map(str, parts)).encode(), digest_size=8).digest()
     return int.from_bytes(digest, "little") & ((1 << 63) - 1)
+
+
+def require_divisible_batch(batch_size: int, ranks: Ranks) -> None:
+    """Each rank takes an equal slice of the global batch, so the update matches one process."""
+    if batch_size % ranks.world:
+        raise AbductError(f"--batch-size {batch_size} must be divisible by the {ranks.world} processes")
+
+
+class PermutationStream:
+    """Position ``p`` of an endless stream of per-epoch permutations of ``range(count)``,
+    each seeded by (seed, epoch): a trainer's batches depend only on (seed, step), so a
+    resumed run sees the batches an uninterrupted one would have."""
+
+    def __init__(self, count: int, seed: int) -> None:
+        self.count, self.seed = count, seed
+        self._epoch: tuple[int, list[int]] = (-1, [])
+
+    def index(self, position: int) -> int:
+        epoch, offset = divmod(position, self.count)
+        if self._epoch[0] != epoch:  # one permutation is kept: positions are read in order
+            torch = importlib.import_module("torch")
+            generator = torch.Generator().manual_seed(seed_for(self.seed, epoch))
+            self._epoch = (epoch, torch.randperm(self.count, generator=generator).tolist())
+        return self._epoch[1][offset]

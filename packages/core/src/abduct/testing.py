@@ -16,7 +16,7 @@ import importlib
 import json
 import os
 import socket
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -32,7 +32,7 @@ from abduct.fuzzing import CliOutcome, clean_failure_problem, fuzz_cli_input, ha
 from abduct.generation import GenerationEngine
 from abduct.inputs import accepted_inputs
 from abduct.io import read_json
-from abduct.plugins import Registry, build_registry
+from abduct.plugins import Registry, build_registry, reset_registry
 from abduct.protocols import SCORING_PROTOCOLS, Decoding, DualEncoder, Generator, Metric, MetricResult, TextPool
 from abduct.records import Box, GenerationRequest, GroundedText, Region, VisualInput
 from abduct.runner import Run
@@ -350,3 +350,35 @@ class MetricContract:
         assert result.corpus and all(np.isfinite(v) for v in result.corpus.values())
         if result.per_sample:
             assert set(result.per_sample) == set(self.predictions)
+
+
+def registry_fixture(install: Callable[[], Registry], name: str = "test_registry") -> Any:
+    """A pytest fixture giving the registry ``install`` builds, reset afterwards so no later
+    test sees this test's plugins (pytest is imported by name: core does not depend on it)."""
+
+    def fixture() -> Iterator[Registry]:
+        registry = install()
+        yield registry
+        reset_registry(None)
+
+    return importlib.import_module("pytest").fixture(fixture, name=name)
+
+
+def data_fixture(write: Callable[[Path], Path], name: str) -> Any:
+    """A module-scoped pytest fixture ``name``: ``write`` fills a fresh directory once per
+    test module, so tiny datasets are not rebuilt for every test."""
+
+    def fixture(tmp_path_factory: Any) -> Path:
+        return write(tmp_path_factory.mktemp(name))
+
+    return importlib.import_module("pytest").fixture(fixture, scope="module", name=name)
+
+
+def private_cache_fixture() -> Any:
+    """An autouse pytest fixture pointing ``ABDUCT_CACHE_DIR`` into each test's ``tmp_path``,
+    so no test reads features another test (or the user) cached."""
+
+    def fixture(tmp_path: Path, monkeypatch: Any) -> None:
+        monkeypatch.setenv("ABDUCT_CACHE_DIR", str(tmp_path / "cache"))
+
+    return importlib.import_module("pytest").fixture(fixture, autouse=True, name="private_cache")

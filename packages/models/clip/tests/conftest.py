@@ -2,22 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
 from clip_helpers import install_test_plugin, write_pair_data
 
-from abduct.plugins import Registry, reset_registry
+from abduct.testing import data_fixture, registry_fixture
 
-
-@pytest.fixture
-def test_registry() -> Iterator[Registry]:
-    registry = install_test_plugin()
-    yield registry
-    reset_registry(None)
-
-
-@pytest.fixture(scope="module")
-def pair_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_pair_data(tmp_path_factory.mktemp("pairs"))
+test_registry = registry_fixture(install_test_plugin)
+pair_data = data_fixture(write_pair_data, "pair_data")

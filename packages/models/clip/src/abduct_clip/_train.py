@@ -28,8 +28,16 @@ import torch
 import torch.distributed as dist
 from torch.utils.data import DataLoader, Dataset
 
-from abduct.checkpoints import load_weights_only
-from abduct.distributed import Ranks, average_gradients, current_ranks, process_group, seed_for
+from abduct.checkpoints import check_resume_signature, load_weights_only, log_rows_through, settings_signature
+from abduct.distributed import (
+    PermutationStream,
+    Ranks,
+    average_gradients,
+    current_ranks,
+    process_group,
+    require_divisible_batch,
+    seed_for,
+)
 from abduct.errors import AbductError
 from abduct.io import atomic_write_bytes, atomic_write_jsonl, require_dir
 from abduct.options import bind_options
@@ -145,24 +153,19 @@ class StepBatches(Dataset):  # type: ignore[type-arg]
         batch_size: int, first_step: int, last_step: int, seed: int, multitask: bool, augment: bool,
         ranks: Ranks,
     ) -> None:
-        if batch_size % ranks.world:
-            raise AbductError(f"--batch-size {batch_size} must be divisible by the {ranks.world} processes")
+        require_divisible_batch(batch_size, ranks)
         self.examples = list(examples)
         self.preprocess, self.settings = preprocess, settings
         self.batch_size, self.local = batch_size, batch_size // ranks.world
         self.first_step, self.last_step = first_step, last_step
         self.seed, self.multitask, self.augment, self.ranks = seed, multitask, augment, ranks
-        self._permutations: dict[int, list[int]] = {}
+        self._order = PermutationStream(len(self.examples), seed)
 
     def __len__(self) -> int:
         return max(0, self.last_step - self.first_step)
 
     def _example_at(self, position: int) -> int:
-        epoch, offset = divmod(position, len(self.examples))
-        if epoch not in self._permutations:
-            g = torch.Generator().manual_seed(seed_for(self.seed, epoch))
-            self._permutations = {epoch: torch.randperm(len(self.examples), generator=g).tolist()}
-        return self._permutations[epoch][offset]
+        return self._order.index(position)
 
     def text_for(self, example: Example, g: torch.Generator) -> str:
         if self.multitask:
@@ -283,7 +286,7 @@ class Trainer:
             "step": self.step,
             "best_p_at_1": self.best,
             "history": json.dumps(self.history),
-            "signature": json.dumps(self.config.resume_signature(), sort_keys=True),
+            "signature": settings_signature(self.config.resume_signature()),
         })
 
     def resume(self) -> bool:
@@ -291,18 +294,12 @@ class Trainer:
         if not path.is_file():
             return False
         state = load_weights_only(path, loader="clip training state", map_location=self.device)
-        signature = json.dumps(self.config.resume_signature(), sort_keys=True)
-        if state.get("signature") != signature:
-            raise AbductError(f"{path} was written by a run with other settings ({state.get('signature')}); "
-                              "use another --out or delete it")
+        check_resume_signature(path, state.get("signature"), settings_signature(self.config.resume_signature()))
         self.model.load_state_dict(state["model_state_dict"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.step, self.best = int(state["step"]), float(state["best_p_at_1"])
         self.history = json.loads(state["history"])
-        log = self.config.out_dir / LOG
-        if log.is_file():  # drop log lines of steps the checkpoint does not include
-            rows = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
-            self.log_rows = [r for r in rows if r.get("step", 0) <= self.step]
+        self.log_rows = log_rows_through(self.config.out_dir / LOG, self.step)
         return True
 
     def validate(self) -> None:

@@ -41,3 +41,19 @@ def train_options(*, model: str, tasks: tuple[str, ...]) -> Callable[[F], F]:
         return settings_options(device="auto", batch_size=16, batch_help="Global batch size (positives).")(command)
 
     return decorate
+
+
+def train_command(name: str, family_module: str, doc: str) -> click.Command:
+    """``abduct train NAME`` for a cross-encoder family: the command is the same for every
+    family but for its name, starting model and help; ``family_module`` (holding ``FAMILY``)
+    and torch load only when the command runs."""
+
+    def command(**kwargs: Any) -> None:
+        import importlib
+
+        from abduct_regions.training import train_from_options
+
+        train_from_options(importlib.import_module(family_module).FAMILY, kwargs)
+
+    command.__doc__ = doc
+    return click.command(name)(train_options(model=f"{name}:tiny", tasks=("sherlock", "cosim"))(command))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -133,3 +134,19 @@ def existing_checkpoint(directory: Path) -> Path | None:
         if candidate.is_dir():
             return candidate
     return None
+
+
+def scorer_factory(family: Family, name: str, doc: str) -> Callable[..., CrossEncoderScorer]:
+    """The registered model factory of a family: the spec options (read off this signature by
+    ``abduct.options``) are declared once for every cross-encoder."""
+
+    def make(spec: Spec, settings: Settings, *, backbone: str | None = None, backbone_weights: Path | None = None,
+             image_size: int | None = None, grid: int | None = None, features: Path | None = None,
+             max_boxes: int | None = None, max_text: int | None = None, cache: bool = True) -> CrossEncoderScorer:
+        options = FeatureOptions(backbone=backbone, backbone_weights=backbone_weights, image_size=image_size,
+                                 grid=grid, features=features, max_boxes=max_boxes, max_text=max_text, cache=cache)
+        return build_scorer(family, spec, settings, options)
+
+    make.__name__ = make.__qualname__ = name
+    make.__doc__ = doc
+    return make

@@ -17,7 +17,7 @@ from abduct import Registration, Settings, Spec, hookimpl
 from abduct.io import read_json
 from abduct.plugins import Registry, build_registry, reset_registry
 from abduct.records import VisualInput
-from abduct.testing import PairsFile, make_images, write_pairs
+from abduct.testing import PairsFile, data_fixture, make_images, private_cache_fixture, registry_fixture, write_pairs
 
 COLORS = ("red", "green", "blue", "yellow")
 RGB = {"red": (220, 30, 30), "green": (30, 180, 60), "blue": (30, 60, 220), "yellow": (250, 220, 20)}
@@ -110,3 +110,10 @@ def install_test_plugin() -> Registry:
     registry = build_registry(extra_plugins=[("abduct-regions-tests", TestPlugin())])
     reset_registry(registry)
     return registry
+
+
+def cross_encoder_fixtures() -> tuple[Any, Any, Any, Any]:
+    """The conftest fixtures every cross-encoder package's tests use: a private feature cache,
+    the test plugin's registry and the tiny pair and choice datasets."""
+    return (private_cache_fixture(), registry_fixture(install_test_plugin),
+            data_fixture(write_pair_data, "pair_data"), data_fixture(write_choice_data, "choice_data"))

@@ -29,7 +29,16 @@ from typing import Any
 import numpy as np
 import torch
 
-from abduct.distributed import Ranks, average_gradients, current_ranks, process_group, seed_for
+from abduct.checkpoints import check_resume_signature, log_rows_through, settings_signature
+from abduct.distributed import (
+    PermutationStream,
+    Ranks,
+    average_gradients,
+    current_ranks,
+    process_group,
+    require_divisible_batch,
+    seed_for,
+)
 from abduct.errors import AbductError
 from abduct.io import atomic_write_jsonl, require_dir
 from abduct.pairs import load_pairs
@@ -76,7 +85,7 @@ class TrainConfig:
 
     def signature(self) -> str:
         keys = ("task", "dataset", "model", "batch_size", "lr", "weight_decay", "warmup", "margin", "seed")
-        return json.dumps({k: getattr(self, k) for k in keys}, sort_keys=True)
+        return settings_signature({k: getattr(self, k) for k in keys})
 
 
 # -- losses ------------------------------------------------------------------------------------
@@ -113,17 +122,12 @@ class Stream:
     permutations (seeded by (seed, epoch)); a rank takes its contiguous slice."""
 
     def __init__(self, examples: Sequence[Example], batch_size: int, seed: int, ranks: Ranks) -> None:
-        if batch_size % ranks.world:
-            raise AbductError(f"--batch-size {batch_size} must be divisible by the {ranks.world} processes")
+        require_divisible_batch(batch_size, ranks)
         self.examples, self.batch_size, self.seed, self.ranks = list(examples), batch_size, seed, ranks
-        self._epoch: tuple[int, list[int]] = (-1, [])
+        self._order = PermutationStream(len(self.examples), seed)
 
     def at(self, position: int) -> Example:
-        epoch, offset = divmod(position, len(self.examples))
-        if self._epoch[0] != epoch:
-            g = torch.Generator().manual_seed(seed_for(self.seed, epoch))
-            self._epoch = (epoch, torch.randperm(len(self.examples), generator=g).tolist())
-        return self.examples[self._epoch[1][offset]]
+        return self.examples[self._order.index(position)]
 
     def batch(self, step: int) -> tuple[list[Example], list[Example]]:
         """This rank's examples of global batch ``step`` and, for each, the partner whose
@@ -226,18 +230,13 @@ class Trainer:
         if found is None or not (found / STATE_FILE).is_file():
             return False
         state = torch.load(str(found / STATE_FILE), map_location="cpu", weights_only=True)
-        if state.get("signature") != self.config.signature():
-            raise AbductError(f"{found} was written by a run with other settings ({state.get('signature')}); "
-                              "use another --out or delete it")
+        check_resume_signature(found, state.get("signature"), self.config.signature())
         net, _ = self.family.load_dir(found, self.config.seed)
         self.scorer.net.load_state_dict(net.state_dict())
         self.optimizer.load_state_dict(state["optimizer"])
         self.step, self.best = int(state["step"]), float(state["best"])
         self.history = json.loads(state["history"])
-        log = self.config.out_dir / LOG
-        if log.is_file():  # drop the lines of steps the checkpoint does not include
-            rows = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
-            self.log_rows = [r for r in rows if r.get("step", 0) <= self.step]
+        self.log_rows = log_rows_through(self.config.out_dir / LOG, self.step)
         return True
 
     def validate(self) -> None:

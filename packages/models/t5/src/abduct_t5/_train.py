@@ -29,8 +29,16 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from abduct.checkpoints import load_weights_only
-from abduct.distributed import Ranks, average_gradients, current_ranks, process_group, seed_for
+from abduct.checkpoints import check_resume_signature, load_weights_only, log_rows_through, settings_signature
+from abduct.distributed import (
+    PermutationStream,
+    Ranks,
+    average_gradients,
+    current_ranks,
+    process_group,
+    require_divisible_batch,
+    seed_for,
+)
 from abduct.errors import AbductError
 from abduct.io import atomic_write_jsonl, require_dir
 from abduct.pairs import load_pairs
@@ -86,18 +94,13 @@ class StepBatches:
     (seed, step): positions ``step*B .. step*B+B-1`` of a stream of per-epoch permutations."""
 
     def __init__(self, pairs: Sequence[Pair], batch_size: int, seed: int, ranks: Ranks) -> None:
-        if batch_size % ranks.world:
-            raise AbductError(f"--batch-size {batch_size} must be divisible by the {ranks.world} processes")
+        require_divisible_batch(batch_size, ranks)
         self.pairs, self.batch_size, self.seed, self.ranks = list(pairs), batch_size, seed, ranks
         self.local = batch_size // ranks.world
-        self._permutation: tuple[int, list[int]] = (-1, [])
+        self._order = PermutationStream(len(self.pairs), seed)
 
     def _pair_at(self, position: int) -> Pair:
-        epoch, offset = divmod(position, len(self.pairs))
-        if self._permutation[0] != epoch:
-            g = torch.Generator().manual_seed(seed_for(self.seed, epoch))
-            self._permutation = (epoch, torch.randperm(len(self.pairs), generator=g).tolist())
-        return self.pairs[self._permutation[1][offset]]
+        return self.pairs[self._order.index(position)]
 
     def batch(self, step: int) -> list[Pair]:
         start = step * self.batch_size + self.ranks.rank * self.local
@@ -183,7 +186,7 @@ class Trainer:
 
     # -- checkpoints ------------------------------------------------------------------------------
     def _signature(self) -> str:
-        return json.dumps(self.config.resume_signature(self.total_steps), sort_keys=True)
+        return settings_signature(self.config.resume_signature(self.total_steps))
 
     def _write_dir(self, name: str, extra: dict[str, Any], optimizer: bool) -> None:
         """Write ``out/name`` whole, then swap it in: a kill leaves the old or the new one."""
@@ -210,18 +213,13 @@ class Trainer:
         if directory is None:
             return False
         state = json.loads((directory / STATE).read_text())
-        if state.get("signature") != self._signature():
-            raise AbductError(f"{directory} was written by a run with other settings ({state.get('signature')}); "
-                              "use another --out or delete it")
+        check_resume_signature(directory, state.get("signature"), self._signature())
         self.model.load_state_dict(load_weights_only(directory / "model.safetensors", loader="t5 training state",
                                                      map_location=str(self.device)), strict=False)
         self.optimizer.load_state_dict(load_weights_only(directory / OPTIMIZER, loader="t5 optimizer state",
                                                          map_location=self.device))
         self.step, self.best, self.history = int(state["step"]), float(state["best_val_loss"]), list(state["history"])
-        log = out / LOG
-        if log.is_file():  # drop log lines of steps the checkpoint does not include
-            rows = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
-            self.log_rows = [r for r in rows if r.get("step", 0) <= self.step]
+        self.log_rows = log_rows_through(out / LOG, self.step)
         return True
 
     def validate(self) -> None:

@@ -21,10 +21,9 @@ import torch
 from transformers import AutoTokenizer
 
 from abduct.errors import AbductError
-from abduct.spec import Settings, Spec
-from abduct_regions.family import FeatureOptions, build_scorer
+from abduct_regions.family import scorer_factory
 from abduct_regions.positions import PositionKind
-from abduct_regions.scoring import CrossEncoderScorer, InputSettings
+from abduct_regions.scoring import InputSettings
 from abduct_regions.tokenizer import tiny_tokenizer
 from abduct_uniter.network import UniterScoringNet, uniter_config
 
@@ -142,11 +141,5 @@ class UniterFamily:
 FAMILY = UniterFamily()
 
 
-def make_uniter(spec: Spec, settings: Settings, *, backbone: str | None = None, backbone_weights: Path | None = None,
-                image_size: int | None = None, grid: int | None = None, features: Path | None = None,
-                max_boxes: int | None = None, max_text: int | None = None, cache: bool = True) -> CrossEncoderScorer:
-    """``uniter:tiny|DIR[,backbone=resnet50][,backbone_weights=FILE][,image_size=N][,grid=N]
-    [,features=FILE][,max_boxes=N][,max_text=N][,cache=false]`` (see abduct-regions)."""
-    options = FeatureOptions(backbone=backbone, backbone_weights=backbone_weights, image_size=image_size, grid=grid,
-                             features=features, max_boxes=max_boxes, max_text=max_text, cache=cache)
-    return build_scorer(FAMILY, spec, settings, options)
+make_uniter = scorer_factory(FAMILY, "make_uniter", """``uniter:tiny|DIR[,backbone=resnet50][,backbone_weights=FILE][,image_size=N][,grid=N]
+    [,features=FILE][,max_boxes=N][,max_text=N][,cache=false]`` (see abduct-regions).""")

@@ -20,7 +20,8 @@ from typing import Any
 
 import torch
 
-from abduct.distributed import average_gradients, process_group, seed_for
+from abduct.checkpoints import log_rows_through, settings_signature
+from abduct.distributed import PermutationStream, average_gradients, process_group, require_divisible_batch
 from abduct.errors import AbductError
 from abduct.io import atomic_write_bytes, atomic_write_jsonl, require_dir
 from abduct.spec import Settings
@@ -54,7 +55,7 @@ class TrainConfig:
     def signature(self) -> str:
         """Settings a resumed run must share with the run that wrote the checkpoint."""
         keys = ("encoder", "batch_size", "lr", "width", "frames", "seed")
-        return json.dumps({k: getattr(self, k) for k in keys}, sort_keys=True)
+        return settings_signature({k: getattr(self, k) for k in keys})
 
 
 def _save(path: Path, payload: dict[str, Any]) -> None:
@@ -65,20 +66,15 @@ def _save(path: Path, payload: dict[str, Any]) -> None:
 
 def _batch_indices(count: int, step: int, batch: int, seed: int) -> list[int]:
     """Global batch ``step``: positions ``step*batch ...`` of the per-epoch permutation stream."""
-    out = []
-    for position in range(step * batch, (step + 1) * batch):
-        epoch, offset = divmod(position, count)
-        g = torch.Generator().manual_seed(seed_for(seed, epoch))
-        out.append(int(torch.randperm(count, generator=g)[offset]))
-    return out
+    order = PermutationStream(count, seed)
+    return [order.index(position) for position in range(step * batch, (step + 1) * batch)]
 
 
 def train(config: TrainConfig) -> dict[str, Any]:
     require_dir(config.data_dir, "data directory")
     device = torch.device(Settings(device=config.device).torch_device())
     with process_group() as ranks:
-        if config.batch_size % ranks.world:
-            raise AbductError(f"--batch-size {config.batch_size} must be divisible by the {ranks.world} processes")
+        require_divisible_batch(config.batch_size, ranks)
         examples, _ = load_split(config.data_dir, "train")
         videos = config.videos or config.data_dir / "videos"
         samples, events = training_samples(examples, videos)
@@ -104,9 +100,7 @@ def train(config: TrainConfig) -> dict[str, Any]:
             model.load_state_dict(state["model_state_dict"])
             optimizer.load_state_dict(state["optimizer"])
             step = int(state["step"])
-            if (config.out_dir / LOG).is_file():
-                rows = [json.loads(line) for line in (config.out_dir / LOG).read_text().splitlines() if line.strip()]
-                log_rows = [r for r in rows if r["step"] <= step]
+            log_rows = log_rows_through(config.out_dir / LOG, step)
             if ranks.is_main and not config.quiet:
                 print(f"[train var] resuming from {last} at step {step}", file=sys.stderr)
         meta = {"format": FORMAT, "vocab": vocab, "width": config.width, "clip_dim": encoder.dim,
