@@ -14,30 +14,21 @@ from PIL import Image
 
 from abduct import Decoding, GenerationRequest, Registration, Settings, Spec, TextPool, VisualInput, hookimpl
 from abduct.cli import main
+from abduct.corpus_contract import CorpusContract
 from abduct.errors import DataError
 from abduct.evaluate import EvalConfig, run_evaluation
 from abduct.plugins import build_registry
-from abduct.testing import TaskContract
 from abduct_nleye import load_csv
 from abduct_nleye.dumbpixel import DumbPixel
 from abduct_nleye.tasks import parse_answer
 from conftest import HEADER, row, write_csv
 
 
-class _Contract(TaskContract):
-    @pytest.fixture(autouse=True)
-    def _shared(self, corpus: Path) -> None:
-        self.corpus = corpus
-
-    def make_data(self, tmp_path: Path) -> Path:
-        return self.corpus
-
-
-class TestTripletContract(_Contract):
+class TestTripletContract(CorpusContract):
     task_name = "nleye-triplet"
 
 
-class TestPairsContract(_Contract):
+class TestPairsContract(CorpusContract):
     task_name = "nleye-pairs"
 
 
