@@ -16,7 +16,7 @@ import json
 import os
 import socket
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -30,12 +30,14 @@ from abduct.errors import DataError
 from abduct.evaluate import EvalConfig, run_evaluation
 from abduct.fuzzing import CliOutcome, clean_failure_problem, fuzz_cli_input, half_written_problem, run_cli
 from abduct.generation import GenerationEngine
+from abduct.hookspecs import hookimpl
 from abduct.inputs import accepted_inputs
 from abduct.io import read_json
 from abduct.offline import patched_hub
 from abduct.plugins import Registry, build_registry
 from abduct.protocols import SCORING_PROTOCOLS, Decoding, DualEncoder, Generator, Metric, MetricResult, TextPool
 from abduct.records import Box, GenerationRequest, GroundedText, Region, VisualInput
+from abduct.registration import Registration
 from abduct.runner import Run
 from abduct.spec import Settings, Spec
 from abduct.tasks import Task
@@ -43,7 +45,7 @@ from abduct.tasks import Task
 __all__ = [
     "CliOutcome", "GeneratorContract", "MetricContract", "PairsFile", "ScorerContract", "TaskContract",
     "clean_failure_problem", "contract_visuals", "fuzz_cli_input", "half_written_problem", "make_images",
-    "fast_one_line_failure", "finished_judgments", "make_pairs_file", "run_cli", "shared_data_dir", "write_pairs",
+    "fast_one_line_failure", "finished_judgments", "make_pairs_file", "registry_with_models", "run_cli", "shared_data_dir", "write_pairs",
 ]
 
 
@@ -101,6 +103,28 @@ def finished_judgments(out: Path) -> set[str]:
             if entry["unit"].startswith("judge/"):
                 done |= {r["id"] for r in entry["records"]}
     return done
+
+
+_STAND_INS: dict[str, Callable[[], object]] = {}
+
+
+def registry_with_models(plugin: str, models: Mapping[str, tuple[str, Callable[[], object]]]) -> Registry:
+    """The registry plus stand-in models, ``{name: (description, make)}`` with ``make()`` building
+    one: tests declare each in a line instead of a hook class and a factory apiece. A name is
+    one model per process (the last declared)."""
+    _STAND_INS.update({name: make for name, (_, make) in models.items()})
+
+    class _StandIns:
+        @hookimpl
+        def register_models(self) -> Iterator[Registration]:
+            for name, (description, _) in models.items():
+                yield Registration(name, description, f"{__name__}:_make_stand_in")
+
+    return build_registry([(plugin, _StandIns())])
+
+
+def _make_stand_in(spec: Spec, settings: Settings) -> object:
+    return _STAND_INS[spec.name]()
 
 
 def hub_snapshot(cache: Path, repo_id: str) -> Path:
