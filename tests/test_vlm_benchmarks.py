@@ -18,6 +18,7 @@ import pytest
 
 from abduct.evaluate import EvalConfig, run_evaluation
 from abduct.plugins import build_registry
+from abduct.testing import finished_judgments
 from abduct_nleye import load_samples
 from abduct_nleye.explanation import JUDGE_PROMPT, bem_question
 from abduct_nleye.synth import synthesize as nleye_corpus
@@ -124,16 +125,6 @@ def test_nleye_explanation_judged_by_a_served_model(nleye: Path, cache: dict[str
     assert judge["prompt_sha256"] == hashlib.sha256(JUDGE_PROMPT.encode()).hexdigest()
 
 
-def _judge_units(out: Path) -> set[str]:
-    done = set()
-    for shard in (out / ".partial").glob("shard-*.jsonl"):
-        for line in shard.read_text().splitlines():
-            entry = json.loads(line)
-            if entry["unit"].startswith("judge/"):
-                done |= {r["id"] for r in entry["records"]}
-    return done
-
-
 def test_a_killed_judged_run_resumes_without_asking_again(tmp_path: Path, cache: dict[str, str]) -> None:
     data = nleye_corpus(tmp_path / "data", samples=24, seed=1)
     out = tmp_path / "o"
@@ -144,11 +135,11 @@ def test_a_killed_judged_run_resumes_without_asking_again(tmp_path: Path, cache:
         child = subprocess.Popen(command, env={**os.environ, **cache}, stdout=subprocess.DEVNULL,
                                  stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 120
-        while not _judge_units(out) and time.monotonic() < deadline and child.poll() is None:
+        while not finished_judgments(out) and time.monotonic() < deadline and child.poll() is None:
             time.sleep(0.05)
         child.send_signal(signal.SIGKILL)
         child.wait()
-        finished = _judge_units(out)
+        finished = finished_judgments(out)
         assert finished and len(finished) < 24, "the run must be killed between two judged units"
         before = len(fake.requests)
         resumed = abduct(*command[3:], env=cache)

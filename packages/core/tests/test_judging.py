@@ -15,6 +15,7 @@ from abduct.generation import GenerationEngine
 from abduct.judging import JudgeEngine, JudgeItem, any_equivalent, parse_verdict
 from abduct.plugins import Registry
 from abduct.protocols import Decoding
+from abduct.testing import finished_judgments
 from toy_plugin import JUDGE_TEMPLATE, LiteralJudge
 
 
@@ -119,16 +120,6 @@ def _judged_run(data: str, out: str, log: str) -> None:
     run_evaluation(config, build_registry(extra_plugins=[("toy", ToyPlugin())]))
 
 
-def _finished_judgments(out: Path) -> set[str]:
-    done = set()
-    for shard in (out / ".partial").glob("shard-*.jsonl"):
-        for line in shard.read_text().splitlines():
-            entry = json.loads(line)
-            if entry["unit"].startswith("judge/"):
-                done |= {r["id"] for r in entry["records"]}
-    return done
-
-
 def test_a_killed_judged_run_resumes_without_asking_again(toy_data: Path, tmp_path: Path) -> None:
     import multiprocessing
     import os
@@ -139,11 +130,11 @@ def test_a_killed_judged_run_resumes_without_asking_again(toy_data: Path, tmp_pa
     child = multiprocessing.get_context("fork").Process(target=_judged_run, args=(str(toy_data), str(out), str(log)))
     child.start()
     deadline = time.monotonic() + 30
-    while not _finished_judgments(out) and time.monotonic() < deadline:
+    while not finished_judgments(out) and time.monotonic() < deadline:
         time.sleep(0.05)
     os.kill(child.pid, signal.SIGKILL)  # type: ignore[arg-type]
     child.join()
-    finished = _finished_judgments(out)
+    finished = finished_judgments(out)
     assert finished and len(finished) < 12
     asked_before = len(log.read_text().splitlines())
 

@@ -8,8 +8,10 @@ of the same requests costs no model call.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-from collections.abc import Sequence
+import importlib
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -59,3 +61,14 @@ class GenerationEngine(ModelCalls):
             for i, text in zip(batch, made):
                 texts[i] = text
         return [str(texts[i]) for i in inverse]
+
+
+@contextlib.contextmanager
+def torch_seeded(seed: int) -> Iterator[None]:
+    """Torch's CPU (and current CUDA device's) generators seeded with ``seed`` inside, restored
+    after: sampling per request from its own seed makes texts independent of batching."""
+    torch = importlib.import_module("torch")  # by name: the core does not depend on torch
+    devices = [torch.cuda.current_device()] if torch.cuda.is_available() else []
+    with torch.random.fork_rng(devices=devices):
+        torch.manual_seed(seed)
+        yield

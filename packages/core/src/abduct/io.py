@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import json
 import os
 import tempfile
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -136,3 +137,37 @@ def read_json(path: Path, what: str = "file", *, allow_non_finite: bool = False)
         raise DataError(f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})", file=path) from None
     except UnicodeDecodeError as exc:
         raise DataError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=path) from None
+
+
+def read_csv_cells(path: Path) -> list[list[str]]:
+    """Every row of a UTF-8 CSV file (BOM allowed), header first, as cell texts; one-line
+    errors naming the file for bad encoding, bad CSV and an empty file."""
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as handle:
+            rows = list(csv.reader(handle))
+    except UnicodeDecodeError as exc:
+        raise DataError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=path) from None
+    except csv.Error as exc:
+        raise DataError(f"not valid CSV ({exc})", file=path) from None
+    if not rows:
+        raise DataError("empty file (no header)", file=path)
+    return rows
+
+
+def read_keyed_predictions(path: Path, ids: Sequence[str], *, shape: str, noun: str) -> dict[str, Any]:
+    """A predictions file holding a JSON object with exactly the keys ``ids`` (values unchecked;
+    non-finite numbers allowed, for the caller to report per record). ``shape`` describes the
+    object (``keyed by image_id``), ``noun`` one key (``image``) in the errors."""
+    data = read_json(path, "predictions file", allow_non_finite=True)
+    if not isinstance(data, dict):
+        raise DataError(f"expected a JSON object {shape}, got {type(data).__name__}", file=path)
+    known = set(ids)
+    for key in data:
+        if key not in known:
+            raise DataError(f"not {'an' if noun[:1] in 'aeiou' else 'a'} {noun} id of the answer key",
+                            file=path, record=key)
+    missing = [key for key in ids if key not in data]
+    if missing:
+        shown = ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else "")
+        raise DataError(f"no prediction for {len(missing)} {noun}(s): {shown}", file=path, record=missing[0])
+    return data

@@ -25,7 +25,7 @@ from __future__ import annotations
 import importlib
 import os
 import socket
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
@@ -107,22 +107,36 @@ def hub_access() -> Iterator[HubState]:
         yield HubState(True, "")
         return
     state = HubState(False, offline_reason())
-    saved = {name: os.environ.get(name) for name in OFFLINE_VARIABLES}
-    os.environ.update({name: "1" for name in OFFLINE_VARIABLES})
-    constants = _hub_constants()
-    previous = getattr(constants, "HF_HUB_OFFLINE", None)
-    if constants is not None:
-        constants.HF_HUB_OFFLINE = True  # read at call time by huggingface_hub.is_offline_mode()
-    try:
+    # HF_HUB_OFFLINE is read at call time by huggingface_hub.is_offline_mode()
+    with patched_hub({name: "1" for name in OFFLINE_VARIABLES}, "HF_HUB_OFFLINE", True):
         yield state
+
+
+@contextmanager
+def patched_hub(env: Mapping[str, str | None], constant: str, value: Any) -> Iterator[None]:
+    """Set (a string) or unset (None) environment variables and one ``huggingface_hub.constants``
+    value, restoring all on exit: the hub client reads some settings at import, some per call."""
+    saved = {name: os.environ.get(name) for name in env}
+    for name, new in env.items():
+        _set_env(name, new)
+    constants = _hub_constants()
+    previous = getattr(constants, constant, None)
+    if constants is not None:
+        setattr(constants, constant, value)
+    try:
+        yield
     finally:
         if constants is not None:
-            constants.HF_HUB_OFFLINE = previous
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+            setattr(constants, constant, previous)
+        for name, old in saved.items():
+            _set_env(name, old)
+
+
+def _set_env(name: str, value: str | None) -> None:
+    if value is None:
+        os.environ.pop(name, None)
+    else:
+        os.environ[name] = value
 
 
 def _hub_constants() -> Any:

@@ -16,7 +16,8 @@ import importlib
 import json
 import os
 import socket
-from collections.abc import Callable, Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -30,11 +31,14 @@ from abduct.errors import DataError
 from abduct.evaluate import EvalConfig, run_evaluation
 from abduct.fuzzing import CliOutcome, clean_failure_problem, fuzz_cli_input, half_written_problem, run_cli
 from abduct.generation import GenerationEngine
+from abduct.hookspecs import hookimpl
 from abduct.inputs import accepted_inputs
 from abduct.io import read_json
+from abduct.offline import patched_hub
 from abduct.plugins import Registry, build_registry, reset_registry
 from abduct.protocols import SCORING_PROTOCOLS, Decoding, DualEncoder, Generator, Metric, MetricResult, TextPool
 from abduct.records import Box, GenerationRequest, GroundedText, Region, VisualInput
+from abduct.registration import Registration
 from abduct.runner import Run
 from abduct.spec import Settings, Spec
 from abduct.tasks import Task
@@ -42,7 +46,7 @@ from abduct.tasks import Task
 __all__ = [
     "CliOutcome", "GeneratorContract", "MetricContract", "PairsFile", "ScorerContract", "TaskContract",
     "clean_failure_problem", "contract_visuals", "fuzz_cli_input", "half_written_problem", "make_images",
-    "make_pairs_file", "run_cli", "shared_data_dir", "write_pairs",
+    "fast_one_line_failure", "finished_judgments", "make_pairs_file", "registry_with_models", "run_cli", "shared_data_dir", "write_pairs",
 ]
 
 
@@ -72,29 +76,56 @@ def unreachable_hub(cache: Path) -> Iterator[Path]:
     """The Hugging Face hub pointed at a closed local port, with ``cache`` (created) as its
     cache and no offline variable set: an offline machine, whatever this one's network. The
     hub client reads its cache location at import, so that is patched too when imported."""
-    names = ("HF_ENDPOINT", "HF_HUB_CACHE", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
-    saved = {name: os.environ.get(name) for name in names}
     cache.mkdir(parents=True, exist_ok=True)
-    os.environ.update(HF_ENDPOINT=f"http://127.0.0.1:{closed_port()}", HF_HUB_CACHE=str(cache))
-    os.environ.pop("HF_HUB_OFFLINE", None)
-    os.environ.pop("TRANSFORMERS_OFFLINE", None)
-    try:
-        constants: Any = importlib.import_module("huggingface_hub.constants")
-    except ImportError:
-        constants = None
-    previous = getattr(constants, "HF_HUB_CACHE", None)
-    if constants is not None:
-        constants.HF_HUB_CACHE = str(cache)
-    try:
+    env = {"HF_ENDPOINT": f"http://127.0.0.1:{closed_port()}", "HF_HUB_CACHE": str(cache),
+           "HF_HUB_OFFLINE": None, "TRANSFORMERS_OFFLINE": None}
+    with patched_hub(env, "HF_HUB_CACHE", str(cache)):
         yield cache
-    finally:
-        if constants is not None:
-            constants.HF_HUB_CACHE = previous
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+
+
+def fast_one_line_failure(argv: list[str], within: float = 10.0) -> str:
+    """Run ``abduct ARGV``, which must fail as missing weights do offline: exit 2 within
+    ``within`` seconds with one line on stderr; returns that line (for the packages' own checks)."""
+    started = time.monotonic()
+    outcome = run_cli(argv)
+    elapsed = time.monotonic() - started
+    assert outcome.code == 2 and elapsed < within, (outcome.code, elapsed)
+    assert outcome.err.count("\n") == 1, outcome.err
+    return outcome.err
+
+
+def finished_judgments(out: Path) -> set[str]:
+    """Ids of the records whose judge units a run under ``out`` already finished (from its
+    partial shards): what a resumed judged run must not ask again."""
+    done: set[str] = set()
+    for shard in (out / ".partial").glob("shard-*.jsonl"):
+        for line in shard.read_text().splitlines():
+            entry = json.loads(line)
+            if entry["unit"].startswith("judge/"):
+                done |= {r["id"] for r in entry["records"]}
+    return done
+
+
+_STAND_INS: dict[str, Callable[[], object]] = {}
+
+
+def registry_with_models(plugin: str, models: Mapping[str, tuple[str, Callable[[], object]]]) -> Registry:
+    """The registry plus stand-in models, ``{name: (description, make)}`` with ``make()`` building
+    one: tests declare each in a line instead of a hook class and a factory apiece. A name is
+    one model per process (the last declared)."""
+    _STAND_INS.update({name: make for name, (_, make) in models.items()})
+
+    class _StandIns:
+        @hookimpl
+        def register_models(self) -> Iterator[Registration]:
+            for name, (description, _) in models.items():
+                yield Registration(name, description, f"{__name__}:_make_stand_in")
+
+    return build_registry([(plugin, _StandIns())])
+
+
+def _make_stand_in(spec: Spec, settings: Settings) -> object:
+    return _STAND_INS[spec.name]()
 
 
 def hub_snapshot(cache: Path, repo_id: str) -> Path:

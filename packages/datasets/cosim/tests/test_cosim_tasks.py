@@ -4,18 +4,18 @@ breakdowns, official-format scoring (errors exit 2), options, inputs, the synthe
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
-from abduct import Registration, Settings, Spec, VisualInput, hookimpl
+from abduct import VisualInput
 from abduct.cli import main
 from abduct.evaluate import EvalConfig, run_evaluation
-from abduct.plugins import Registry, build_registry
-from abduct.testing import TaskContract, make_images
+from abduct.plugins import Registry
+from abduct.testing import TaskContract, make_images, registry_with_models
 from abduct_cosim.synth import COLORS, OPPOSITE
 from conftest import record, write_json
 
@@ -146,23 +146,9 @@ class Oracle:
         return np.array(out)
 
 
-class _Models:
-    @hookimpl
-    def register_models(self) -> Iterator[Registration]:
-        yield Registration("context-reader", "text only", f"{__name__}:make_reader")
-        yield Registration("synth-oracle", "image and change", f"{__name__}:make_oracle")
-
-
-def make_reader(spec: Spec, settings: Settings) -> ContextReader:
-    return ContextReader()
-
-
-def make_oracle(spec: Spec, settings: Settings) -> Oracle:
-    return Oracle()
-
-
 def _eval(data: Path, out: Path, task: str = "cosim", model: str = "random", **kw: Any) -> dict[str, Any]:
-    registry: Registry = build_registry([("cosim-test-models", _Models())])
+    registry: Registry = registry_with_models("cosim-test-models", {"context-reader": ("text only", ContextReader),
+                                                                    "synth-oracle": ("image and change", Oracle)})
     return run_evaluation(EvalConfig(task=task, model=model, data_dir=data, out_dir=out, quiet=True,
                                      use_cache=False, **kw), registry)
 

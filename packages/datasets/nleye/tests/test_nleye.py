@@ -4,7 +4,7 @@ breakdowns, generator parsing), official-format scoring, the dumb-pixel model, s
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -12,32 +12,23 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from abduct import Decoding, GenerationRequest, Registration, Settings, Spec, TextPool, VisualInput, hookimpl
+from abduct import Decoding, GenerationRequest, TextPool, VisualInput
 from abduct.cli import main
+from abduct.corpus_contract import CorpusContract
 from abduct.errors import DataError
 from abduct.evaluate import EvalConfig, run_evaluation
-from abduct.plugins import build_registry
-from abduct.testing import TaskContract
+from abduct.testing import registry_with_models
 from abduct_nleye import load_csv
 from abduct_nleye.dumbpixel import DumbPixel
 from abduct_nleye.tasks import parse_answer
 from conftest import HEADER, row, write_csv
 
 
-class _Contract(TaskContract):
-    @pytest.fixture(autouse=True)
-    def _shared(self, corpus: Path) -> None:
-        self.corpus = corpus
-
-    def make_data(self, tmp_path: Path) -> Path:
-        return self.corpus
-
-
-class TestTripletContract(_Contract):
+class TestTripletContract(CorpusContract):
     task_name = "nleye-triplet"
 
 
-class TestPairsContract(_Contract):
+class TestPairsContract(CorpusContract):
     task_name = "nleye-pairs"
 
 
@@ -142,32 +133,11 @@ class TextOverlap:
         return np.array([len(set(str(v.context).split()) & set(t.split())) for v, t in zip(visuals, texts)], float)
 
 
-class _Models:
-    @hookimpl
-    def register_models(self) -> Iterator[Registration]:
-        yield Registration("parrot", "answers from a list", f"{__name__}:make_parrot")
-        yield Registration("text-overlap", "text only", f"{__name__}:make_overlap")
-        yield Registration("image-only", "one image only", f"{__name__}:make_image_only")
-        yield Registration("color-captioner", "captions an image by its color", f"{__name__}:make_captioner")
-
-
-def make_parrot(spec: Spec, settings: Settings) -> Parrot:
-    return Parrot()
-
-
-def make_overlap(spec: Spec, settings: Settings) -> TextOverlap:
-    return TextOverlap()
-
-
 class ImageOnly:
     accepts = frozenset({"image"})
 
     def score(self, visuals: Sequence[VisualInput], texts: Sequence[str]) -> np.ndarray:
         return np.zeros(len(texts))
-
-
-def make_image_only(spec: Spec, settings: Settings) -> ImageOnly:
-    return ImageOnly()
 
 
 class ColorCaptioner:
@@ -189,13 +159,13 @@ class ColorCaptioner:
         return out
 
 
-def make_captioner(spec: Spec, settings: Settings) -> ColorCaptioner:
-    return ColorCaptioner()
+MODELS = {"parrot": ("answers from a list", Parrot), "text-overlap": ("text only", TextOverlap),
+          "image-only": ("one image only", ImageOnly), "color-captioner": ("captions an image by its color", ColorCaptioner)}
 
 
 def _eval(data: Path, out: Path, task: str, model: str, use_cache: bool = False, **kw: Any) -> dict[str, Any]:
     return run_evaluation(EvalConfig(task=task, model=model, data_dir=data, out_dir=out, quiet=True,
-                                     use_cache=use_cache, **kw), build_registry([("nleye-test", _Models())]))
+                                     use_cache=use_cache, **kw), registry_with_models("nleye-test", MODELS))
 
 
 def test_parse_answer_is_strict() -> None:

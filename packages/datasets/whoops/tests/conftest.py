@@ -2,16 +2,16 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
-from abduct import Decoding, GenerationRequest, Registration, Settings, Spec, TextPool, VisualInput, hookimpl
+from abduct import Decoding, GenerationRequest, TextPool, VisualInput
 from abduct.evaluate import EvalConfig, run_evaluation
-from abduct.plugins import build_registry
+from abduct.testing import registry_with_models
 from abduct_whoops.loader import load_release
 from abduct_whoops.records import COLUMNS
 from abduct_whoops.synth import synthesize
@@ -104,28 +104,10 @@ class LiteralJudge:
         return answers
 
 
-class _Models:
-    @hookimpl
-    def register_models(self) -> Iterator[Registration]:
-        yield Registration("oracle", "gold texts", f"{__name__}:make_oracle")
-        yield Registration("length", "longer is better", f"{__name__}:make_length")
-        yield Registration("literal-judge", "literal judge", f"{__name__}:make_judge")
-
-
-def make_oracle(spec: Spec, settings: Settings) -> Oracle:
-    return Oracle()
-
-
-def make_length(spec: Spec, settings: Settings) -> Length:
-    return Length()
-
-
-def make_judge(spec: Spec, settings: Settings) -> LiteralJudge:
-    return LiteralJudge()
-
-
 def registry() -> Any:
-    return build_registry([("whoops-test", _Models())])
+    return registry_with_models("whoops-test", {"oracle": ("gold texts", Oracle),
+                                                "length": ("longer is better", Length),
+                                                "literal-judge": ("literal judge", LiteralJudge)})
 
 
 def evaluate(data: Path, out: Path, task: str, model: str, **kw: Any) -> dict[str, Any]:

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from abduct.cli import main
+from abduct.corpus_contract import CorpusContract
 from abduct.errors import AbductError
 from abduct.plugins import get_registry, reset_registry
 from abduct.spec import Settings, Spec
-from abduct.testing import TaskContract
 from abduct_whoops.loader import load_release
 from abduct_whoops.splits import make_folds
 from conftest import LiteralJudge, evaluate, registry
@@ -24,24 +24,15 @@ def metric(name: str, **options: Any) -> Any:
     return get_registry().create("metric", Spec(name), Settings(), **options)
 
 
-class _Contract(TaskContract):
-    @pytest.fixture(autouse=True)
-    def _shared(self, corpus: Path) -> None:
-        self.corpus = corpus
-
-    def make_data(self, tmp_path: Path) -> Path:
-        return self.corpus
-
-
-class TestMatchingContract(_Contract):
+class TestMatchingContract(CorpusContract):
     task_name = "whoops-matching"
 
 
-class TestVqaContract(_Contract):
+class TestVqaContract(CorpusContract):
     task_name = "whoops-vqa"
 
 
-class TestIdentificationContract(_Contract):
+class TestIdentificationContract(CorpusContract):
     task_name = "whoops-identification"
 
 

@@ -23,7 +23,7 @@ import re
 from pathlib import Path
 
 from abduct.errors import AbductError, DataError
-from abduct.io import require_file
+from abduct.io import read_csv_cells, require_file
 from abduct_nleye.records import CATEGORY_FIELDS, NleyeSample
 
 CSV_NAME = "test_set.csv"
@@ -72,15 +72,7 @@ def load_csv(path: Path, data_dir: Path | None = None) -> list[NleyeSample]:
     (default: the CSV's folder) but not opened (``abduct nleye check`` does that)."""
     path = require_file(Path(path), "NL-EYE csv")
     root = Path(data_dir) if data_dir is not None else path.parent
-    try:
-        with open(path, encoding="utf-8-sig", newline="") as handle:
-            rows = list(csv.reader(handle))
-    except UnicodeDecodeError as exc:
-        raise DataError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=path) from None
-    except csv.Error as exc:
-        raise DataError(f"not valid CSV ({exc})", file=path) from None
-    if not rows:
-        raise DataError("empty file (no header)", file=path)
+    rows = read_csv_cells(path)
     cols = Columns(rows[0], path)
     sid = cols.need(("sample_id",), "sample_id")
     gold = cols.need(GOLD, "gold label")

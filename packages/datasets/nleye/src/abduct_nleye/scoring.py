@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from abduct.errors import DataError
-from abduct.io import read_json
+from abduct.io import read_keyed_predictions
 from abduct_nleye.loader import parse_gold
 from abduct_nleye.records import CATEGORY_FIELDS, NleyeSample
 
@@ -54,17 +54,7 @@ def with_tables(samples: Sequence[NleyeSample], rows: Mapping[str, Any],
 
 
 def _entries(path: Path, samples: Sequence[NleyeSample]) -> dict[str, Any]:
-    data = read_json(path, "predictions file", allow_non_finite=True)
-    if not isinstance(data, dict):
-        raise DataError(f"expected a JSON object {{sample_id: [..]}}, got {type(data).__name__}", file=path)
-    ids = {s.sample_id for s in samples}
-    for key in data:
-        if key not in ids:
-            raise DataError("not a sample id of the answer key", file=path, record=key)
-    missing = [s.sample_id for s in samples if s.sample_id not in data]
-    if missing:
-        shown = ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else "")
-        raise DataError(f"no prediction for {len(missing)} sample(s): {shown}", file=path, record=missing[0])
+    data = read_keyed_predictions(path, [s.sample_id for s in samples], shape="{sample_id: [..]}", noun="sample")
     for key, value in data.items():
         if not isinstance(value, list) or len(value) != 2:
             got = f"{len(value)} values" if isinstance(value, list) else type(value).__name__

@@ -18,7 +18,6 @@ opened (``abduct whoops check`` opens them).
 from __future__ import annotations
 
 import ast
-import csv
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -26,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from abduct.errors import AbductError, DataError
-from abduct.io import require_dir
+from abduct.io import read_csv_cells, require_dir
 from abduct_whoops.records import COLUMNS, LIST_COLUMNS, QA_COLUMN, STRING_COLUMNS, WhoopsImage
 
 CSV_NAME = "whoops_dataset.csv"
@@ -135,15 +134,7 @@ def check_unique(images: Sequence[WhoopsImage], file: Path) -> None:
 
 def read_csv_rows(path: Path) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
     """The header and ``(line, {column: text})`` of every non-blank row."""
-    try:
-        with open(path, encoding="utf-8-sig", newline="") as handle:
-            rows = list(csv.reader(handle))
-    except UnicodeDecodeError as exc:
-        raise DataError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=path) from None
-    except csv.Error as exc:
-        raise DataError(f"not valid CSV ({exc})", file=path) from None
-    if not rows:
-        raise DataError("empty file (no header)", file=path)
+    rows = read_csv_cells(path)
     header = [name.strip() for name in rows[0]]
     out = []
     line = 1

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from abduct.errors import DataError
-from abduct.io import read_json
+from abduct.io import read_keyed_predictions
 from abduct.plugins import get_registry
 from abduct.protocols import Metric
 from abduct.spec import Settings, Spec
@@ -82,18 +82,16 @@ def _fold_groups(key: Sequence[WhoopsImage]) -> dict[str, set[str]]:
 
 
 def _entries(path: Path, key: Sequence[WhoopsImage]) -> dict[str, Any]:
-    data = read_json(path, "predictions file", allow_non_finite=True)  # checked per record below
-    if not isinstance(data, dict):
-        raise DataError(f"expected a JSON object keyed by image_id, got {type(data).__name__}", file=path)
-    known = {image.image_id for image in key}
-    for image_id in data:
-        if image_id not in known:
-            raise DataError("not an image id of the answer key", file=path, record=image_id)
-    missing = [image.image_id for image in key if image.image_id not in data]
-    if missing:
-        shown = ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else "")
-        raise DataError(f"no prediction for {len(missing)} image(s): {shown}", file=path, record=missing[0])
-    return data
+    # values are checked per record by the callers (non-finite numbers included)
+    return read_keyed_predictions(path, [image.image_id for image in key], shape="keyed by image_id", noun="image")
+
+
+def _list_of(value: Any, needed: int, unit: str, expected: str, path: Path, image_id: str, field: str) -> list[Any]:
+    """``value`` if it is a list of ``needed`` items, else the one-line error naming the record."""
+    if not isinstance(value, list) or len(value) != needed:
+        got = f"{len(value)} {unit}" if isinstance(value, list) else type(value).__name__
+        raise DataError(f"expected {expected}, got {got}", file=path, record=image_id, field=field)
+    return value
 
 
 def _with_tables(key: Sequence[WhoopsImage], records: Records, compute: Callable[[Records], dict[str, float]],
@@ -128,11 +126,9 @@ def score_vqa(path: Path, answer_key: Path, bem_model: Path | None = None,
     data = _entries(path, key)
     records: Records = []
     for image in key:
-        value, needed = data[image.image_id], len(image.question_answering_pairs)
-        if not isinstance(value, list) or len(value) != needed:
-            got = f"{len(value)} answers" if isinstance(value, list) else type(value).__name__
-            raise DataError(f"expected a list of {needed} answers (one per question), got {got}", file=path,
-                            record=image.image_id, field="answers")
+        needed = len(image.question_answering_pairs)
+        value = _list_of(data[image.image_id], needed, "answers", f"a list of {needed} answers (one per question)",
+                         path, image.image_id, "answers")
         for k, answer in enumerate(value):
             if not isinstance(answer, str):
                 raise DataError(f"expected a string, got {answer!r}", file=path, record=image.image_id,
@@ -147,11 +143,9 @@ def score_matching(path: Path, answer_key: Path) -> dict[str, Any]:
     data = _entries(path, key)
     records: Records = []
     for image in key:
-        value, needed = data[image.image_id], len(image.crowd_underspecified_captions)
-        if not isinstance(value, list) or len(value) != needed:
-            got = f"{len(value)} pairs" if isinstance(value, list) else type(value).__name__
-            raise DataError(f"expected a list of {needed} [detailed, underspecified] score pairs, got {got}",
-                            file=path, record=image.image_id, field="scores")
+        needed = len(image.crowd_underspecified_captions)
+        value = _list_of(data[image.image_id], needed, "pairs",
+                         f"a list of {needed} [detailed, underspecified] score pairs", path, image.image_id, "scores")
         for k, pair in enumerate(value):
             if not isinstance(pair, list) or len(pair) != 2 or not all(
                     isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x) for x in pair):

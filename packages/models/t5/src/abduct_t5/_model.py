@@ -13,7 +13,7 @@ context); ``torch.inference_mode``; bfloat16 autocast on CUDA.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -21,6 +21,7 @@ import torch
 from transformers.modeling_outputs import BaseModelOutput
 
 from abduct.errors import AbductError
+from abduct.generation import torch_seeded
 from abduct.protocols import Decoding, TextPool
 from abduct.records import GenerationRequest, VisualInput
 from abduct.spec import Settings, Spec
@@ -148,21 +149,13 @@ class T5Model:
             return self._generate(sources, kwargs)
         texts = []
         for request, source in zip(requests, sources):
-            with _seeded(decoding.seed_for(f"{request.visual.key(portable=True)}\x00{request.prompt or ''}")):
+            with torch_seeded(decoding.seed_for(f"{request.visual.key(portable=True)}\x00{request.prompt or ''}")):
                 texts.extend(self._generate([source], kwargs))
         return texts
 
     def _request_source(self, request: GenerationRequest) -> str:
         source = self.source(request.visual)
         return f"{request.prompt} {source}" if request.prompt else source
-
-
-@contextlib.contextmanager
-def _seeded(seed: int) -> Iterator[None]:
-    devices = [torch.cuda.current_device()] if torch.cuda.is_available() else []
-    with torch.random.fork_rng(devices=devices):
-        torch.manual_seed(seed)
-        yield
 
 
 def make_t5(spec: Spec, settings: Settings, *, template: str | None = None,

@@ -15,10 +15,9 @@ bf16 weights on GPU; ``device_map`` for models larger than one GPU.
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import inspect
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -26,6 +25,7 @@ import torch
 from PIL import Image
 
 from abduct.errors import AbductError
+from abduct.generation import torch_seeded
 from abduct.protocols import Decoding, TextPool
 from abduct.records import GenerationRequest, VisualInput
 from abduct.spec import Settings, Spec
@@ -123,7 +123,7 @@ class VisionLanguageModel:
                 out += self._generate(texts[s : s + self.batch_size], images[s : s + self.batch_size], kwargs)
             return out
         for request, text, image in zip(requests, texts, images):
-            with _seeded(decoding.seed_for(f"{request.visual.key(portable=True)}\x00{request.prompt or ''}")):
+            with torch_seeded(decoding.seed_for(f"{request.visual.key(portable=True)}\x00{request.prompt or ''}")):
                 out += self._generate([text], [image], kwargs)
         return out
 
@@ -163,14 +163,6 @@ class VisionLanguageModel:
             part = slice(s, s + self.batch_size)
             out[part] = self._log_likelihoods(prompts[part], answers[part], images[part])
         return out
-
-
-@contextlib.contextmanager
-def _seeded(seed: int) -> Iterator[None]:
-    devices = [torch.cuda.current_device()] if torch.cuda.is_available() else []
-    with torch.random.fork_rng(devices=devices):
-        torch.manual_seed(seed)
-        yield
 
 
 def make_vlm(spec: Spec, settings: Settings, *, template: str | None = None, score_template: str | None = None,
