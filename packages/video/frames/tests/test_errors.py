@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import time
+import warnings
 from pathlib import Path
 
 import pytest
@@ -60,16 +61,20 @@ def test_unknown_backend() -> None:
 @pytest.mark.parametrize("workers", [0, 1])
 def test_a_container_listing_more_frames_than_it_holds(videos: dict[str, Path], workers: int) -> None:
     """Its header (and decord's len) says 30 frames, 20 decode, junk follows. The probe caps
-    indices at the 20 listed packets with data; decord still trips over the junk it reads
-    ahead, so the video is read with PyAV, with one warning, and spans past the real end get
-    the last real frame."""
+    indices at the 20 listed packets with data, so spans past the real end get the last real
+    frame. Whether decord then trips over the junk depends on how far its decoder thread has
+    read ahead (it did in some runs, not in others): when it does, the video is read with PyAV
+    and that is said once; either way the frames are the right ones."""
     spans = [(0.0, 1.0), (1.5, 3.0)]
     settings = SamplingSettings(frames_per_span=3)
-    with FrameSampler(settings, backend="decord", workers=workers) as sampler:
-        with pytest.warns(DecoderFallbackWarning, match="read with PyAV instead") as caught:
-            frames = sampler.sample(videos["overlisted"], spans)
-            sampler.sample(videos["overlisted"], spans)
-    assert len([w for w in caught if w.category is DecoderFallbackWarning]) == 1
+    with FrameSampler(settings, backend="decord", workers=workers) as sampler, \
+            warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        frames = sampler.sample(videos["overlisted"], spans)
+        again = sampler.sample(videos["overlisted"], spans)
+    fallbacks = [w for w in caught if w.category is DecoderFallbackWarning]
+    assert len(fallbacks) <= 1 and all("read with PyAV instead" in str(w.message) for w in fallbacks)
     assert [frame_numbers(f) for f in frames] == [[1, 5, 8], [15, 17, 19]]
+    assert [frame_numbers(f) for f in again] == [[1, 5, 8], [15, 17, 19]]
     with FrameSampler(settings, backend="pyav", workers=workers) as sampler, pytest.warns(SpanClippedWarning):
         assert [frame_numbers(f) for f in sampler.sample(videos["overlisted"], spans)] == [[1, 5, 8], [15, 17, 19]]
