@@ -19,7 +19,7 @@ def test_fresh_venv_with_only_the_core(tmp_path: Path, root: Path) -> None:
     listing = subprocess.run([str(venv / "bin" / "abduct"), "plugins", "--json"], capture_output=True, text=True, check=True)
     plugins = json.loads(listing.stdout)
     assert [p["name"] for p in plugins] == ["core"]
-    assert plugins[0]["registers"] == {"model": ["random", "constant"], "metric": ["exact-match"]}
+    assert plugins[0]["registers"] == {"model": ["random", "constant", "cascade", "retrieve"], "metric": ["exact-match"]}
     assert plugins[0]["error"] is None
     probe = "import sys, abduct, abduct.cli; assert 'torch' not in sys.modules; print('light')"
     assert subprocess.run([str(venv / "bin" / "python"), "-c", probe], capture_output=True, text=True, check=True).stdout.strip() == "light"
