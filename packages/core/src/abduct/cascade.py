@@ -37,7 +37,7 @@ from abduct.inputs import InputPolicy, accepted_inputs, needed_inputs
 from abduct.models import load_model
 from abduct.plugins import get_registry
 from abduct.records import FEATURES, VisualInput
-from abduct.spec import Settings, Spec
+from abduct.spec import Settings, Spec, split_outside_quotes
 
 
 def top_k_mask(scores: np.ndarray, k: int) -> np.ndarray:
@@ -106,20 +106,7 @@ def cascade_parts(spec: Spec) -> tuple[str, str]:
         raise AbductError("cascade needs two models: cascade:DUAL+CROSS[,k=50], e.g. cascade:clip:tiny+lxmert:tiny")
     # the spec grammar reads a part's @tag as the cascade's: put it back
     argument = spec.argument if spec.tag is None else f"{spec.argument}@{spec.tag}"
-    parts: list[str] = []
-    current: list[str] = []
-    quote: str | None = None
-    for char in argument:
-        if quote:
-            quote = None if char == quote else quote
-        elif char in "'\"":
-            quote = char
-        elif char == "+":
-            parts.append("".join(current))
-            current = []
-            continue
-        current.append(char)
-    parts.append("".join(current))
+    parts = split_outside_quotes(argument, "+")
     if len(parts) != 2 or not all(p.strip() for p in parts):
         raise AbductError(f"cascade: expected DUAL+CROSS (e.g. cascade:clip:tiny+lxmert:tiny,k=50), got '{argument}'")
     return parts[0].strip(), parts[1].strip()

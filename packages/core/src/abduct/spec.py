@@ -23,8 +23,8 @@ _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 _QUOTES = ("'", '"')
 
 
-def _split_top_level(text: str) -> list[str]:
-    """Split at commas outside quotes."""
+def split_outside_quotes(text: str, separator: str = ",") -> list[str]:
+    """Split at ``separator`` outside quotes (spec options; the parts of a composite spec)."""
     parts: list[str] = []
     current: list[str] = []
     quote: str | None = None
@@ -33,7 +33,7 @@ def _split_top_level(text: str) -> list[str]:
             quote = None if char == quote else quote
         elif char in _QUOTES:
             quote = char
-        elif char == ",":
+        elif char == separator:
             parts.append("".join(current))
             current = []
             continue
@@ -74,7 +74,7 @@ class Spec:
         text = text.strip()
         if not text:
             raise AbductError("empty spec; expected name[:argument][@tag][,key=value...]")
-        head, *pairs = _split_top_level(text)
+        head, *pairs = split_outside_quotes(text)
         name, sep, rest = head.partition(":")
         argument: str | None = rest if sep else None
         tag = None
