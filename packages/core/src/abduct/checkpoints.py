@@ -11,11 +11,13 @@ from __future__ import annotations
 import importlib
 import json
 import pickle
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from abduct.errors import AbductError, DataError
+from abduct.io import atomic_write_jsonl
 
 
 def load_weights_only(path: str | Path, *, loader: str, map_location: Any = "cpu") -> Any:
@@ -60,3 +62,13 @@ def log_rows_through(log: Path, step: int) -> list[dict[str, Any]]:
         return []
     rows = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
     return [r for r in rows if r.get("step", 0) <= step]
+
+
+def append_log(rows: list[dict[str, Any]], log: Path, row: dict[str, Any], *, name: str, quiet: bool) -> None:
+    """Add ``row`` to a trainer's ``rows`` and rewrite ``log`` (JSON lines, atomically, so a
+    kill never leaves half a line); unless ``quiet``, print it as ``[train NAME] key value ...``."""
+    rows.append(row)
+    atomic_write_jsonl(log, rows)
+    if not quiet:
+        text = " ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in row.items())
+        print(f"[train {name}] {text}", file=sys.stderr, flush=True)

@@ -28,7 +28,13 @@ import torch
 import torch.distributed as dist
 from torch.utils.data import DataLoader, Dataset
 
-from abduct.checkpoints import check_resume_signature, load_weights_only, log_rows_through, settings_signature
+from abduct.checkpoints import (
+    append_log,
+    check_resume_signature,
+    load_weights_only,
+    log_rows_through,
+    settings_signature,
+)
 from abduct.distributed import (
     PermutationStream,
     Ranks,
@@ -39,7 +45,7 @@ from abduct.distributed import (
     seed_for,
 )
 from abduct.errors import AbductError
-from abduct.io import atomic_write_bytes, atomic_write_jsonl, require_dir
+from abduct.io import atomic_write_bytes, require_dir
 from abduct.options import bind_options
 from abduct.pairs import load_pairs
 from abduct.records import GroundedText, VisualInput
@@ -322,11 +328,7 @@ class Trainer:
             dist.barrier()
 
     def _log(self, row: dict[str, Any]) -> None:
-        self.log_rows.append(row)
-        atomic_write_jsonl(self.config.out_dir / LOG, self.log_rows)
-        if not self.config.quiet:
-            text = " ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in row.items())
-            print(f"[train clip] {text}", file=sys.stderr, flush=True)
+        append_log(self.log_rows, self.config.out_dir / LOG, row, name="clip", quiet=self.config.quiet)
 
     # the loop ----------------------------------------------------------------------------------
     def train_step(self, views: torch.Tensor, owner: torch.Tensor, texts: list[str]) -> float:

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from abduct.checkpoints import check_resume_signature, log_rows_through, settings_signature
+from abduct.checkpoints import append_log, check_resume_signature, log_rows_through, settings_signature
 from abduct.distributed import (
     PermutationStream,
     Ranks,
@@ -40,7 +40,7 @@ from abduct.distributed import (
     seed_for,
 )
 from abduct.errors import AbductError
-from abduct.io import atomic_write_jsonl, require_dir
+from abduct.io import require_dir
 from abduct.pairs import load_pairs
 from abduct.plugins import get_registry
 from abduct.records import VisualInput
@@ -254,11 +254,7 @@ class Trainer:
             torch.distributed.barrier()
 
     def _log(self, row: dict[str, Any]) -> None:
-        self.log_rows.append(row)
-        atomic_write_jsonl(self.config.out_dir / LOG, self.log_rows)
-        if not self.config.quiet:
-            text = " ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in row.items())
-            print(f"[train {self.family.name}] {text}", file=sys.stderr, flush=True)
+        append_log(self.log_rows, self.config.out_dir / LOG, row, name=self.family.name, quiet=self.config.quiet)
 
     # the loop --------------------------------------------------------------------------------
     def loss(self, mine: list[Example], partners: list[Example]) -> torch.Tensor:

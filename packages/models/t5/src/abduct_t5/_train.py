@@ -29,7 +29,13 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from abduct.checkpoints import check_resume_signature, load_weights_only, log_rows_through, settings_signature
+from abduct.checkpoints import (
+    append_log,
+    check_resume_signature,
+    load_weights_only,
+    log_rows_through,
+    settings_signature,
+)
 from abduct.distributed import (
     PermutationStream,
     Ranks,
@@ -40,7 +46,7 @@ from abduct.distributed import (
     seed_for,
 )
 from abduct.errors import AbductError
-from abduct.io import atomic_write_jsonl, require_dir
+from abduct.io import require_dir
 from abduct.pairs import load_pairs
 from abduct.progress import progress
 from abduct.records import GroundedText
@@ -235,11 +241,7 @@ class Trainer:
             dist.barrier()
 
     def _log(self, row: dict[str, Any]) -> None:
-        self.log_rows.append(row)
-        atomic_write_jsonl(self.config.out_dir / LOG, self.log_rows)
-        if not self.config.quiet:
-            text = " ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in row.items())
-            print(f"[train t5] {text}", file=sys.stderr, flush=True)
+        append_log(self.log_rows, self.config.out_dir / LOG, row, name="t5", quiet=self.config.quiet)
 
     def run(self) -> dict[str, Any]:
         config = self.config
