@@ -138,10 +138,15 @@ for _name in PACKAGES:
 def integration(session: nox.Session) -> None:
     """All packages and the example plugin together, exercising the CLI across packages."""
     _install(session, list(PACKAGES))
+    session.install("import-linter>=2.1")  # grimp, for tests/test_architecture.py
     session.run("pytest", "tests", "-q", *session.posargs)
 
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    session.install("ruff")
+    """ruff, and the import contracts of .importlinter (lint-imports reads the packages' sources,
+    so they are installed without their dependencies: no torch here)."""
+    session.install("ruff", "import-linter>=2.1")
     session.run("ruff", "check", ".")
+    session.install("--no-deps", *[f"./{info['dir'].relative_to(ROOT)}" for info in PACKAGES.values()])
+    session.run("lint-imports")

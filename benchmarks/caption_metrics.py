@@ -25,7 +25,7 @@ from pycocoevalcap.cider.cider import Cider
 from pycocoevalcap.meteor.meteor import Meteor
 from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
 
-from abduct.plugins import get_registry
+from abduct import get_registry
 from abduct_metrics._bertscore import BertScore
 from abduct_metrics.testing import build_tiny_bert, generated_data
 

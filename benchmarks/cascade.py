@@ -25,13 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from abduct.cascade import CascadeScorer
-from abduct.engine import ScoringEngine
-from abduct.inputs import InputPolicy
-from abduct.models import load_model
-from abduct.plugins import get_registry
-from abduct.records import FEATURES
-from abduct.spec import Settings
+from abduct import FEATURES, ScoringEngine, Settings, get_registry, load_model
+from abduct.testing import CascadeScorer, InputPolicy
 
 
 def chunk_inputs(data: Path) -> tuple[list[Any], list[str]]:

@@ -27,11 +27,18 @@ from typing import Any
 import numpy as np
 import torch
 
-from abduct import Registration, Settings, Spec, hookimpl
-from abduct.evaluate import EvalConfig, run_evaluation
-from abduct.models import load_model
-from abduct.plugins import build_registry, get_registry
-from abduct.records import VisualInput
+from abduct import (
+    EvalConfig,
+    Registration,
+    Settings,
+    Spec,
+    VisualInput,
+    build_registry,
+    get_registry,
+    hookimpl,
+    load_model,
+    run_evaluation,
+)
 
 
 def _first_chunk(data: Path) -> tuple[list[VisualInput], list[str]]:

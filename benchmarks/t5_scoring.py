@@ -28,10 +28,7 @@ from typing import Any
 import torch
 from transformers import T5ForConditionalGeneration
 
-from abduct.engine import ScoringEngine
-from abduct.generation import GenerationEngine
-from abduct.protocols import Decoding
-from abduct.records import GenerationRequest, VisualInput
+from abduct import Decoding, GenerationEngine, GenerationRequest, ScoringEngine, VisualInput
 from abduct_t5._loading import Loaded, tiny_config, tiny_tokenizer
 from abduct_t5._model import T5Model, autocast
 

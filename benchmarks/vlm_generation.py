@@ -35,12 +35,17 @@ import torch
 from PIL import Image
 from transformers.utils import logging as hf_logging
 
-from abduct import Box, Region, Settings
-from abduct.generation import GenerationEngine
-from abduct.models import load_model
-from abduct.plugins import build_registry
-from abduct.protocols import Decoding
-from abduct.records import GenerationRequest, VisualInput
+from abduct import (
+    Box,
+    Decoding,
+    GenerationEngine,
+    GenerationRequest,
+    Region,
+    Settings,
+    VisualInput,
+    build_registry,
+    load_model,
+)
 from abduct.testing import make_images
 from abduct_vlm._loading import load
 from abduct_vlm._model import VisionLanguageModel

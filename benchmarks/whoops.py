@@ -24,11 +24,7 @@ from typing import Any
 
 import pandas as pd
 
-from abduct.evaluate import EvalConfig, run_evaluation
-from abduct.models import load_model
-from abduct.plugins import get_registry
-from abduct.records import VisualInput
-from abduct.spec import Settings
+from abduct import EvalConfig, Settings, VisualInput, get_registry, load_model, run_evaluation
 from abduct_whoops import load_release
 from abduct_whoops.loader import read_csv_rows
 from abduct_whoops.synth import synthesize

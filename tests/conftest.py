@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def abduct(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """Run the installed `abduct` CLI as a user would."""
     return subprocess.run(
-        [sys.executable, "-m", "abduct.cli", *args],
+        [sys.executable, "-m", "abduct", *args],
         capture_output=True, text=True, env={**os.environ, **(env or {})}, cwd=cwd,
     )
 

@@ -13,10 +13,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from abduct import Registration, Settings, Spec, VisualInput, hookimpl
-from abduct.cli import main
-from abduct.evaluate import EvalConfig, run_evaluation
-from abduct.plugins import build_registry
+from abduct import EvalConfig, Registration, Settings, Spec, VisualInput, build_registry, hookimpl, run_evaluation
+from abduct.testing import main
 
 
 @pytest.fixture(scope="module")

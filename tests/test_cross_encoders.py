@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from abduct.cli import main
+from abduct.testing import main
 from conftest import abduct
 
 

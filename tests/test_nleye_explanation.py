@@ -10,9 +10,7 @@ from typing import Any
 
 import pytest
 
-from abduct.errors import AbductError
-from abduct.evaluate import EvalConfig, run_evaluation
-from abduct.plugins import build_registry
+from abduct import AbductError, EvalConfig, build_registry, run_evaluation
 from abduct.testing import TaskContract
 from abduct_metrics.testing import WORDS, build_tiny_bert
 from abduct_nleye import load_csv

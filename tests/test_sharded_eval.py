@@ -35,8 +35,8 @@ def _port() -> int:
 FLAKY_PLUGIN = '''
 import os, sys, time
 from abduct import Registration, hookimpl
-from abduct.baselines import RandomModel
-from abduct.errors import DataError
+from abduct.testing import RandomModel
+from abduct import DataError
 
 
 class Flaky(RandomModel):
@@ -68,8 +68,8 @@ class Plugin:
 
 
 if __name__ == "__main__":
-    from abduct.cli import main
-    from abduct.plugins import build_registry, reset_registry
+    from abduct.testing import main
+    from abduct import build_registry, reset_registry
 
     reset_registry(build_registry(extra_plugins=[("flaky", Plugin())]))
     sys.exit(main(sys.argv[1:]))

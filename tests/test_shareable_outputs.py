@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from abduct.cli import main
+from abduct.testing import main
 
 
 @pytest.fixture

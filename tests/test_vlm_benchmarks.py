@@ -16,8 +16,7 @@ from typing import Any
 
 import pytest
 
-from abduct.evaluate import EvalConfig, run_evaluation
-from abduct.plugins import build_registry
+from abduct import EvalConfig, build_registry, run_evaluation
 from abduct.testing import finished_judgments
 from abduct_nleye import load_samples
 from abduct_nleye.explanation import JUDGE_PROMPT, bem_question
@@ -130,7 +129,7 @@ def test_a_killed_judged_run_resumes_without_asking_again(tmp_path: Path, cache:
     out = tmp_path / "o"
     with FakeOpenAIServer(latency=0.05) as fake:
         judge = f"openai:judge,base_url={fake.base_url},concurrency=1,cache=false"
-        command = [sys.executable, "-m", "abduct.cli", "eval", "nleye-explanation", "--model", "random", "--data",
+        command = [sys.executable, "-m", "abduct", "eval", "nleye-explanation", "--model", "random", "--data",
                    str(data), "--out", str(out), "--quiet", "--no-cache", "--judge", judge]
         child = subprocess.Popen(command, env={**os.environ, **cache}, stdout=subprocess.DEVNULL,
                                  stderr=subprocess.DEVNULL)
@@ -159,9 +158,7 @@ def test_a_video_is_shown_as_sampled_frames(tmp_path: Path, cache: dict[str, str
     video = pytest.importorskip("abduct_video")
     import numpy as np
 
-    from abduct import GenerationRequest, Settings, VisualInput
-    from abduct.models import load_model
-    from abduct.protocols import Decoding
+    from abduct import Decoding, GenerationRequest, Settings, VisualInput, load_model
 
     frames = np.zeros((12, 32, 32, 3), dtype=np.uint8)
     frames[:, :, :, 0] = np.arange(12, dtype=np.uint8)[:, None, None] * 20  # red grows frame by frame

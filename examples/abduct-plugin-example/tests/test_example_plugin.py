@@ -5,11 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from abduct import Settings
-from abduct.cli import main
-from abduct.errors import AbductError
-from abduct.plugins import build_registry
-from abduct.testing import GeneratorContract, ScorerContract, TaskContract
+from abduct import AbductError, Settings, build_registry
+from abduct.testing import GeneratorContract, ScorerContract, TaskContract, main
 from abduct_plugin_example.data import write_dataset
 from abduct_plugin_example.model import MeanColorModel
 

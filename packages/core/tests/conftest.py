@@ -8,7 +8,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from abduct.plugins import Registry, build_registry, reset_registry  # noqa: E402
+from abduct._registry.registry import Registry, build_registry, reset_registry
 from toy_plugin import ToyPlugin, write_toy_data  # noqa: E402
 
 

@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from abduct.cascade import CascadeScorer, cascade_parts, make_cascade, merge_scores, top_k_mask
-from abduct.engine import ScoringEngine
-from abduct.errors import AbductError
-from abduct.records import VisualInput
-from abduct.spec import Settings, Spec
+from abduct._builtins.cascade import CascadeScorer, cascade_parts, make_cascade, merge_scores, top_k_mask
+from abduct._engine.scoring import ScoringEngine
+from abduct.contract.errors import AbductError
+from abduct.contract.records import VisualInput
+from abduct.contract.spec import Settings, Spec
 
 
 class TableDual:
@@ -103,8 +103,8 @@ def test_spec_parts_with_tags_and_quotes() -> None:
 
 
 def test_registered_cascade_builds_both_parts_and_refuses_bad_k() -> None:
-    from abduct.models import load_model
-    from abduct.plugins import build_registry
+    from abduct._engine.models import load_model
+    from abduct._registry.registry import build_registry
 
     loaded = load_model("cascade:random:1+random:2,k=3", Settings(), build_registry())
     assert isinstance(loaded.model, CascadeScorer) and loaded.model.k == 3

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from abduct.cli import main
-from abduct.evaluate import EvalConfig, run_evaluation
-from abduct.plugins import Registry
+from abduct._cli import main
+from abduct._registry.registry import Registry
+from abduct._run.evaluate import EvalConfig, run_evaluation
 
 
 def _eval_args(data: Path, out: Path, *extra: str) -> list[str]:
@@ -95,7 +95,7 @@ def test_score_official_format(toy_registry: Registry, tmp_path: Path, capsys: p
 
 
 def test_task_flags_become_options() -> None:
-    from abduct.cli import task_flags
+    from abduct._cli import task_flags
 
     assert task_flags(["--separate", "--model", "DIR", "--layers=17", "--last"]) == [
         "separate=true", "model=DIR", "layers=17", "last=true"]
@@ -116,7 +116,7 @@ def test_command_exit_codes_pass_through(capsys: pytest.CaptureFixture[str]) -> 
     import click
 
     from abduct import hookimpl
-    from abduct.plugins import build_registry, reset_registry
+    from abduct._registry.registry import build_registry, reset_registry
 
     class Exits:
         @hookimpl
@@ -134,7 +134,7 @@ def test_command_exit_codes_pass_through(capsys: pytest.CaptureFixture[str]) -> 
 
 
 def _killable_run(data: str, out: str) -> None:
-    from abduct.plugins import build_registry
+    from abduct._registry.registry import build_registry
     from toy_plugin import ToyPlugin
 
     registry = build_registry(extra_plugins=[("toy", ToyPlugin())])

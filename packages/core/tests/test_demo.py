@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from abduct.cli import main
-from abduct.demo import DemoTable, run_demo
-from abduct.plugins import Registry
+from abduct._cli import main
+from abduct._demo import DemoTable, run_demo
+from abduct._registry.registry import Registry
 
 
 def test_sections_run_in_name_order_and_share(toy_registry: Registry, tmp_path: Path) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 from PIL import Image
 
-from abduct.drawing import context_only, highlight, position_only, region_only, render
-from abduct.records import Box, Region
+from abduct.contract.records import Box, Region
+from abduct.kit.drawing import context_only, highlight, position_only, region_only, render
 
 BASE = (10, 20, 30)
 
@@ -63,7 +63,7 @@ def test_input_modes() -> None:
 
 
 def test_image_problem_names_missing_unreadable_and_wrong_size(tmp_path) -> None:
-    from abduct.drawing import image_problem
+    from abduct.kit.drawing import image_problem
 
     good = tmp_path / "good.png"
     Image.new("RGB", (30, 20), BASE).save(good)

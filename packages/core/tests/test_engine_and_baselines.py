@@ -8,10 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from abduct.baselines import ConstantScorer, RandomModel
-from abduct.cache import EmbeddingCache
-from abduct.engine import ScoringEngine, unique_index
-from abduct.records import Box, Region, VisualInput
+from abduct._builtins.baselines import ConstantScorer, RandomModel
+from abduct._engine.scoring import ScoringEngine
+from abduct.contract.records import Box, Region, VisualInput
+from abduct.kit.cache import EmbeddingCache
+from abduct.kit.content import unique_index
 from abduct.testing import ScorerContract, make_images
 
 
@@ -123,7 +124,7 @@ def test_bad_model_output_is_reported(visuals: list[VisualInput]) -> None:
         def score(self, visuals: Sequence[VisualInput], texts: Sequence[str]) -> np.ndarray:
             return np.zeros(len(texts) + 1)
 
-    from abduct.errors import AbductError
+    from abduct.contract.errors import AbductError
 
     with pytest.raises(AbductError, match="shape"):
         ScoringEngine(Wrong(), quiet=True).score_pairs(visuals, ["a", "b", "c"])

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from abduct.cli import main
-from abduct.exact_match import ExactMatch, exact_match, normalize_answer
+from abduct._cli import main
+from abduct.kit.answers import ExactMatch, exact_match, normalize_answer
 from abduct.testing import MetricContract
 
 

@@ -10,15 +10,15 @@ import numpy as np
 import pytest
 
 from abduct import GenerationRequest, Settings, Spec, TextPool, VisualInput
-from abduct.baselines import RandomModel
-from abduct.cli import main
-from abduct.engine import ScoringEngine
-from abduct.errors import AbductError
-from abduct.evaluate import EvalConfig, run_evaluation
-from abduct.inputs import InputPolicy
-from abduct.models import load_model
-from abduct.plugins import Registry, build_registry
-from abduct.runner import Run
+from abduct._builtins.baselines import RandomModel
+from abduct._cli import main
+from abduct._engine.inputs import InputPolicy
+from abduct._engine.models import load_model
+from abduct._engine.scoring import ScoringEngine
+from abduct._registry.registry import Registry, build_registry
+from abduct._run.evaluate import EvalConfig, run_evaluation
+from abduct._run.runner import Run
+from abduct.contract.errors import AbductError
 from abduct.testing import GeneratorContract
 from toy_plugin import Echo, MatrixOnly, TextOnly, ToyPlugin, kill_once_a_unit_is_stored
 

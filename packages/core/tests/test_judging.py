@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from abduct.cli import main
-from abduct.errors import AbductError
-from abduct.evaluate import EvalConfig, run_evaluation
-from abduct.generation import GenerationEngine
-from abduct.judging import JudgeEngine, JudgeItem, any_equivalent, parse_verdict
-from abduct.plugins import Registry
-from abduct.protocols import Decoding
+from abduct._cli import main
+from abduct._engine.generation import GenerationEngine
+from abduct._engine.judging import JudgeEngine, any_equivalent, parse_verdict
+from abduct._registry.registry import Registry
+from abduct._run.evaluate import EvalConfig, run_evaluation
+from abduct.contract.errors import AbductError
+from abduct.contract.protocols import Decoding
+from abduct.contract.task import JudgeItem
 from abduct.testing import finished_judgments
 from toy_plugin import JUDGE_TEMPLATE, LiteralJudge
 
@@ -112,7 +113,7 @@ def test_without_judge_or_with_a_sampling_judge_one_line(toy_registry: Registry,
 
 
 def _judged_run(data: str, out: str, log: str) -> None:
-    from abduct.plugins import build_registry
+    from abduct._registry.registry import build_registry
     from toy_plugin import ToyPlugin
 
     config = EvalConfig("toy-judged", "random", Path(data), Path(out), quiet=True, use_cache=False,

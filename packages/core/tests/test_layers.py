@@ -1,79 +1,98 @@
-"""The core's modules stand in layers: no import circle, also through TYPE_CHECKING or
-function-level imports, so a reader can follow a run from the CLI downwards."""
+"""The core's layers, checked on its own sources (the lint session checks the same with
+import-linter): each layer imports only from those below it, also through TYPE_CHECKING or
+function-level imports, and no module takes part in an import circle."""
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
+import warnings
 from pathlib import Path
+
+import pytest
 
 import abduct
 
 PACKAGE = Path(abduct.__file__).parent
+# bottom to top, as in .importlinter
+LAYERS = ["contract", "kit", "_registry", "_engine", "_builtins", "_outputs", "_run", "_demo", "_cli", "testing"]
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 def import_graph() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
-    for path in PACKAGE.glob("*.py"):
-        name = path.stem
-        edges = graph.setdefault(name, set())
+    for path in PACKAGE.rglob("*.py"):
+        edges = graph.setdefault(_module_name(path), set())
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.module:
-                parts = node.module.split(".")
-                if parts[0] == "abduct":
-                    if len(parts) > 1:
-                        edges.add(parts[1])
-                    else:  # from abduct import x: a module or a name of __init__
-                        edges.update(a.name if (PACKAGE / f"{a.name}.py").exists() else "__init__" for a in node.names)
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("abduct"):
+                edges.add(node.module)
             elif isinstance(node, ast.Import):
-                edges.update(a.name.split(".")[1] for a in node.names if a.name.startswith("abduct."))
-        edges.discard(name)
+                edges.update(a.name for a in node.names if a.name.startswith("abduct"))
     return graph
 
 
-def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
-    state: dict[str, int] = {}
-    stack: list[str] = []
+def layer_of(module: str) -> int | None:
+    parts = module.split(".")
+    return LAYERS.index(parts[1]) if len(parts) > 1 and parts[1] in LAYERS else None
 
-    def visit(node: str) -> list[str] | None:
-        state[node] = 1
-        stack.append(node)
-        for nxt in sorted(graph.get(node, ())):
-            if state.get(nxt) == 1:
-                return stack[stack.index(nxt):] + [nxt]
-            if nxt not in state and (found := visit(nxt)):
-                return found
-        state[node] = 2
-        stack.pop()
-        return None
 
-    for node in sorted(graph):
-        if node not in state and (found := visit(node)):
-            return found
-    return None
+def test_each_layer_imports_only_from_below() -> None:
+    upward = [f"{source} -> {target}" for source, targets in import_graph().items() for target in targets
+              if (low := layer_of(source)) is not None and (high := layer_of(target)) is not None and high > low]
+    assert upward == []
 
 
 def test_no_import_circles() -> None:
     graph = import_graph()
-    graph.pop("__init__", None)  # the package's front door re-exports from below; nothing imports it back
-    for edges in graph.values():
-        edges.discard("__init__")
-    assert find_cycle(graph) is None, " -> ".join(find_cycle(graph) or [])
+    state: dict[str, int] = {}
+
+    def visit(node: str, stack: list[str]) -> list[str] | None:
+        state[node] = 1
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return [*stack[stack.index(nxt):], nxt] if nxt in stack else [node, nxt]
+            if nxt not in state and (found := visit(nxt, [*stack, nxt])):
+                return found
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node, [node])):
+            pytest.fail(" -> ".join(found))
 
 
-def test_bottom_layers_import_nothing_above_them() -> None:
-    graph = import_graph()
-    assert graph["records"] == set() and graph["errors"] == set()
-    assert graph["protocols"] <= {"records"}
-    assert "runner" not in graph["engine"] and "runner" not in graph["protocols"]
+def test_no_folder_holds_more_than_fifteen_modules() -> None:
+    crowded = {str(d.relative_to(PACKAGE)): n for d in [PACKAGE, *PACKAGE.rglob("*/")]
+               if d.is_dir() and (n := len(list(d.glob("*.py")))) > 15}
+    assert crowded == {}
+
+
+def test_old_import_paths_still_work_with_a_deprecation_warning() -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        from abduct.errors import DataError  # type: ignore[import-not-found]
+        from abduct.tasks import Evaluation, multiple_choice  # type: ignore[import-not-found]
+    assert DataError is abduct.DataError and Evaluation is abduct.Evaluation
+    assert multiple_choice is abduct.kit.multiple_choice
+    assert any(issubclass(w.category, DeprecationWarning) and "abduct.errors" in str(w.message) for w in caught)
+
+
+def test_front_door_names_resolve_and_importing_it_stays_light() -> None:
+    missing = [name for name in abduct.__all__ if getattr(abduct, name, None) is None]
+    assert missing == []
+    code = "import sys, abduct, abduct.kit; heavy = {'torch', 'abduct._run', 'abduct._engine'} & set(sys.modules); print(sorted(heavy))"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "[]"
 
 
 def test_distributed_helpers_import_torch_only_when_called() -> None:
-    import subprocess
-    import sys
-
-    code = "import sys, abduct.distributed as d; assert 'torch' not in sys.modules; print(d.seed_for(0, 1))"
+    code = "import sys, abduct.kit.distributed as d; assert 'torch' not in sys.modules; print(d.seed_for(0, 1))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    from abduct.distributed import seed_for
+    from abduct.kit.distributed import seed_for
 
     assert int(out) == seed_for(0, 1) and 0 <= seed_for(0, 1) < 2**63
     assert seed_for(0, 1) != seed_for(1, 0) and seed_for(3, 5, 7) == seed_for(3, 5, 7)

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from abduct.cli import main
-from abduct.errors import DataError
-from abduct.metric_inputs import validate_inputs
+from abduct._cli import main
+from abduct.contract.errors import DataError
+from abduct.kit.metric_inputs import validate_inputs
 
 
 def test_valid_inputs_come_back_in_prediction_order() -> None:

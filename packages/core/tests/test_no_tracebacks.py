@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from abduct.cli import main
-from abduct.errors import DataError
-from abduct.fuzzing import OUTPUT_FILES, clean_failure_problem, fuzz_cli_input, half_written_problem, run_cli
-from abduct.io import read_json
-from abduct.outdir import LOCK_FILE, locked
-from abduct.plugins import Registry
+from abduct._cli import main
+from abduct._registry.registry import Registry
+from abduct._run.outdir import LOCK_FILE, locked
+from abduct.contract.errors import DataError
+from abduct.kit.io import read_json
+from abduct.testing.fuzzing import OUTPUT_FILES, clean_failure_problem, fuzz_cli_input, half_written_problem, run_cli
 
 
 def _eval(data: Path, out: Path, *extra: str, task: str = "toy-choice", model: str = "random") -> list[str]:
@@ -78,7 +78,7 @@ def test_empty_annotation_list_writes_nothing(toy_registry: Registry, toy_data: 
 def test_huge_png_is_a_data_error_naming_it(tmp_path: Path) -> None:
     """20,000 x 20,000 px: PIL's decompression-bomb guard refuses it before decoding (the CLIP
     package's tests run it through `abduct eval`)."""
-    from abduct.drawing import load_rgb
+    from abduct.kit.drawing import load_rgb
 
     path = tmp_path / "huge.png"
     Image.new("1", (20_000, 20_000)).save(path)
@@ -185,12 +185,12 @@ def test_lock_refuses_a_second_run_on_the_same_out(toy_registry: Registry, toy_d
 
 def test_outputs_appear_only_when_all_are_rendered(toy_registry: Registry, toy_data: Path, tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    import abduct.evaluate
+    import abduct._run.evaluate
 
     def broken(*args: Any) -> str:
         raise RuntimeError("a bug while drawing the report")
 
-    monkeypatch.setattr(abduct.evaluate, "html_report", broken)
+    monkeypatch.setattr(abduct._run.evaluate, "html_report", broken)
     out = tmp_path / "out"
     with pytest.raises(RuntimeError):
         main(_eval(toy_data, out))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from abduct.offline import (
+from abduct.kit.offline import (
     hub_access,
     hub_cache_dir,
     hub_online,
@@ -116,6 +116,6 @@ def test_unreachable_hub_sets_and_restores(tmp_path: Path, monkeypatch: pytest.M
 
 def test_a_path_is_never_cached(tmp_path: Path) -> None:
     pytest.importorskip("huggingface_hub")
-    from abduct.offline import hub_file_cached
+    from abduct.kit.offline import hub_file_cached
 
     assert hub_file_cached(str(tmp_path / "missing-model"), "config.json", tmp_path) is None

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from abduct.cli import main
-from abduct.io import atomic_write_bytes, atomic_write_json, current_umask, honour_umask
-from abduct.plugins import Registry
+from abduct._cli import main
+from abduct._registry.registry import Registry
+from abduct.kit.io import atomic_write_bytes, atomic_write_json, current_umask, honour_umask
 
 
 @pytest.fixture(params=[0o022, 0o027, 0o077])

@@ -12,10 +12,11 @@ from pathlib import Path
 import click
 import pytest
 
-from abduct import Registration, hookimpl, hookspecs
-from abduct.cli import main
-from abduct.errors import PluginError, UnknownNameError
-from abduct.plugins import build_registry, reset_registry
+from abduct import PublishedRow, Registration, hookimpl
+from abduct._cli import main
+from abduct._registry.registry import build_registry, reset_registry
+from abduct.contract import hooks as hookspecs
+from abduct.contract.errors import PluginError, UnknownNameError
 from toy_plugin import ToyPlugin
 
 
@@ -43,6 +44,10 @@ class EveryHook:
         yield Registration("toy-demo", "a demo section", "toy_plugin:toy_demo")
 
     @hookimpl
+    def register_published(self) -> list[PublishedRow]:
+        return [PublishedRow("toy-task", "a paper's model", "val", {"accuracy": 61.5}, "Toy et al. 2024", "Table 1")]
+
+    @hookimpl
     def register_commands(self, cli: click.Group) -> None:
         @cli.command("toy-hello")
         def hello() -> None:
@@ -56,6 +61,7 @@ TESTED_HOOKS = {
     "register_metrics": "metric",
     "register_demos": "demo",
     "register_commands": None,
+    "register_published": None,
 }
 
 
@@ -72,6 +78,26 @@ def test_registration_hooks(hook: str, kind: str) -> None:
     assert comp.plugin == "every"
     info = next(p for p in registry.plugins if p.name == "every")
     assert comp.name in info.registers[kind]
+
+
+def test_register_published_hook_feeds_compare_and_refuses_other_records() -> None:
+    from abduct._outputs.compare import published_rows
+
+    registry = build_registry(extra_plugins=[("every", EveryHook())])
+    rows = published_rows("toy-task", registry)
+    assert [(r.model, r.metrics, r.source, r.citation) for r in rows] == [
+        ("a paper's model", {"accuracy": 61.5}, "Table 1", "Toy et al. 2024")]
+    assert published_rows("no-such-task", registry) == []
+
+    class Wrong:
+        @hookimpl
+        def register_published(self) -> list[object]:
+            return [{"task": "toy-task"}]
+
+    broken = build_registry(extra_plugins=[("wrong", Wrong())])
+    assert all(r.model != "a paper's model" for r in broken.published())
+    info = next(p for p in broken.plugins if p.name == "wrong")
+    assert info.error == "PluginError: returned dict from register_published, expected abduct.PublishedRow"
 
 
 def test_register_commands_hook(capsys: pytest.CaptureFixture[str]) -> None:
@@ -93,8 +119,8 @@ def test_builtins_register_through_hooks() -> None:
 class Clash:
     @hookimpl
     def register_models(self) -> Iterator[Registration]:
-        yield Registration("random", "another random", "abduct.baselines:make_random")
-        yield Registration("fine", "unaffected", "abduct.baselines:make_constant")
+        yield Registration("random", "another random", "abduct._builtins.baselines:make_random")
+        yield Registration("fine", "unaffected", "abduct._builtins.baselines:make_constant")
 
 
 def test_duplicate_names_are_refused_naming_both_plugins() -> None:
@@ -194,7 +220,7 @@ GOOD_BODY = """
 
     @hookimpl
     def register_models():
-        return [Registration("third-party", "a third-party scorer", "abduct.baselines:make_constant")]
+        return [Registration("third-party", "a third-party scorer", "abduct._builtins.baselines:make_constant")]
 """
 
 
@@ -202,7 +228,7 @@ def _run_cli(site: Path, *args: str, env_extra: dict[str, str] | None = None) ->
     import os
 
     env = {**os.environ, "PYTHONPATH": str(site), **(env_extra or {})}
-    return subprocess.run([sys.executable, "-m", "abduct.cli", *args], capture_output=True, text=True, env=env)
+    return subprocess.run([sys.executable, "-m", "abduct", *args], capture_output=True, text=True, env=env)
 
 
 def test_entry_point_plugins_broken_and_good(tmp_path: Path) -> None:

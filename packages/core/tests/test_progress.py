@@ -6,8 +6,8 @@ import itertools
 
 import pytest
 
-import abduct.progress as progress_module
-from abduct.progress import plain_progress, progress
+import abduct.kit.progress_bars as progress_module
+from abduct.kit.progress_bars import plain_progress, progress
 
 
 def test_plain_lines_every_interval_and_at_the_end(monkeypatch: pytest.MonkeyPatch,

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-import abduct.provenance as provenance
-from abduct.provenance import _checkout_state, abduct_sources, distribution_source
+import abduct._run.provenance as provenance
+from abduct._run.provenance import _checkout_state, abduct_sources, distribution_source
 
 
 def git(where: Path, *args: str) -> str:

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-import abduct.html_report
-from abduct.cli import main
-from abduct.html_report import html_report
-from abduct.plugins import Registry
+import abduct._outputs.html_report
+from abduct._cli import main
+from abduct._outputs.html_report import html_report
+from abduct._registry.registry import Registry
 from abduct.testing import make_images
 
 
@@ -70,7 +70,7 @@ def test_every_shape_becomes_an_embedded_image(tmp_path: Path) -> None:
 
 
 def test_without_matplotlib_the_page_is_written_without_plots(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(abduct.html_report, "have_matplotlib", lambda: False)
+    monkeypatch.setattr(abduct._outputs.html_report, "have_matplotlib", lambda: False)
     text = html_report(_results(tmp_path), [])
     page = _self_contained(text)
     assert [src.split(";")[0] for src in page.images] == ["data:image/jpeg"]  # the example needs only Pillow

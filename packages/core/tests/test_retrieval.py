@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 
 from abduct import GenerationRequest, Settings, Spec, TextPool, VisualInput
-from abduct.errors import AbductError
-from abduct.evaluate import EvalConfig, run_evaluation
-from abduct.models import LoadedModel
-from abduct.plugins import Registry
-from abduct.protocols import Decoding
-from abduct.retrieval import Retriever, make_retrieve
+from abduct._builtins.retrieval import Retriever, make_retrieve
+from abduct._engine.models import LoadedModel
+from abduct._registry.registry import Registry
+from abduct._run.evaluate import EvalConfig, run_evaluation
+from abduct.contract.errors import AbductError
+from abduct.contract.protocols import Decoding
 
 
 class ShortTexts:

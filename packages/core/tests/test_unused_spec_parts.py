@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from abduct import Registration, hookimpl
-from abduct.cli import main
-from abduct.errors import AbductError
-from abduct.plugins import Registry, build_registry
-from abduct.spec import Settings, Spec
+from abduct._cli import main
+from abduct._registry.registry import Registry, build_registry
+from abduct.contract.errors import AbductError
+from abduct.contract.spec import Settings, Spec
+from abduct.kit import ExactMatch
 
 
 @pytest.mark.parametrize("model, message", [
@@ -46,7 +47,7 @@ SEEN: list[str] = []
 
 def make_echo(spec: Spec, settings: Settings) -> object:
     SEEN.append(str(spec))  # reads the argument and the tag through str()
-    return object()
+    return ExactMatch()
 
 
 class EchoPlugin:

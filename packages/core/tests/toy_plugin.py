@@ -17,15 +17,15 @@ from typing import Any
 import numpy as np
 
 from abduct import GenerationRequest, Registration, Settings, Spec, TextPool, VisualInput, hookimpl
-from abduct.baselines import RandomModel
-from abduct.demo import DemoContext, DemoTable
-from abduct.errors import DataError
-from abduct.io import read_json
-from abduct.judging import JudgeItem
-from abduct.metric_info import COUNT, TEXT_METRICS, percent
-from abduct.protocols import Decoding
-from abduct.runner import Run
-from abduct.tasks import Choice, Evaluation, GenerationItem, accuracy, generate, multiple_choice, score_generations
+from abduct._builtins.baselines import RandomModel
+from abduct._demo import DemoContext, DemoTable
+from abduct._run.runner import Run
+from abduct.contract.errors import DataError
+from abduct.contract.metric_info import COUNT, TEXT_METRICS, percent
+from abduct.contract.protocols import Decoding
+from abduct.contract.task import Evaluation, JudgeItem
+from abduct.kit.io import read_json
+from abduct.kit.shapes import Choice, GenerationItem, accuracy, generate, multiple_choice, score_generations
 from abduct.testing import make_images
 
 

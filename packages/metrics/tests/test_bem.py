@@ -9,11 +9,8 @@ import pytest
 import torch
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-from abduct import Settings
-from abduct.cli import main
-from abduct.errors import AbductError
-from abduct.plugins import get_registry
-from abduct.testing import MetricContract
+from abduct import AbductError, Settings, get_registry
+from abduct.testing import MetricContract, main
 from abduct_metrics._bem import Bem
 
 

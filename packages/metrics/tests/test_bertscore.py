@@ -9,11 +9,8 @@ import bert_score
 import numpy as np
 import pytest
 
-from abduct import Metric, Settings
-from abduct.cli import main
-from abduct.errors import AbductError
-from abduct.plugins import get_registry
-from abduct.testing import MetricContract
+from abduct import AbductError, Metric, Settings, get_registry
+from abduct.testing import MetricContract, main
 from abduct_metrics.testing import generated_data
 
 TOL = 1e-9

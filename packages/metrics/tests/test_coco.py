@@ -17,11 +17,8 @@ from pycocoevalcap.meteor.meteor import Meteor
 from pycocoevalcap.rouge.rouge import Rouge
 from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
 
-from abduct import Metric
-from abduct.cli import main
-from abduct.errors import AbductError
-from abduct.plugins import get_registry
-from abduct.testing import MetricContract
+from abduct import AbductError, Metric, get_registry
+from abduct.testing import MetricContract, main
 from abduct_metrics import _coco
 from abduct_metrics._coco import CocoCaptionMetric
 from abduct_metrics._ptb import ptb_tokenize
@@ -157,7 +154,7 @@ def test_missing_java_from_the_cli(tmp_path: Path) -> None:
     empty_bin = tmp_path / "bin"
     empty_bin.mkdir()
     proc = subprocess.run(
-        [sys.executable, "-m", "abduct.cli", "metric", "cider", "--predictions", str(tmp_path / "p.json"),
+        [sys.executable, "-m", "abduct", "metric", "cider", "--predictions", str(tmp_path / "p.json"),
          "--references", str(tmp_path / "r.json"), "--json"],
         env={"PATH": str(empty_bin)}, capture_output=True, text=True, check=False,
     )

@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from abduct.cli import main
-from abduct.testing import hub_snapshot, unreachable_hub
+from abduct.testing import hub_snapshot, main, unreachable_hub
 
 
 @pytest.fixture

@@ -5,8 +5,7 @@ import sys
 
 import pytest
 
-from abduct.errors import AbductError
-from abduct.plugins import build_registry
+from abduct import AbductError, build_registry
 
 NAMES = {"bleu", "meteor", "rouge-l", "cider", "bertscore", "bem"}
 

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from abduct.errors import DataError
-from abduct.io import read_json
+from abduct import DataError
+from abduct.kit import read_json
 
 COLORS = {"red": (220, 30, 30), "green": (30, 200, 40), "blue": (30, 40, 220), "yellow": (230, 220, 30)}
 QUESTIONS = "questions.json"

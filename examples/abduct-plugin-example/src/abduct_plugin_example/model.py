@@ -15,8 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 from PIL import Image
 
-from abduct import Decoding, GenerationRequest, Settings, Spec, TextPool, VisualInput
-from abduct.errors import AbductError
+from abduct import AbductError, Decoding, GenerationRequest, Settings, Spec, TextPool, VisualInput
 from abduct_plugin_example.data import COLORS
 
 UNKNOWN_RGB = (200, 200, 200)  # a text naming no colour: grey

@@ -31,7 +31,7 @@ def register_models() -> Iterator[Registration]:
 
 @hookimpl
 def register_commands(cli: click.Group) -> None:
-    from abduct.cli import subgroup
+    from abduct.kit import subgroup
     from abduct_plugin_example.cli import make_data
 
     subgroup(cli, "example", "The example plugin's commands.").add_command(make_data)

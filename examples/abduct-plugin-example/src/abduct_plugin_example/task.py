@@ -14,14 +14,29 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from abduct import GenerationRequest, Settings, Spec, TextPool, VisualInput
-from abduct.errors import DataError
-from abduct.exact_match import ExactMatch
-from abduct.io import read_json
-from abduct.metric_info import COUNT, percent
-from abduct.metric_inputs import validate_inputs
-from abduct.runner import Run
-from abduct.tasks import Choice, Evaluation, GenerationItem, accuracy, generate, multiple_choice, score_generations
+from abduct import (
+    COUNT,
+    DataError,
+    Evaluation,
+    GenerationRequest,
+    RunContext,
+    Settings,
+    Spec,
+    TextPool,
+    VisualInput,
+    percent,
+)
+from abduct.kit import (
+    Choice,
+    ExactMatch,
+    GenerationItem,
+    accuracy,
+    generate,
+    multiple_choice,
+    read_json,
+    score_generations,
+    validate_inputs,
+)
 from abduct_plugin_example.data import ANSWERS, COLORS, NAMES, QUESTIONS, load_questions, read_key
 
 PROMPT = "Which colour dominates this image? Answer with one word."
@@ -33,7 +48,7 @@ class ColorTask:
     default_split = "test"
     metric_info = {"accuracy": percent(chance=25.0), "n": COUNT}  # which way is better, and chance (1 in 4)
 
-    def evaluate(self, run: Run) -> Evaluation:
+    def evaluate(self, run: RunContext) -> Evaluation:
         questions = run.apply_limit(load_questions(run.data_dir), "questions")
         key = read_key(run.data_dir / ANSWERS, int, "an integer choice index")
         missing = [q.qid for q in questions if q.qid not in key]
@@ -65,7 +80,7 @@ class DescribeTask:
     default_split = "test"
     metric_info = {"exact_match": percent(chance=25.0), "n": COUNT}  # random picks one of 4 names
 
-    def evaluate(self, run: Run) -> Evaluation:
+    def evaluate(self, run: RunContext) -> Evaluation:
         questions = run.apply_limit(load_questions(run.data_dir), "questions")
         names = read_key(run.data_dir / NAMES, str, "a colour name")
         missing = [q.qid for q in questions if q.qid not in names]

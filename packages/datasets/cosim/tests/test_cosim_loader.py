@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from abduct.cli import main
-from abduct.errors import DataError
+from abduct import DataError
+from abduct.testing import main
 from abduct_cosim import SEP, load_file, load_split
 from abduct_cosim.breakdown import count_sentences, is_yes_no, sentence_bucket
 from conftest import record, write_json

@@ -6,9 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from abduct.cli import main
-from abduct.compare import published_rows
-from abduct.plugins import get_registry
+from abduct import get_registry, published_rows
+from abduct.testing import main
 
 
 def test_report_has_a_bar_chart_per_breakdown(corpus: Path, tmp_path: Path) -> None:

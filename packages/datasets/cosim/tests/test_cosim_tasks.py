@@ -11,11 +11,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from abduct import VisualInput
-from abduct.cli import main
-from abduct.evaluate import EvalConfig, run_evaluation
-from abduct.plugins import Registry
-from abduct.testing import TaskContract, make_images, registry_with_models
+from abduct import EvalConfig, Registry, VisualInput, run_evaluation
+from abduct.testing import TaskContract, main, make_images, registry_with_models
 from abduct_cosim.synth import COLORS, OPPOSITE
 from conftest import record, write_json
 

@@ -12,12 +12,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from abduct import Decoding, GenerationRequest, TextPool, VisualInput
-from abduct.cli import main
-from abduct.corpus_contract import CorpusContract
-from abduct.errors import DataError
-from abduct.evaluate import EvalConfig, run_evaluation
-from abduct.testing import registry_with_models
+from abduct import DataError, Decoding, EvalConfig, GenerationRequest, TextPool, VisualInput, run_evaluation
+from abduct.testing import main, registry_with_models
+from abduct.testing.corpus import CorpusContract
 from abduct_nleye import load_csv
 from abduct_nleye.dumbpixel import DumbPixel
 from abduct_nleye.tasks import parse_answer
@@ -224,7 +221,7 @@ def test_synth_check_and_a_single_image_model_is_refused(tmp_path: Path, capsys:
 
 
 def test_single_image_model_is_refused_and_similarity_needs_a_dual_encoder(corpus: Path, tmp_path: Path) -> None:
-    from abduct.errors import AbductError
+    from abduct import AbductError
 
     with pytest.raises(AbductError, match="cannot take related inputs"):
         _eval(corpus, tmp_path / "a", "nleye-pairs", "image-only")
@@ -282,7 +279,7 @@ def test_captions_setup_for_a_generator_and_the_captions_cache(corpus: Path, tmp
 ])
 def test_captions_and_explanation_option_errors(corpus: Path, tmp_path: Path, task: str, model: str,
                                                 words: str) -> None:
-    from abduct.errors import AbductError
+    from abduct import AbductError
 
     with pytest.raises(AbductError, match=words):
         _eval(corpus, tmp_path / "e", task, model)

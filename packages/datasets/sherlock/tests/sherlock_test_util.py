@@ -10,10 +10,19 @@ from typing import Any
 
 import numpy as np
 
-from abduct import GenerationRequest, Registration, Settings, Spec, TextPool, VisualInput, hookimpl
-from abduct.baselines import RandomModel
-from abduct.plugins import Registry, build_registry
-from abduct.protocols import Decoding
+from abduct import (
+    Decoding,
+    GenerationRequest,
+    Registration,
+    Registry,
+    Settings,
+    Spec,
+    TextPool,
+    VisualInput,
+    build_registry,
+    hookimpl,
+)
+from abduct.testing import RandomModel
 
 
 def write_json(path: Path, obj: Any) -> Path:

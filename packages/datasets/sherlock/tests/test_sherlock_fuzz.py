@@ -12,8 +12,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from abduct.cli import main
-from abduct.testing import fuzz_cli_input, run_cli
+from abduct.testing import fuzz_cli_input, main, run_cli
 from abduct_sherlock.layout import annotation_file
 from abduct_sherlock.synth import synthesize
 

@@ -11,9 +11,8 @@ from typing import Any
 import pytest
 from sherlock_test_util import write_json
 
-from abduct.cli import main
-from abduct.errors import AbductError, DataError
-from abduct.records import Box, Region, VisualInput
+from abduct import AbductError, Box, DataError, Region, VisualInput
+from abduct.testing import main
 from abduct_sherlock import SherlockInstance, load_instances
 from abduct_sherlock.layout import ImageRoots
 from abduct_sherlock.loader import load_report

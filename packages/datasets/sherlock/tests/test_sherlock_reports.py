@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from abduct.cli import main
-from abduct.compare import published_rows
-from abduct.plugins import get_registry
+from abduct import get_registry, published_rows
+from abduct.testing import main
 
 
 def test_retrieval_report_has_plots_and_examples(corpus: Path, tmp_path: Path) -> None:

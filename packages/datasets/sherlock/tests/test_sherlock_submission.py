@@ -11,9 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from abduct.baselines import RandomModel
-from abduct.cli import main
-from abduct.errors import AbductError
+from abduct import AbductError
+from abduct.testing import RandomModel, main
 from abduct_sherlock.layout import ImageRoots
 from abduct_sherlock.leaderboard import read_instances
 from abduct_sherlock.submission import FOLDER, OFFICIAL_TEST_SIZES, validate_submission, zip_bytes

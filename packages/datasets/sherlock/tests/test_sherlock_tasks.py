@@ -14,13 +14,8 @@ import numpy as np
 import pytest
 from sherlock_test_util import ClueReader, registry_with_test_models, write_json
 
-from abduct.baselines import RandomModel
-from abduct.cli import main
-from abduct.errors import AbductError
-from abduct.evaluate import EvalConfig, load_task, run_evaluation
-from abduct.plugins import Registry
-from abduct.records import VisualInput
-from abduct.testing import TaskContract
+from abduct import AbductError, EvalConfig, Registry, VisualInput, load_task, run_evaluation
+from abduct.testing import RandomModel, TaskContract, main
 from abduct_sherlock import load_instances
 from abduct_sherlock.keys import ComparisonKey
 from abduct_sherlock.layout import ImageRoots
@@ -247,8 +242,7 @@ def test_a_matrix_only_scorer_evaluates_end_to_end(corpus: Path, tmp_path: Path,
 
 # -- the dataset as other packages read it -----------------------------------------------------
 def test_the_registered_dataset_offers_training_pairs(corpus: Path) -> None:
-    from abduct import Dataset, GroundedText, PairDataset
-    from abduct.plugins import build_registry
+    from abduct import Dataset, GroundedText, PairDataset, build_registry
 
     dataset = build_registry().create("dataset", "sherlock")
     assert isinstance(dataset, PairDataset) and isinstance(dataset, Dataset)

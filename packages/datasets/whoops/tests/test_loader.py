@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from abduct.cli import main
-from abduct.errors import DataError
+from abduct import DataError
+from abduct.testing import main
 from abduct_whoops.loader import load_csv, load_release, read_csv_rows
 from abduct_whoops.records import COLUMNS
 from abduct_whoops.splits import make_folds, read_folds, write_folds
@@ -207,8 +207,7 @@ PINNED_FIRST_TEST = ("img484", "img218", "img019")
 
 
 def test_training_pairs_are_fold_zero_crowd_captions(corpus: Path) -> None:
-    from abduct.plugins import build_registry
-    from abduct.protocols import PairDataset
+    from abduct import PairDataset, build_registry
 
     dataset = build_registry().create("dataset", "whoops")
     assert isinstance(dataset, PairDataset)

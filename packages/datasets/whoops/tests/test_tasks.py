@@ -10,11 +10,9 @@ from typing import Any
 
 import pytest
 
-from abduct.cli import main
-from abduct.corpus_contract import CorpusContract
-from abduct.errors import AbductError
-from abduct.plugins import get_registry, reset_registry
-from abduct.spec import Settings, Spec
+from abduct import AbductError, Settings, Spec, get_registry, reset_registry
+from abduct.testing import main
+from abduct.testing.corpus import CorpusContract
 from abduct_whoops.loader import load_release
 from abduct_whoops.splits import make_folds
 from conftest import LiteralJudge, evaluate, registry

@@ -19,12 +19,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, cast, get_args
 
-from abduct.errors import AbductError
-from abduct.exact_match import exact_match
-from abduct.io import require_dir
-from abduct.metric_inputs import validate_inputs
-from abduct.protocols import MetricResult
-from abduct.spec import Settings, Spec
+from abduct import AbductError, MetricResult, Settings, Spec
+from abduct.kit import exact_match, require_dir, validate_inputs
 from abduct_metrics._common import no_argument
 
 Layout = Literal["original", "pairs"]

@@ -18,11 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from abduct.errors import AbductError
-from abduct.metric_inputs import validate_inputs
-from abduct.offline import HubState, hub_access, hub_cache_dir, hub_file_cached, weights_unavailable
-from abduct.protocols import MetricResult
-from abduct.spec import Settings, Spec
+from abduct import AbductError, MetricResult, Settings, Spec
+from abduct.kit import HubState, hub_access, hub_cache_dir, hub_file_cached, validate_inputs, weights_unavailable
 from abduct_metrics._common import no_argument
 
 KEYS = ("bertscore_precision", "bertscore_recall", "bertscore_f1")

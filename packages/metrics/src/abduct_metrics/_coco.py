@@ -19,10 +19,8 @@ from pycocoevalcap.cider.cider import Cider  # type: ignore[import-untyped]
 from pycocoevalcap.meteor.meteor import Meteor  # type: ignore[import-untyped]
 from pycocoevalcap.rouge.rouge import Rouge  # type: ignore[import-untyped]
 
-from abduct.errors import AbductError
-from abduct.metric_inputs import validate_inputs
-from abduct.protocols import MetricResult
-from abduct.spec import Settings, Spec
+from abduct import AbductError, MetricResult, Settings, Spec
+from abduct.kit import validate_inputs
 from abduct_metrics._common import no_argument
 from abduct_metrics._ptb import clean_non_ascii as _clean
 from abduct_metrics._ptb import ptb_tokenize

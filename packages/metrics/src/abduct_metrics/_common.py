@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from abduct.errors import AbductError
-from abduct.spec import Spec
+from abduct import AbductError, Spec
 
 
 def no_argument(spec: Spec) -> None:

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 from pycocoevalcap.tokenizer import ptbtokenizer  # type: ignore[import-untyped]
 
-from abduct.errors import AbductError
+from abduct import AbductError
 from abduct_metrics.java import require_java
 
 # Line terminators of CoreNLP's PTB lexer.

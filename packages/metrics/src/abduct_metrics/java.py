@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shutil
 
-from abduct.errors import AbductError
+from abduct import AbductError
 
 JAVA_HINT = (
     "install a Java runtime (8 or newer) and put `java` on PATH, e.g. "

@@ -8,13 +8,22 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from abduct import Registration, Settings, Spec, hookimpl
-from abduct.errors import DataError
-from abduct.plugins import Registry, build_registry, reset_registry
-from abduct.records import Box, Region, VisualInput
-from abduct.runner import Run
-from abduct.tasks import Choice, Evaluation, accuracy, multiple_choice
-from abduct.testing import PairsFile, make_images, write_pairs
+from abduct import (
+    Box,
+    DataError,
+    Evaluation,
+    Region,
+    Registration,
+    Registry,
+    Settings,
+    Spec,
+    VisualInput,
+    build_registry,
+    hookimpl,
+    reset_registry,
+)
+from abduct.kit import Choice, accuracy, multiple_choice
+from abduct.testing import PairsFile, Run, make_images, write_pairs
 
 SIZES = [(96, 64), (64, 96), (80, 80)]
 
@@ -127,6 +136,6 @@ def install_test_plugin() -> Registry:
 
 def clip_model(text: str, **settings: Any) -> Any:
     """The model a ``clip:...`` spec names, built by the registry as ``abduct eval`` builds it."""
-    from abduct.plugins import get_registry
+    from abduct import get_registry
 
     return get_registry().create("model", text, Settings(**settings))

@@ -11,7 +11,7 @@ import torch
 from clip_helpers import clip_model, make_examples
 from safetensors.torch import save_file
 
-from abduct.errors import DataError
+from abduct import DataError
 from abduct_clip._loading import checkpoint_meta
 from abduct_clip._scorer import ClipScorer
 from abduct_clip.settings import ClipSettings
@@ -97,7 +97,7 @@ def test_bad_checkpoints_are_data_errors(reference: ClipScorer, tmp_path: Path) 
 
 
 def test_unknown_architecture_is_a_user_error() -> None:
-    from abduct.errors import AbductError
+    from abduct import AbductError
 
     with pytest.raises(AbductError, match="unknown architecture"):
         clip_model("clip:ViT-Nope-1")

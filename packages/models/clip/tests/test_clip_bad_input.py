@@ -12,9 +12,8 @@ import torch
 from clip_helpers import write_pair_data
 from PIL import Image
 
-from abduct.checkpoints import load_weights_only
-from abduct.errors import DataError
-from abduct.plugins import Registry
+from abduct import DataError, Registry
+from abduct.kit import load_weights_only
 from abduct.testing import run_cli
 
 PWNED = "abduct-clip-pwned"

@@ -11,9 +11,8 @@ from typing import Any
 
 import pytest
 
-from abduct.cli import main
-from abduct.evaluate import EvalConfig, run_evaluation
-from abduct.plugins import Registry
+from abduct import EvalConfig, Registry, run_evaluation
+from abduct.testing import main
 
 
 def _eval(registry: Registry, data: Path, out: Path, model: str, **kwargs: Any) -> dict[str, Any]:

@@ -13,8 +13,7 @@ import pytest
 from clip_helpers import clip_model, make_examples
 from safetensors.torch import save_file
 
-from abduct.errors import AbductError
-from abduct.plugins import Registry
+from abduct import AbductError, Registry
 from abduct.testing import fast_one_line_failure, hub_snapshot, unreachable_hub
 from abduct_clip._scorer import ClipScorer
 from abduct_clip.settings import TINY_ARCH, ClipSettings

@@ -12,11 +12,8 @@ import torch
 from clip_helpers import clip_model, make_examples
 from scipy.stats import rankdata
 
-from abduct.engine import ScoringEngine
-from abduct.errors import DataError
-from abduct.inputs import accepted_inputs
-from abduct.records import VisualInput
-from abduct.testing import ScorerContract
+from abduct import DataError, ScoringEngine, VisualInput
+from abduct.testing import ScorerContract, accepted_inputs
 from abduct_clip._scorer import ClipScorer
 from abduct_clip.settings import ClipSettings
 
@@ -41,7 +38,7 @@ def test_accepts_images_with_regions() -> None:
 
 
 def test_device_auto_and_bad_devices() -> None:
-    from abduct.errors import AbductError
+    from abduct import AbductError
     from abduct_clip._encode import resolve_device
 
     assert resolve_device("auto") == ("cuda" if torch.cuda.is_available() else "cpu")

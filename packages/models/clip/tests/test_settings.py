@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from abduct.errors import AbductError
-from abduct.options import options_of
-from abduct.plugins import build_registry
+from abduct import AbductError, build_registry, options_of
 from abduct_clip._scorer import make_clip
 from abduct_clip._train import settings_of_model as parse
 from abduct_clip.settings import DEFAULT_PROMPT

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 from PIL import Image
 
-from abduct.drawing import render
-from abduct.records import Box, Region
+from abduct import Box, Region
+from abduct.kit import render
 
 BASE = (10, 20, 30)
 

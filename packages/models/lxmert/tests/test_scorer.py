@@ -8,11 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from abduct.errors import AbductError
-from abduct.models import load_model
-from abduct.plugins import get_registry
-from abduct.records import Box, Region, VisualInput
-from abduct.spec import Settings
+from abduct import AbductError, Box, Region, Settings, VisualInput, get_registry, load_model
 from abduct.testing import ScorerContract, make_images
 from abduct_lxmert._model import FAMILY, HEAD_FILE
 from abduct_regions.family import save_checkpoint
@@ -77,6 +73,6 @@ def test_errors_are_one_line(tmp_path: Path) -> None:
     with pytest.raises(AbductError, match="needs an argument"):
         tiny("lxmert")
     with pytest.raises(AbductError, match="needs image inputs"):
-        from abduct.engine import ScoringEngine
+        from abduct import ScoringEngine
 
         ScoringEngine(tiny(), quiet=True).score_pairs([VisualInput(context="text only")], ["x"])

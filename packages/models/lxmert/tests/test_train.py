@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from safetensors.torch import load_file
 
-from abduct.cli import main
+from abduct.testing import main
 from abduct_regions.training import LAST, LOG, STATE_FILE
 
 COMMON = ["--model", "lxmert:tiny,cache=false", "--device", "cpu", "--lr", "2e-3", "--warmup", "4", "--quiet"]

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from abduct.records import Box, Region, VisualInput
+from abduct import Box, Region, VisualInput
 from abduct.testing import make_images
 from abduct_regions.extractor import RoIExtractor
 from abduct_regions.feature_files import write_tsv_row

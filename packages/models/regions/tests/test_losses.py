@@ -6,8 +6,8 @@ import math
 
 import torch
 
-from abduct.distributed import Ranks
-from abduct.records import VisualInput
+from abduct import VisualInput
+from abduct.kit import Ranks
 from abduct_regions.training import Example, Stream, choice_loss, triplet_loss
 
 

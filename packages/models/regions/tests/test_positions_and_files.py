@@ -9,7 +9,7 @@ import h5py
 import numpy as np
 import pytest
 
-from abduct.errors import AbductError, DataError
+from abduct import AbductError, DataError
 from abduct_regions.feature_files import FeatureFile, image_id, write_tsv_row
 from abduct_regions.positions import box_positions, normalise_boxes
 

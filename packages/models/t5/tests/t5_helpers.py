@@ -8,12 +8,19 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from abduct import Registration, Settings, Spec, hookimpl
-from abduct.errors import DataError
-from abduct.plugins import Registry, build_registry, reset_registry
-from abduct.runner import Run
-from abduct.tasks import Choice, Evaluation, accuracy, multiple_choice
-from abduct.testing import PairsFile, write_pairs
+from abduct import (
+    DataError,
+    Evaluation,
+    Registration,
+    Registry,
+    Settings,
+    Spec,
+    build_registry,
+    hookimpl,
+    reset_registry,
+)
+from abduct.kit import Choice, accuracy, multiple_choice
+from abduct.testing import PairsFile, Run, write_pairs
 
 COLORS = ("red", "blue", "green", "yellow")
 THINGS = {"umbrella": "it rained recently", "ball": "children played here", "cup": "someone drank coffee",

@@ -11,13 +11,17 @@ import numpy as np
 import pytest
 import torch
 
-from abduct import GenerationRequest, Settings, Spec, VisualInput
-from abduct.cli import main
-from abduct.engine import ScoringEngine
-from abduct.errors import AbductError
-from abduct.generation import GenerationEngine
-from abduct.protocols import Decoding
-from abduct.testing import GeneratorContract, ScorerContract
+from abduct import (
+    AbductError,
+    Decoding,
+    GenerationEngine,
+    GenerationRequest,
+    ScoringEngine,
+    Settings,
+    Spec,
+    VisualInput,
+)
+from abduct.testing import GeneratorContract, ScorerContract, main
 from abduct_t5._loading import build_tiny, save_checkpoint
 from abduct_t5._model import T5Model, make_t5
 

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from abduct.errors import AbductError
-from abduct.plugins import Registry
+from abduct import AbductError, Registry
 from abduct.testing import fast_one_line_failure, hub_snapshot, unreachable_hub
 from abduct_t5._loading import build_tiny, load, save_checkpoint, weights_hash
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from abduct.cli import main
+from abduct.testing import main
 from abduct_t5._train import BEST, LAST, STATE
 
 TESTS = Path(__file__).parent
@@ -55,7 +55,7 @@ CHILD = """
 import sys
 sys.path.insert(0, {tests!r})
 from t5_helpers import install_test_plugin
-from abduct.cli import main
+from abduct.testing import main
 install_test_plugin()
 sys.exit(main({args!r}))
 """

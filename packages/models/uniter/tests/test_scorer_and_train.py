@@ -9,11 +9,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from abduct.cli import main
-from abduct.models import load_model
-from abduct.plugins import get_registry
-from abduct.spec import Settings
-from abduct.testing import PairsFile, ScorerContract
+from abduct import Settings, get_registry, load_model
+from abduct.testing import PairsFile, ScorerContract, main
 from abduct_regions.training import LOG
 
 

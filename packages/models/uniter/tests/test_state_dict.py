@@ -14,10 +14,7 @@ import numpy as np
 import pytest
 import torch
 
-from abduct.errors import AbductError
-from abduct.models import load_model
-from abduct.plugins import get_registry
-from abduct.spec import Settings
+from abduct import AbductError, Settings, get_registry, load_model
 from abduct_regions.tokenizer import tiny_tokenizer
 from abduct_uniter._model import official_keys, state_dict_problems
 from abduct_uniter.network import UniterScoringNet, uniter_config
@@ -102,7 +99,7 @@ def test_official_checkpoint_directory_scores(tmp_path: Path) -> None:
     spec = f"uniter:{directory},backbone=resnet18-c4,image_size=32,grid=2,cache=false"
     scorer = load_model(spec, Settings(), get_registry()).model
     torch.testing.assert_close(scorer.net.itm_output.weight, state["itm_output.weight"])
-    from abduct.records import VisualInput
+    from abduct import VisualInput
     from abduct.testing import make_images
 
     paths = make_images(tmp_path / "img", 2, size=(32, 24))

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from abduct import Box, Region, VisualInput
-from abduct.errors import AbductError
-from abduct.plugins import build_registry
+from abduct import AbductError, Box, Region, VisualInput, build_registry
 from abduct_vlm.prompts import REGION_NOTE, Prompts, media_count, tidy, visual_parts
 
 

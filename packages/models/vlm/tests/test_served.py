@@ -14,11 +14,17 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from abduct import Box, GenerationRequest, Region, Settings, VisualInput
-from abduct.errors import AbductError
-from abduct.models import load_model
-from abduct.plugins import build_registry
-from abduct.protocols import Decoding
+from abduct import (
+    AbductError,
+    Box,
+    Decoding,
+    GenerationRequest,
+    Region,
+    Settings,
+    VisualInput,
+    build_registry,
+    load_model,
+)
 from abduct.testing import GeneratorContract, make_images
 from abduct_vlm.served import ServedModel
 from abduct_vlm.testing import FakeOpenAIServer, default_reply

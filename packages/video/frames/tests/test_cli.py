@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from abduct.cli import main
+from abduct.testing import main
 
 
 def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

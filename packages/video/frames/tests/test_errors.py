@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from abduct.errors import AbductError
+from abduct import AbductError
 from abduct_video import DecoderFallbackWarning, FrameSampler, SamplingSettings, SpanClippedWarning, VideoError
 from abduct_video.testing import frame_numbers
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from abduct.records import VisualInput
+from abduct import VisualInput
 from abduct_video import FrameSampler, SamplingSettings, SpanClippedWarning
 from abduct_video.testing import frame_numbers
 

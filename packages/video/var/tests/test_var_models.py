@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from abduct.protocols import Decoding
-from abduct.records import GenerationRequest
+from abduct import Decoding, GenerationRequest
 from abduct.testing import GeneratorContract
 from abduct_var._generator import VarGenerator
 from abduct_var._retrieval import VarRetrieval

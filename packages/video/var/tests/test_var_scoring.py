@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from abduct.cli import main
-from abduct.testing import shared_data_dir
+from abduct.testing import main, shared_data_dir
 from abduct_var.loader import load_split
 from abduct_var.scoring import BertScoreSettings, score_entries
 from abduct_var.submission import Entry, build_submission, parse_submission, validate_against

@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from abduct.cli import main
-from abduct.evaluate import EvalConfig, run_evaluation
-from abduct.testing import TaskContract
+from abduct import EvalConfig, run_evaluation
+from abduct.testing import TaskContract, main
 from abduct_var.loader import load_split
 from abduct_var.submission import load_submission, validate_against
 

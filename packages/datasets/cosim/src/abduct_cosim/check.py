@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from abduct.drawing import image_problem
-from abduct.errors import DataError
-from abduct.io import require_dir
+from abduct import DataError
+from abduct.kit import image_problem, require_dir
 from abduct_cosim.loader import SPLITS, default_image_root, load_file, split_file
 
 

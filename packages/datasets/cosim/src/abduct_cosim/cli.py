@@ -16,7 +16,7 @@ import click
 @click.pass_context
 def check(ctx: click.Context, data_dir: Path, image_root: Path | None, no_images: bool, as_json: bool) -> None:
     """List schema problems and missing or unreadable images; exit 1 if there are any."""
-    from abduct.cli import report_problems
+    from abduct.kit import report_problems
     from abduct_cosim.check import check_data
 
     problems = check_data(data_dir, image_root, images=not no_images)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from abduct.records import GroundedText
-from abduct.spec import Settings, Spec
+from abduct import GroundedText, Settings, Spec
 from abduct_cosim.check import check_data
 from abduct_cosim.loader import load_split
 from abduct_cosim.records import ContextMode, CosimRecord

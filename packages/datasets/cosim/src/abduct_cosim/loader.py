@@ -15,8 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from abduct.errors import AbductError, DataError
-from abduct.io import read_json
+from abduct import AbductError, DataError
+from abduct.kit import read_json
 from abduct_cosim.records import CosimRecord
 
 SPLITS = ("train", "val")

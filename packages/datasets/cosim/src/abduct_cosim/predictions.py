@@ -12,8 +12,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from abduct.errors import DataError
-from abduct.io import read_json
+from abduct import DataError
+from abduct.kit import read_json
 
 
 def _scores(value: Any, file: Path, index: str) -> list[float]:

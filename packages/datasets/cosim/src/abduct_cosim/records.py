@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from abduct.records import VisualInput
+from abduct import VisualInput
 
 SEP = " [SEP] "
 ContextMode = Literal["full", "question_change", "none"]

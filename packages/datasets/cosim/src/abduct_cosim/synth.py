@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from abduct.outdir import ensure_writable_dir
+from abduct.kit import ensure_writable_dir
 
 COLORS: dict[str, tuple[int, int, int]] = {
     "red": (220, 40, 40), "green": (40, 180, 60), "blue": (40, 70, 220), "yellow": (230, 210, 40),

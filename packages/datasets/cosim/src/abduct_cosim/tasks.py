@@ -13,10 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from abduct.metric_info import COUNT, MetricInfo, percent
-from abduct.runner import Run
-from abduct.spec import Settings, Spec
-from abduct.tasks import Choice, Evaluation, first_argmax, multiple_choice
+from abduct import COUNT, Evaluation, MetricInfo, RunContext, Settings, Spec, percent
+from abduct.kit import Choice, first_argmax, multiple_choice
 from abduct_cosim.breakdown import breakdowns, is_yes_no, sentence_bucket
 from abduct_cosim.loader import load_file, load_split, split_file
 from abduct_cosim.predictions import load_predictions
@@ -38,7 +36,7 @@ class CosimTask:
         self.context: ContextMode = context
         self.image_root = image_root
 
-    def evaluate(self, run: Run) -> Evaluation:
+    def evaluate(self, run: RunContext) -> Evaluation:
         records = list(run.apply_limit(load_split(run.data_dir, run.split, self.image_root), "records"))
         items = [Choice(r.id, r.visual(self.context), r.choices, r.label) for r in records]
         answers = multiple_choice(run, "cosim", items, per_unit=16)

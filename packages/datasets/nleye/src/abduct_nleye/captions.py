@@ -20,14 +20,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from abduct.cache import TextCache
-from abduct.errors import AbductError
-from abduct.generation import GenerationEngine
-from abduct.models import load_model
-from abduct.plugins import get_registry
-from abduct.records import GenerationRequest, VisualInput
-from abduct.runner import Run
-from abduct.tasks import batched
+from abduct import AbductError, Generating, GenerationRequest, RunContext, VisualInput
+from abduct.kit import batched
 from abduct_nleye.records import NleyeSample
 
 CAPTION_PROMPT = "Describe this image in one sentence."
@@ -41,20 +35,12 @@ def check_captioner(setup: str, captioner: str | None) -> None:
         raise AbductError(f"captioner= applies only with setup=captions (setup is {setup})")
 
 
-def captioner_engine(run: Run, spec: str) -> GenerationEngine:
+def captioner_engine(run: RunContext, spec: str) -> Generating:
     """The captioner's own generation engine (see the module docstring)."""
-    loaded = load_model(spec, run.settings, run.registry or get_registry())
-    if not loaded.generates:
-        raise AbductError(f"captioner '{loaded.spec.name}' does not generate text")
-    cache = None
-    existing = getattr(run.generation, "cache", None) or getattr(run.scoring, "cache", None)
-    if existing is not None and hasattr(loaded.model, "fingerprint"):
-        cache = TextCache(existing.directory.parents[1], loaded.fingerprint)  # the run's cache root
-    return GenerationEngine(loaded.model, decoding=loaded.decoding, batch_size=run.settings.batch_size,
-                            cache=cache, quiet=run.quiet)
+    return run.generator_for(spec, role="captioner")
 
 
-def caption_samples(run: Run, samples: Sequence[NleyeSample], spec: str) -> tuple[list[NleyeSample], dict[str, list[str]]]:
+def caption_samples(run: RunContext, samples: Sequence[NleyeSample], spec: str) -> tuple[list[NleyeSample], dict[str, list[str]]]:
     """``samples`` with captions as their descriptions, and ``{sample_id: [premise, h1, h2]}``."""
     engine = captioner_engine(run, spec)
 

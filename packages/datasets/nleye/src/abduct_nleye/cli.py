@@ -13,7 +13,7 @@ import click
 @click.pass_context
 def check(ctx: click.Context, data_dir: Path, as_json: bool) -> None:
     """List schema problems and missing or unreadable images; exit 1 if there are any."""
-    from abduct.cli import report_problems
+    from abduct.kit import report_problems
     from abduct_nleye.check import check_data
 
     problems = check_data(data_dir)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from abduct.spec import Settings, Spec
+from abduct import Settings, Spec
 from abduct_nleye.check import check_data
 from abduct_nleye.loader import load_samples
 from abduct_nleye.records import NleyeSample

@@ -12,9 +12,7 @@ from typing import Literal
 import numpy as np
 from PIL import Image
 
-from abduct.errors import AbductError
-from abduct.records import VisualInput
-from abduct.spec import Settings, Spec
+from abduct import AbductError, Settings, Spec, VisualInput
 
 
 def corner_brightness(path: str) -> float:

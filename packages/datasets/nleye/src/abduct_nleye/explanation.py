@@ -44,14 +44,20 @@ from typing import Any
 
 import numpy as np
 
-from abduct.errors import AbductError
-from abduct.judging import JudgeItem
-from abduct.metric_info import COUNT, TEXT_METRICS, percent
-from abduct.protocols import TextPool
-from abduct.records import GenerationRequest
-from abduct.runner import Run
-from abduct.spec import Settings, Spec
-from abduct.tasks import Evaluation, GenerationItem, generate
+from abduct import (
+    COUNT,
+    TEXT_METRICS,
+    AbductError,
+    Evaluation,
+    GenerationRequest,
+    JudgeItem,
+    RunContext,
+    Settings,
+    Spec,
+    TextPool,
+    percent,
+)
+from abduct.kit import GenerationItem, generate
 from abduct_nleye.captions import CAPTION_PROMPT, caption_samples, check_captioner
 from abduct_nleye.loader import CSV_NAME, load_samples, require_descriptions, require_explanations
 from abduct_nleye.records import CATEGORY_FIELDS, NleyeSample, Setup
@@ -117,7 +123,7 @@ class ExplanationTask:
             chosen["bem"] = {"model": self.bem_model}
         return chosen or {name: {} for name in FALLBACK}
 
-    def evaluate(self, run: Run) -> Evaluation:
+    def evaluate(self, run: RunContext) -> Evaluation:
         file = run.data_dir / CSV_NAME
         every = load_samples(run.data_dir, run.split)
         require_explanations(every, file)
@@ -149,7 +155,7 @@ class ExplanationTask:
             for sid, row in result.per_sample.items():
                 per_sample[sid].update({key: float(value) for key, value in row.items()})
             info[name] = {k: v for k, v in result.info.items() if isinstance(v, str | int | float | bool)}
-        if run.judge is not None:
+        if run.judged:
             metrics.update(self._judged(run, records, gold, shown))
         for r in records:
             r["metrics"] = per_sample[str(r["id"])]
@@ -173,7 +179,7 @@ class ExplanationTask:
             details.update(captioner=self.captioner, caption_prompt=CAPTION_PROMPT)
         return Evaluation(metrics, records, [file], details)
 
-    def _judged(self, run: Run, records: list[dict[str, Any]], gold: Mapping[str, NleyeSample],
+    def _judged(self, run: RunContext, records: list[dict[str, Any]], gold: Mapping[str, NleyeSample],
                 shown: Sequence[NleyeSample]) -> dict[str, Any]:
         """Judge each explanation against the gold one; ``judged`` into each record."""
         inputs = {s.sample_id: s.explained(self.setup) for s in shown}

@@ -22,8 +22,8 @@ import csv
 import re
 from pathlib import Path
 
-from abduct.errors import AbductError, DataError
-from abduct.io import read_csv_cells, require_file
+from abduct import AbductError, DataError
+from abduct.kit import read_csv_cells, require_file
 from abduct_nleye.records import CATEGORY_FIELDS, NleyeSample
 
 CSV_NAME = "test_set.csv"

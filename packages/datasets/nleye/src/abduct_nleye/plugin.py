@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 import click
 
-from abduct import Registration, hookimpl
+from abduct import PublishedRow, Registration, hookimpl
+from abduct.kit import read_published
 
 
 @hookimpl
@@ -33,9 +34,14 @@ def register_models() -> Iterator[Registration]:
 
 @hookimpl
 def register_commands(cli: click.Group) -> None:
-    from abduct.cli import subgroup
+    from abduct.kit import subgroup
     from abduct_nleye.cli import COMMANDS
 
     group = subgroup(cli, "nleye", "NL-EYE: check data, synthesise a corpus.")
     for command in COMMANDS:
         group.add_command(command)
+
+
+@hookimpl
+def register_published() -> list[PublishedRow]:
+    return read_published("abduct_nleye")

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from abduct.records import VisualInput
+from abduct import VisualInput
 
 CATEGORY_FIELDS = ("reasoning_category", "domain", "time_direction", "time_duration")
 Setup = Literal["images", "text", "captions"]

@@ -18,8 +18,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from abduct.errors import DataError
-from abduct.io import read_keyed_predictions
+from abduct import DataError
+from abduct.kit import read_keyed_predictions
 from abduct_nleye.loader import parse_gold
 from abduct_nleye.records import CATEGORY_FIELDS, NleyeSample
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from abduct.outdir import ensure_writable_dir
+from abduct.kit import ensure_writable_dir
 
 COLORS: dict[str, tuple[int, int, int]] = {
     "red": (210, 40, 40), "green": (40, 170, 60), "blue": (40, 70, 210), "yellow": (225, 205, 40),

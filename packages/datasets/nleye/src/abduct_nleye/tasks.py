@@ -31,13 +31,21 @@ from typing import Any, Literal
 
 import numpy as np
 
-from abduct.errors import AbductError
-from abduct.metric_info import COUNT, MetricInfo, lower, percent
-from abduct.protocols import TextPool
-from abduct.records import GenerationRequest, VisualInput
-from abduct.runner import Run
-from abduct.spec import Settings, Spec
-from abduct.tasks import Candidate, Evaluation, TwoWay, batched, compare_two
+from abduct import (
+    COUNT,
+    AbductError,
+    Evaluation,
+    GenerationRequest,
+    MetricInfo,
+    RunContext,
+    Settings,
+    Spec,
+    TextPool,
+    VisualInput,
+    lower,
+    percent,
+)
+from abduct.kit import Candidate, TwoWay, batched, compare_two
 from abduct_nleye.captions import CAPTION_PROMPT, caption_samples, check_captioner
 from abduct_nleye.loader import CSV_NAME, load_csv, load_samples, require_descriptions
 from abduct_nleye.records import NleyeSample, Setup
@@ -69,7 +77,7 @@ class _NleyeTask:
         self.captioner = captioner
         self.captions: dict[str, list[str]] = {}
 
-    def _samples(self, run: Run) -> list[NleyeSample]:
+    def _samples(self, run: RunContext) -> list[NleyeSample]:
         samples = load_samples(run.data_dir, run.split)
         if self.setup == "text":
             require_descriptions(samples, run.data_dir / CSV_NAME)
@@ -92,7 +100,7 @@ class _NleyeTask:
             details.update(captioner=self.captioner, caption_prompt=CAPTION_PROMPT)
         return details
 
-    def _pair_scores(self, run: Run, batch: Sequence[NleyeSample]) -> np.ndarray:
+    def _pair_scores(self, run: RunContext, batch: Sequence[NleyeSample]) -> np.ndarray:
         """(len(batch), 2) scores of the (premise, hypothesis 1/2) pairs."""
         engine = run.require_scorer()
         if self.score_by == "similarity":
@@ -105,7 +113,7 @@ class _NleyeTask:
         pairs = [s.pair(k, self.setup) for s in batch for k in (1, 2)]
         return engine.score_pairs([v for v, _ in pairs], [t for _, t in pairs]).reshape(len(batch), 2)
 
-    def _data_files(self, run: Run) -> list[Path]:
+    def _data_files(self, run: RunContext) -> list[Path]:
         return [run.data_dir / CSV_NAME]
 
 
@@ -128,10 +136,10 @@ class TripletTask(_NleyeTask):
         super().__init__(setup, score_by, captioner)
         self.answer = answer
 
-    def evaluate(self, run: Run) -> Evaluation:
+    def evaluate(self, run: RunContext) -> Evaluation:
         samples = self._samples(run)
         generate = self.answer == "generate" or (
-            self.answer == "auto" and run.generation is not None and self.score_by == "pair")
+            self.answer == "auto" and run.generates and self.score_by == "pair")
         units = [(b[0].sample_id, b) for b in batched(samples, 16)]
         records = self._with_captions(
             run.map_units("triplet", units, self._generator(run) if generate else self._scored(run)))
@@ -142,7 +150,7 @@ class TripletTask(_NleyeTask):
         details = self._details(answered_by="generation" if generate else f"scores ({self.score_by})")
         return Evaluation(metrics, records, self._data_files(run), details)
 
-    def _scored(self, run: Run) -> Any:
+    def _scored(self, run: RunContext) -> Any:
         def answer(batch: Sequence[NleyeSample]) -> list[dict[str, Any]]:
             scores = self._pair_scores(run, batch)
             out = []
@@ -154,7 +162,7 @@ class TripletTask(_NleyeTask):
             return out
         return answer
 
-    def _generator(self, run: Run) -> Any:
+    def _generator(self, run: RunContext) -> Any:
         engine = run.require_generator()
         prompt = PROMPT if self.setup == "images" else PROMPT_TEXT
         pool = TextPool.of(["1", "2"])
@@ -184,7 +192,7 @@ class PairsTask(_NleyeTask):
 
     metric_info = _with_tables({"accuracy": percent(chance=50.0), "ties": COUNT, "n": COUNT})
 
-    def evaluate(self, run: Run) -> Evaluation:
+    def evaluate(self, run: RunContext) -> Evaluation:
         samples = self._samples(run)
         if self.score_by == "similarity":
             def judge(batch: Sequence[NleyeSample]) -> list[dict[str, Any]]:

@@ -12,8 +12,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from abduct.io import atomic_write_text
-from abduct.records import Box, Region
+from abduct import Box, Region
+from abduct.kit import atomic_write_text
 from abduct_sherlock.layout import leaderboard_files
 from abduct_sherlock.records import SherlockInstance
 from abduct_sherlock.schema import box_json

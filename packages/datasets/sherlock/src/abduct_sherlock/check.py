@@ -6,8 +6,8 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from abduct.drawing import image_problem
-from abduct.errors import AbductError, DataError
+from abduct import AbductError, DataError
+from abduct.kit import image_problem
 from abduct_sherlock.keys import ComparisonKey, LocalizationKey, RetrievalKey
 from abduct_sherlock.layout import ANNOTATION_FILES, AUTOBOX_FILE, ImageRoots, leaderboard_dir
 from abduct_sherlock.loader import load_annotation_file

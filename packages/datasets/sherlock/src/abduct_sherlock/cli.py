@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from abduct.cli_options import settings_from, settings_options
+from abduct.kit import settings_from, settings_options
 
 
 @click.command("check")
@@ -21,7 +21,7 @@ from abduct.cli_options import settings_from, settings_options
 def check(ctx: click.Context, data_dir: Path, vg_root: Path | None, vcr_root: Path | None, no_images: bool,
           as_json: bool) -> None:
     """List schema problems and missing or unreadable images; exit 1 if there are any."""
-    from abduct.cli import report_problems
+    from abduct.kit import report_problems
     from abduct_sherlock.check import check_data
 
     problems = check_data(data_dir, vg_root, vcr_root, images=not no_images)

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from abduct.records import GroundedText
-from abduct.spec import Settings, Spec
+from abduct import GroundedText, Settings, Spec
 from abduct_sherlock.check import check_data
 from abduct_sherlock.loader import load_instances
 from abduct_sherlock.records import SherlockInstance

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PIL import Image, ImageDraw
 
-from abduct.records import Box
+from abduct import Box
 from abduct_sherlock.world import RGB, Scene
 
 

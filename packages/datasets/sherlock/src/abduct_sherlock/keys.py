@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from abduct.errors import DataError
-from abduct.io import read_json
+from abduct import DataError
+from abduct.kit import read_json
 from abduct_sherlock import metrics
 from abduct_sherlock.schema import FieldReader
 

@@ -34,7 +34,7 @@ VCR_ENV = "ABDUCT_SHERLOCK_VCR_ROOT"
 
 def annotation_file(data_dir: Path, split: str) -> Path:
     """The annotation file of ``split`` in ``data_dir``: v1.1 if present, else v1.0."""
-    from abduct.errors import AbductError
+    from abduct import AbductError
 
     if split not in ANNOTATION_FILES:
         raise AbductError(f"unknown Sherlock split '{split}' (expected train or val)")

@@ -5,9 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from abduct.errors import DataError
-from abduct.io import read_json
-from abduct.records import Region, VisualInput
+from abduct import DataError, Region, VisualInput
+from abduct.kit import read_json
 from abduct_sherlock.layout import ImageRoots
 from abduct_sherlock.schema import FieldReader
 

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from abduct.errors import DataError
-from abduct.io import read_json
+from abduct import DataError
+from abduct.kit import read_json
 from abduct_sherlock.layout import ImageRoots, annotation_file
 from abduct_sherlock.records import SherlockInstance
 from abduct_sherlock.schema import FieldReader

@@ -7,7 +7,8 @@ from collections.abc import Iterator
 
 import click
 
-from abduct import Registration, hookimpl
+from abduct import PublishedRow, Registration, hookimpl
+from abduct.kit import read_published
 
 
 @hookimpl
@@ -31,9 +32,14 @@ def register_tasks() -> Iterator[Registration]:
 
 @hookimpl
 def register_commands(cli: click.Group) -> None:
-    from abduct.cli import subgroup
+    from abduct.kit import subgroup
     from abduct_sherlock.cli import COMMANDS
 
     group = subgroup(cli, "sherlock", "Sherlock: check data, synthesise a corpus, leaderboard submissions.")
     for command in COMMANDS:
         group.add_command(command)
+
+
+@hookimpl
+def register_published() -> list[PublishedRow]:
+    return read_published("abduct_sherlock")

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
-from abduct.errors import DataError
-from abduct.io import read_json, require_file
+from abduct import DataError
+from abduct.kit import read_json, require_file
 
 
 def _is_npy(path: Path) -> bool:

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from abduct.errors import DataError
-from abduct.io import read_json
-from abduct.records import Box
+from abduct import Box, DataError
+from abduct.kit import read_json
 from abduct_sherlock.schema import FieldReader
 
 

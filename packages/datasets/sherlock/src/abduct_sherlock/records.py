@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from abduct.records import Region, VisualInput
+from abduct import Region, VisualInput
 
 # The input features a model may go without on every Sherlock task (the tasks' and the
 # submission's ``optional_inputs``; see ``abduct.inputs``). Each input is the image, the

@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from abduct.errors import DataError
-from abduct.records import Box, Region
+from abduct import Box, DataError, Region
 
 
 class FieldReader:

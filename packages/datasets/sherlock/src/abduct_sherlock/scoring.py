@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from abduct.engine import ScoringEngine, unique_index
-from abduct.records import VisualInput
+from abduct import ScoringEngine, VisualInput
+from abduct.kit import unique_index
 
 
 def score_rows(engine: ScoringEngine, visuals: Sequence[VisualInput], texts: Sequence[str]) -> np.ndarray:

@@ -14,16 +14,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from abduct.errors import AbductError
-from abduct.io import atomic_write_bytes
-from abduct.spec import Settings
+from abduct import AbductError, Settings
+from abduct.kit import atomic_write_bytes
 from abduct_sherlock.layout import ImageRoots, leaderboard_dir, leaderboard_files
 from abduct_sherlock.leaderboard import LeaderboardRow, read_instances
 from abduct_sherlock.records import OPTIONAL_INPUTS
 
 if TYPE_CHECKING:
-    from abduct.engine import ScoringEngine
-    from abduct.plugins import Registry
+    from abduct import Registry, ScoringEngine
 
 ZIP_NAME = "test_set_predictions.zip"
 FOLDER = "test_set_predictions"
@@ -115,11 +113,9 @@ def write_submission(
     a model that does not take regions sees the whole image. The public test files carry no
     clue and the test annotations are not released, so the inputs here have no context: a
     model that needs the clue is refused (one line) before any call."""
-    from abduct.engine import ScoringEngine
-    from abduct.inputs import InputPolicy
-    from abduct.models import load_model
-    from abduct.plugins import get_registry
-    from abduct.runner import seed_everything
+    from abduct import ScoringEngine, get_registry, load_model
+    from abduct.kit import seed_everything
+    from abduct.testing import InputPolicy
 
     settings = settings or Settings()
     target = _zip_target(out_path)

@@ -21,9 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from abduct.io import atomic_write_bytes, atomic_write_json
-from abduct.outdir import ensure_writable_dir
-from abduct.records import Box
+from abduct import Box
+from abduct.kit import atomic_write_bytes, atomic_write_json, ensure_writable_dir
 from abduct_sherlock import build
 from abduct_sherlock.draw import background, draw_object
 from abduct_sherlock.layout import ANNOTATION_FILES, AUTOBOX_FILE, ImageRoots
@@ -32,7 +31,7 @@ from abduct_sherlock.schema import box_json
 from abduct_sherlock.world import COLORS, OBJECTS, SCENES, ObjectKind, Scene, clue_text, inference_text, side_of
 
 if TYPE_CHECKING:
-    from abduct.demo import DemoContext
+    from abduct import DemoContext
 
 DEFAULT_IMAGES = 300
 DEMO_IMAGES = 600  # abduct demo: 150 validation images, enough that the random baseline sits near its expectation

@@ -23,13 +23,25 @@ from typing import Any
 
 import numpy as np
 
-from abduct.errors import AbductError
-from abduct.metric_info import COUNT, TEXT_METRICS, MetricInfo, higher, lower, percent, reference
-from abduct.protocols import TextPool
-from abduct.records import GenerationRequest, Region, VisualInput
-from abduct.runner import Run
-from abduct.spec import Settings, Spec
-from abduct.tasks import Evaluation, GenerationItem, generate, score_generations
+from abduct import (
+    COUNT,
+    TEXT_METRICS,
+    AbductError,
+    Evaluation,
+    GenerationRequest,
+    MetricInfo,
+    Region,
+    RunContext,
+    Settings,
+    Spec,
+    TextPool,
+    VisualInput,
+    higher,
+    lower,
+    percent,
+    reference,
+)
+from abduct.kit import GenerationItem, generate, score_generations
 from abduct_sherlock import metrics
 from abduct_sherlock.build import group_by_image, region_iou
 from abduct_sherlock.keys import (
@@ -48,8 +60,10 @@ from abduct_sherlock.predictions import load_predictions
 from abduct_sherlock.records import OPTIONAL_INPUTS, SherlockInstance
 from abduct_sherlock.scoring import score_rows
 
+DATASET = "sherlock"  # the registered dataset, so that its options (--dataset sherlock,vg_root=...) apply
 
-def _check_split(run: Run) -> None:
+
+def _check_split(run: RunContext) -> None:
     if run.split != "val":
         raise AbductError(f"Sherlock tasks evaluate the validation split (public answer keys), not '{run.split}'")
 
@@ -90,10 +104,10 @@ class RetrievalTask(SherlockTask):
         "chunks": COUNT, "instances": COUNT, "chance_mean_rank": reference(1.0),
     }
 
-    def evaluate(self, run: Run) -> Evaluation:
+    def evaluate(self, run: RunContext) -> Evaluation:
         _check_split(run)
         engine = run.require_scorer()
-        instances = load_instances(run.data_dir, run.split)
+        instances = run.dataset(DATASET).load(run.data_dir, run.split)
         chunks: dict[int, list[SherlockInstance]] = {}
         for inst in instances:
             assert inst.split_idx is not None
@@ -208,12 +222,11 @@ def _units_from_leaderboard(data_dir: Path, split: str, files: dict[str, Path]) 
     return list(units.values())
 
 
-def _units_from_annotations(data_dir: Path, split: str) -> list[_ImageUnit]:
+def _units_from_annotations(instances: Sequence[SherlockInstance], data_dir: Path) -> list[_ImageUnit]:
     """GT rows from the annotation file (every box x every inference of an image) and, when
     ``sherlock_val_autoboxes.json`` exists, auto rows (every proposal x every inference)."""
     from abduct_sherlock.proposals import read_proposals
 
-    instances = load_instances(data_dir, split)
     proposal_file = Path(data_dir) / AUTOBOX_FILE
     proposals = read_proposals(proposal_file) if proposal_file.is_file() else {}
     units = []
@@ -246,7 +259,7 @@ class LocalizationTask(SherlockTask):
         "gt_accuracy": percent(), "auto_accuracy": percent(), "auto_oracle": reference(0.0, 100.0), "images": COUNT,
     }
 
-    def evaluate(self, run: Run) -> Evaluation:
+    def evaluate(self, run: RunContext) -> Evaluation:
         _check_split(run)
         engine = run.require_scorer()
         files = leaderboard_files(run.data_dir, run.split, "localization")
@@ -255,7 +268,7 @@ class LocalizationTask(SherlockTask):
             source = "leaderboard"
             data_files = [files["instances"], files["answer_key"], annotation_file(run.data_dir, run.split)]
         else:
-            units = _units_from_annotations(run.data_dir, run.split)
+            units = _units_from_annotations(run.dataset(DATASET).load(run.data_dir, run.split), run.data_dir)
             source, data_files = "annotations", [annotation_file(run.data_dir, run.split)]
             if (run.data_dir / AUTOBOX_FILE).is_file():
                 data_files.append(run.data_dir / AUTOBOX_FILE)
@@ -302,7 +315,7 @@ class ComparisonTask(SherlockTask):
 
     sources_per_unit = 8
 
-    def evaluate(self, run: Run) -> Evaluation:
+    def evaluate(self, run: RunContext) -> Evaluation:
         _check_split(run)
         engine = run.require_scorer()
         files = leaderboard_files(run.data_dir, run.split, "comparison")
@@ -372,17 +385,18 @@ class GenerationTask(SherlockTask):
             chosen["bertscore"] = options
         return chosen
 
-    def evaluate(self, run: Run) -> Evaluation:
+    def evaluate(self, run: RunContext) -> Evaluation:
         _check_split(run)
         run.require_generator()
-        instances = run.apply_limit(load_instances(run.data_dir, run.split), "instances")
+        dataset = run.dataset(DATASET)
+        instances = run.apply_limit(dataset.load(run.data_dir, run.split), "instances")
         items = [GenerationItem(inst.instance_id, GenerationRequest(inst.visual, self.prompt), (inst.inference,))
                  for inst in instances]
         train_file = annotation_file(run.data_dir, "train")
         pool = None
         data_files = [annotation_file(run.data_dir, run.split)]
         if train_file.is_file():
-            pool = TextPool.of([inst.inference for inst in load_instances(run.data_dir, "train")])
+            pool = TextPool.of([inst.inference for inst in dataset.load(run.data_dir, "train")])
             data_files.append(train_file)
         records = generate(run, "generation", items, pool, per_unit=self.items_per_unit)
         values = score_generations(run, records, self.metrics())

@@ -14,11 +14,10 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from abduct.cache import default_cache_dir
-from abduct.errors import AbductError, DataError
-from abduct.io import atomic_write_bytes
-from abduct_whoops.loader import check_unique, parse_row, require_columns
+from abduct import AbductError, DataError
+from abduct.kit import atomic_write_bytes, default_cache_dir
 from abduct_whoops.records import COLUMNS, WhoopsImage
+from abduct_whoops.rows import check_unique, parse_row, require_columns
 
 SAVED_MARKERS = ("dataset_info.json", "state.json", "dataset_dict.json")
 HINT = "pip install 'abduct-whoops[hf]'"

@@ -15,11 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from abduct.metric_info import higher
-from abduct.records import GenerationRequest, VisualInput
-from abduct.runner import Run
-from abduct.spec import Settings, Spec
-from abduct.tasks import Evaluation, GenerationItem, generate
+from abduct import Evaluation, GenerationRequest, RunContext, Settings, Spec, VisualInput, higher
+from abduct.kit import GenerationItem, generate
 from abduct_whoops.common import Records, declare, pool_of, select, tables
 from abduct_whoops.scoring import caption_values, score_captions
 
@@ -33,7 +30,7 @@ class CaptioningTask:
     def __init__(self, folds: Path | None = None) -> None:
         self.folds = folds
 
-    def evaluate(self, run: Run) -> Evaluation:
+    def evaluate(self, run: RunContext) -> Evaluation:
         selection = select(run, self.folds)
         usable = [image for image in selection.images if image.crowd_captions]
         keep = {image.image_id for image in usable}

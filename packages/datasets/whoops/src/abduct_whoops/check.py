@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from abduct.drawing import image_problem
-from abduct.errors import AbductError
-from abduct.io import require_dir
+from abduct import AbductError
+from abduct.kit import image_problem, require_dir
 from abduct_whoops.loader import load_release
 from abduct_whoops.normals import find_file, load_pairs
 

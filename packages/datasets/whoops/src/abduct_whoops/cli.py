@@ -15,7 +15,7 @@ import click
 @click.pass_context
 def check(ctx: click.Context, data_dir: Path, normal_images: Path | None, as_json: bool) -> None:
     """List schema problems and missing or unreadable images (by image id); exit 1 if any."""
-    from abduct.cli import report_problems
+    from abduct.kit import report_problems
     from abduct_whoops.check import check_data
 
     report_problems(ctx, check_data(data_dir, normal_images), data_dir, as_json)

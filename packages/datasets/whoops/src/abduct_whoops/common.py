@@ -22,9 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from abduct.metric_info import COUNT, MetricInfo
-from abduct.protocols import TextPool
-from abduct.runner import Run
+from abduct import COUNT, MetricInfo, RunContext, TextPool
 from abduct_whoops.loader import Release, load_release
 from abduct_whoops.records import WhoopsImage
 from abduct_whoops.splits import N_FOLDS, Folds, make_folds, parse_split, read_folds
@@ -82,7 +80,7 @@ def declare(values: Mapping[str, MetricInfo], counts: Sequence[str] = ()) -> dic
     return out
 
 
-def select(run: Run, folds_file: Path | None = None) -> Selection:
+def select(run: RunContext, folds_file: Path | None = None) -> Selection:
     """Load the release in ``run.data_dir``, keep the run's split, then its ``--limit``."""
     release = load_release(run.data_dir)
     ids = [image.image_id for image in release.images]

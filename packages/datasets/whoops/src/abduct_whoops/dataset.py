@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from abduct.records import GroundedText, VisualInput
-from abduct.spec import Settings, Spec
+from abduct import GroundedText, Settings, Spec, VisualInput
 from abduct_whoops.check import check_data
 from abduct_whoops.loader import load_release
 from abduct_whoops.records import WhoopsImage

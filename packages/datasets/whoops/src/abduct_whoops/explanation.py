@@ -24,13 +24,19 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from abduct.errors import AbductError
-from abduct.judging import JudgeItem
-from abduct.metric_info import higher, percent
-from abduct.records import GenerationRequest, VisualInput
-from abduct.runner import Run
-from abduct.spec import Settings, Spec
-from abduct.tasks import Evaluation, GenerationItem, generate
+from abduct import (
+    AbductError,
+    Evaluation,
+    GenerationRequest,
+    JudgeItem,
+    RunContext,
+    Settings,
+    Spec,
+    VisualInput,
+    higher,
+    percent,
+)
+from abduct.kit import GenerationItem, generate
 from abduct_whoops.common import Records, declare, pool_of, select, tables
 
 PROMPT = "What makes this image weird? Explain in one sentence."
@@ -74,7 +80,7 @@ class ExplanationTask:
         self.bem_model = bem_model
         self.folds = folds
 
-    def _proxies(self, run: Run) -> dict[str, Any]:
+    def _proxies(self, run: RunContext) -> dict[str, Any]:
         chosen: dict[str, Any] = {}
         if self.bertscore_model is not None:
             options: dict[str, Any] = {"model": str(self.bertscore_model)}
@@ -85,10 +91,10 @@ class ExplanationTask:
             chosen["bem"] = run.metric("bem", model=self.bem_model)
         return chosen
 
-    def evaluate(self, run: Run) -> Evaluation:
+    def evaluate(self, run: RunContext) -> Evaluation:
         selection = select(run, self.folds)
         proxies = self._proxies(run)  # fail before generating
-        judge = run.require_judge() if run.judge is not None or not proxies else None
+        judge = run.require_judge() if run.judged or not proxies else None
         records: Records = []
         for name, images, pool_images in selection.pool_groups():
             items = [GenerationItem(image.image_id, GenerationRequest(VisualInput(image.path), PROMPT),

@@ -24,13 +24,18 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from abduct.errors import AbductError
-from abduct.metric_info import percent
-from abduct.protocols import TextPool
-from abduct.records import GenerationRequest, VisualInput
-from abduct.runner import Run
-from abduct.spec import Settings, Spec
-from abduct.tasks import Evaluation, batched
+from abduct import (
+    AbductError,
+    Evaluation,
+    GenerationRequest,
+    RunContext,
+    Settings,
+    Spec,
+    TextPool,
+    VisualInput,
+    percent,
+)
+from abduct.kit import batched
 from abduct_whoops.common import Records, declare, group_tables, select
 from abduct_whoops.normals import IDENTIFICATION_FILES, Counterpart, Pair, find_file, load_pairs
 
@@ -83,7 +88,7 @@ class IdentificationTask:
         self.answer = answer
         self.folds = folds
 
-    def _pairs(self, run: Run) -> tuple[Path, list[Pair]]:
+    def _pairs(self, run: RunContext) -> tuple[Path, list[Pair]]:
         found = find_file(run.data_dir, self.normal_images)
         if found is None:
             raise AbductError(
@@ -93,7 +98,7 @@ class IdentificationTask:
                 "whoops-identification,normal_images=DIR")
         return found, load_pairs(found, self.counterpart)
 
-    def evaluate(self, run: Run) -> Evaluation:
+    def evaluate(self, run: RunContext) -> Evaluation:
         selection = select(run, self.folds)
         file, every = self._pairs(run)
         category = {image.image_id: image.commonsense_category for image in selection.release.images}
@@ -101,7 +106,7 @@ class IdentificationTask:
             wanted = {image.image_id for image in selection.images}
             every = [p for p in every if p.image_id in wanted]
         pairs = list(run.apply_limit(every))
-        generate = self.answer == "generate" or (self.answer == "auto" and run.generation is not None)
+        generate = self.answer == "generate" or (self.answer == "auto" and run.generates)
         fn = self._generated(run) if generate else self._scored(run)
         records = run.map_units("identification", [(b[0].pair_id, b) for b in batched(pairs, 16)], fn)
         category = {p.image_id: category.get(p.image_id, "unknown") for p in pairs}
@@ -117,7 +122,7 @@ class IdentificationTask:
     def _images(batch: Sequence[Pair]) -> list[tuple[Pair, str, str]]:
         return [(p, label, path) for p in batch for label, path in (("weird", p.weird), ("normal", p.normal))]
 
-    def _scored(self, run: Run) -> Any:
+    def _scored(self, run: RunContext) -> Any:
         engine = run.require_scorer()
 
         def classify(batch: Sequence[Pair]) -> Records:
@@ -135,7 +140,7 @@ class IdentificationTask:
             return out
         return classify
 
-    def _generated(self, run: Run) -> Any:
+    def _generated(self, run: RunContext) -> Any:
         engine = run.require_generator()
         pool = TextPool.of(["weird", "normal"])
 

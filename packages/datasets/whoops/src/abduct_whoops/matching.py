@@ -13,11 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from abduct.metric_info import percent
-from abduct.records import VisualInput
-from abduct.runner import Run
-from abduct.spec import Settings, Spec
-from abduct.tasks import Candidate, Evaluation, TwoWay, compare_two
+from abduct import Evaluation, RunContext, Settings, Spec, VisualInput, percent
+from abduct.kit import Candidate, TwoWay, compare_two
 from abduct_whoops.common import declare, select, tables
 from abduct_whoops.scoring import score_matching, specificity_values
 
@@ -29,7 +26,7 @@ class MatchingTask:
     def __init__(self, folds: Path | None = None) -> None:
         self.folds = folds
 
-    def evaluate(self, run: Run) -> Evaluation:
+    def evaluate(self, run: RunContext) -> Evaluation:
         selection = select(run, self.folds)
         items, owner = [], {}
         for image in selection.images:

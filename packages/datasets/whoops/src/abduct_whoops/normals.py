@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from abduct.errors import AbductError, DataError
-from abduct_whoops.loader import read_csv_rows, require_columns
+from abduct import AbductError, DataError
+from abduct_whoops.loader import read_csv_rows
+from abduct_whoops.rows import require_columns
 
 IDENTIFICATION_FILES = ("annotated_normal_natural_stranged.csv", "wmtis_identify_annotated.csv", "identification.csv")
 Counterpart = Literal["normal", "natural"]

@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 import click
 
-from abduct import Registration, hookimpl
+from abduct import PublishedRow, Registration, hookimpl
+from abduct.kit import read_published
 
 
 @hookimpl
@@ -30,9 +31,14 @@ def register_tasks() -> Iterator[Registration]:
 
 @hookimpl
 def register_commands(cli: click.Group) -> None:
-    from abduct.cli import subgroup
+    from abduct.kit import subgroup
     from abduct_whoops.cli import COMMANDS
 
     group = subgroup(cli, "whoops", "WHOOPS!: check data, write folds, synthesise a corpus, write the leaderboard file.")
     for command in COMMANDS:
         group.add_command(command)
+
+
+@hookimpl
+def register_published() -> list[PublishedRow]:
+    return read_published("abduct_whoops")

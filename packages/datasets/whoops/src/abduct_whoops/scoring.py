@@ -23,11 +23,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from abduct.errors import DataError
-from abduct.io import read_keyed_predictions
-from abduct.plugins import get_registry
-from abduct.protocols import Metric
-from abduct.spec import Settings, Spec
+from abduct import DataError, Metric, Settings, Spec, get_registry
+from abduct.kit import read_keyed_predictions
 from abduct_whoops.common import Records, group_tables
 from abduct_whoops.loader import load_answer_key
 from abduct_whoops.records import WhoopsImage

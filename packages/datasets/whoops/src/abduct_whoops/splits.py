@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from abduct.errors import AbductError, DataError
-from abduct.io import atomic_write_json, read_json
+from abduct import AbductError, DataError
+from abduct.kit import atomic_write_json, read_json
 
 FOLD_SEED = 2023
 N_FOLDS = 5

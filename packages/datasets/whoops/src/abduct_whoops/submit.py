@@ -18,8 +18,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from abduct.errors import AbductError, DataError
-from abduct.io import atomic_write_text, read_json, require_file
+from abduct import AbductError, DataError
+from abduct.kit import atomic_write_text, read_json, require_file
 from abduct_whoops.loader import CSV_NAME, load_release, read_csv_rows
 from abduct_whoops.records import COLUMNS, WhoopsImage
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw
 
-from abduct.io import atomic_write_text
+from abduct.kit import atomic_write_text
 from abduct_whoops.records import COLUMNS
 
 OBJECTS = {  # name: (shape, natural color, commonsense category)

@@ -14,11 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from abduct.metric_info import percent
-from abduct.records import GenerationRequest, VisualInput
-from abduct.runner import Run
-from abduct.spec import Settings, Spec
-from abduct.tasks import Evaluation, GenerationItem, generate
+from abduct import Evaluation, GenerationRequest, RunContext, Settings, Spec, VisualInput, percent
+from abduct.kit import GenerationItem, generate
 from abduct_whoops.common import Records, declare, pool_of, select, tables
 from abduct_whoops.scoring import score_vqa, vqa_values
 
@@ -33,7 +30,7 @@ class VqaTask:
         self.bem_model = bem_model
         self.folds = folds
 
-    def evaluate(self, run: Run) -> Evaluation:
+    def evaluate(self, run: RunContext) -> Evaluation:
         selection = select(run, self.folds)
         run.metric("exact-match")
         if self.bem_model is not None:

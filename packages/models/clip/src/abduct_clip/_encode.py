@@ -10,8 +10,7 @@ from typing import Any
 
 import torch
 
-from abduct.records import VisualInput
-from abduct.spec import Settings
+from abduct import Settings, VisualInput
 from abduct_clip._imaging import Preprocess, average_views, image_loader, raise_if_error
 
 

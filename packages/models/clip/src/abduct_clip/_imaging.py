@@ -11,9 +11,8 @@ import torchvision.transforms.functional as TF  # type: ignore[import-untyped]
 from PIL import Image
 from torch.utils.data import DataLoader, Dataset
 
-from abduct.drawing import load_rgb, render
-from abduct.errors import AbductError
-from abduct.records import VisualInput
+from abduct import AbductError, VisualInput
+from abduct.kit import load_rgb, render
 
 # open_clip's OpenAI constants; the padding colour is the mean so it normalises to zero.
 CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)

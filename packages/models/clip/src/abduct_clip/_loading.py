@@ -14,10 +14,17 @@ import open_clip  # type: ignore[import-untyped]
 import torch
 from open_clip.model import build_model_from_openai_state_dict, resize_pos_embed  # type: ignore[import-untyped]
 
-from abduct.checkpoints import load_weights_only
-from abduct.errors import AbductError, DataError
-from abduct.io import sha256_file
-from abduct.offline import hub_access, hub_cache_dir, hub_file_cached, offline_requested, reachable, weights_unavailable
+from abduct import AbductError, DataError
+from abduct.kit import (
+    hub_access,
+    hub_cache_dir,
+    hub_file_cached,
+    load_weights_only,
+    offline_requested,
+    reachable,
+    sha256_file,
+    weights_unavailable,
+)
 from abduct_clip._imaging import CLIP_MEAN, CLIP_STD, Preprocess
 from abduct_clip.settings import TINY_ARCH, ClipSettings
 

@@ -7,8 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from abduct.records import VisualInput
-from abduct.spec import Settings, Spec
+from abduct import Settings, Spec, VisualInput
 from abduct_clip._encode import encode_images, encode_texts, resolve_device
 from abduct_clip._loading import LoadedModel, build
 from abduct_clip.settings import ClipSettings, ImageProcessing, InputMode, TextPrefix, clip_settings

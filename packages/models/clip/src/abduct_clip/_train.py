@@ -28,28 +28,23 @@ import torch
 import torch.distributed as dist
 from torch.utils.data import DataLoader, Dataset
 
-from abduct.checkpoints import (
-    append_log,
-    check_resume_signature,
-    load_weights_only,
-    log_rows_through,
-    settings_signature,
-)
-from abduct.distributed import (
+from abduct import AbductError, GroundedText, Settings, Spec, VisualInput, bind_options, load_pairs
+from abduct.kit import (
     PermutationStream,
     Ranks,
+    append_log,
+    atomic_write_bytes,
     average_gradients,
+    check_resume_signature,
     current_ranks,
+    load_weights_only,
+    log_rows_through,
     process_group,
+    require_dir,
     require_divisible_batch,
     seed_for,
+    settings_signature,
 )
-from abduct.errors import AbductError
-from abduct.io import atomic_write_bytes, require_dir
-from abduct.options import bind_options
-from abduct.pairs import load_pairs
-from abduct.records import GroundedText, VisualInput
-from abduct.spec import Settings, Spec
 from abduct_clip._encode import (
     autocast,
     cpu_threads_beside_workers,

@@ -23,8 +23,7 @@ import os
 from dataclasses import dataclass, replace
 from typing import Literal, get_args
 
-from abduct.errors import AbductError
-from abduct.spec import Spec
+from abduct import AbductError, Spec
 
 InputMode = Literal["highlight", "plain", "position", "region", "context"]
 ImageProcessing = Literal["widescreen", "center", "pad"]

@@ -19,7 +19,7 @@ from typing import Any
 import torch
 from transformers import AutoTokenizer, LxmertConfig, LxmertModel
 
-from abduct.errors import AbductError
+from abduct import AbductError
 from abduct_regions.family import scorer_factory
 from abduct_regions.positions import PositionKind
 from abduct_regions.scoring import InputSettings

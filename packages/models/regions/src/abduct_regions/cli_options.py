@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
-from abduct.cli_options import settings_options
+from abduct.kit import settings_options
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -24,7 +24,7 @@ import numpy as np
 import torch
 from PIL import Image
 
-from abduct.errors import AbductError
+from abduct import AbductError
 from abduct_regions.threads import threads_for
 
 # name -> feature size; "-c4" stops after the third stage (stride 16: finer maps for small images)

@@ -17,10 +17,8 @@ from typing import Any, Protocol
 
 import torch
 
-from abduct.cache import default_cache_dir
-from abduct.errors import AbductError
-from abduct.options import bind_options
-from abduct.spec import Settings, Spec
+from abduct import AbductError, Settings, Spec, bind_options
+from abduct.kit import default_cache_dir
 from abduct_regions.featurizer import FeatureSettings
 from abduct_regions.positions import PositionKind
 from abduct_regions.scoring import CrossEncoderScorer, InputSettings

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from abduct.errors import AbductError, DataError
+from abduct import AbductError, DataError
 
 TSV_FIELDS = {6: ("image_id", "image_w", "image_h", "num_boxes", "boxes", "features"),
               10: ("img_id", "img_h", "img_w", "objects_id", "objects_conf", "attrs_id", "attrs_conf",

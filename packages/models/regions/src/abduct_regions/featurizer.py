@@ -22,10 +22,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from abduct.cache import EmbeddingCache
-from abduct.content import ContentKeys
-from abduct.errors import AbductError
-from abduct.records import VisualInput
+from abduct import AbductError, VisualInput
+from abduct.kit import ContentKeys, EmbeddingCache
 from abduct_regions.extractor import RoIExtractor
 from abduct_regions.feature_files import FeatureFile, image_id
 from abduct_regions.positions import normalise_boxes

@@ -19,8 +19,7 @@ from typing import Any, Protocol
 import numpy as np
 import torch
 
-from abduct.errors import AbductError
-from abduct.records import VisualInput
+from abduct import AbductError, VisualInput
 from abduct_regions.featurizer import FeatureSettings, RegionFeaturizer, VisualTokens
 from abduct_regions.positions import PositionKind, box_positions
 from abduct_regions.threads import threads_for

@@ -13,10 +13,8 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from abduct import Registration, Settings, Spec, hookimpl
-from abduct.io import read_json
-from abduct.plugins import Registry, build_registry, reset_registry
-from abduct.records import VisualInput
+from abduct import Registration, Registry, Settings, Spec, VisualInput, build_registry, hookimpl, reset_registry
+from abduct.kit import read_json
 from abduct.testing import PairsFile, data_fixture, make_images, private_cache_fixture, registry_fixture, write_pairs
 
 COLORS = ("red", "green", "blue", "yellow")

@@ -29,22 +29,21 @@ from typing import Any
 import numpy as np
 import torch
 
-from abduct.checkpoints import append_log, check_resume_signature, log_rows_through, settings_signature
-from abduct.distributed import (
+from abduct import AbductError, Settings, Spec, VisualInput, get_registry, load_pairs
+from abduct.kit import (
     PermutationStream,
     Ranks,
+    append_log,
     average_gradients,
+    check_resume_signature,
     current_ranks,
+    log_rows_through,
     process_group,
+    require_dir,
     require_divisible_batch,
     seed_for,
+    settings_signature,
 )
-from abduct.errors import AbductError
-from abduct.io import require_dir
-from abduct.pairs import load_pairs
-from abduct.plugins import get_registry
-from abduct.records import VisualInput
-from abduct.spec import Settings, Spec
 from abduct_regions.family import Family, existing_checkpoint, save_checkpoint
 from abduct_regions.scoring import CrossEncoderScorer
 from abduct_regions.threads import threads_for

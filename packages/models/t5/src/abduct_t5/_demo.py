@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 
-from abduct.demo import DemoContext, DemoTable, require_module
+from abduct import DemoContext, DemoTable, require_module
 
 SECTION = "sherlock-t5"
 T5_STEPS = 300

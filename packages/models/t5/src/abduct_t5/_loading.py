@@ -21,9 +21,8 @@ from typing import Any
 import torch
 from transformers import AutoConfig, AutoTokenizer, PreTrainedTokenizerFast, T5Config, T5ForConditionalGeneration
 
-from abduct.errors import AbductError
-from abduct.io import honour_umask
-from abduct.offline import hub_access, hub_cache_dir, hub_file_cached, weights_unavailable
+from abduct import AbductError
+from abduct.kit import honour_umask, hub_access, hub_cache_dir, hub_file_cached, weights_unavailable
 
 TINY = "tiny"
 TINY_SEED = 0

@@ -20,11 +20,8 @@ import numpy as np
 import torch
 from transformers.modeling_outputs import BaseModelOutput
 
-from abduct.errors import AbductError
-from abduct.generation import torch_seeded
-from abduct.protocols import Decoding, TextPool
-from abduct.records import GenerationRequest, VisualInput
-from abduct.spec import Settings, Spec
+from abduct import AbductError, Decoding, GenerationRequest, Settings, Spec, TextPool, VisualInput
+from abduct.kit import torch_seeded
 from abduct_t5._loading import DEFAULT_TEMPLATE, Loaded, load, tokenizer_hash, weights_hash
 
 MAX_SOURCE_TOKENS = 512

@@ -29,28 +29,23 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from abduct.checkpoints import (
-    append_log,
-    check_resume_signature,
-    load_weights_only,
-    log_rows_through,
-    settings_signature,
-)
-from abduct.distributed import (
+from abduct import AbductError, GroundedText, Settings, Spec, load_pairs
+from abduct.kit import (
     PermutationStream,
     Ranks,
+    append_log,
     average_gradients,
+    check_resume_signature,
     current_ranks,
+    load_weights_only,
+    log_rows_through,
     process_group,
+    progress,
+    require_dir,
     require_divisible_batch,
     seed_for,
+    settings_signature,
 )
-from abduct.errors import AbductError
-from abduct.io import require_dir
-from abduct.pairs import load_pairs
-from abduct.progress import progress
-from abduct.records import GroundedText
-from abduct.spec import Settings, Spec
 from abduct_t5._loading import DEFAULT_TEMPLATE, load, save_checkpoint
 from abduct_t5._model import autocast, check_template, fill
 

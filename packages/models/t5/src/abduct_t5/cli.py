@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from abduct.cli_options import settings_from, settings_options
+from abduct.kit import settings_from, settings_options
 
 
 @click.command("t5")

@@ -29,7 +29,7 @@ def register_demos() -> Iterator[Registration]:
 
 @hookimpl
 def register_commands(cli: click.Group) -> None:
-    from abduct.cli import subgroup
+    from abduct.kit import subgroup
     from abduct_t5.cli import train_t5
 
     subgroup(cli, "train", "Fine-tune models.").add_command(train_t5)

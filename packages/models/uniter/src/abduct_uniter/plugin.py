@@ -25,7 +25,7 @@ def register_demos() -> Iterator[Registration]:
 
 @hookimpl
 def register_commands(cli: click.Group) -> None:
-    from abduct.cli import subgroup
+    from abduct.kit import subgroup
     from abduct_uniter.cli import train_uniter
 
     subgroup(cli, "train", "Fine-tune models.").add_command(train_uniter)

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from abduct.cache import default_cache_dir
-from abduct.errors import AbductError
+from abduct import AbductError
+from abduct.kit import default_cache_dir
 from abduct_vlm._tiny import TINY_NAMES, tiny_directory
 
 # Files read whole into the fingerprint; larger ones by size and their first and last MiB,

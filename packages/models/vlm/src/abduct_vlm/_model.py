@@ -24,11 +24,8 @@ import numpy as np
 import torch
 from PIL import Image
 
-from abduct.errors import AbductError
-from abduct.generation import torch_seeded
-from abduct.protocols import Decoding, TextPool
-from abduct.records import GenerationRequest, VisualInput
-from abduct.spec import Settings, Spec
+from abduct import AbductError, Decoding, GenerationRequest, Settings, Spec, TextPool, VisualInput
+from abduct.kit import torch_seeded
 from abduct_vlm._loading import Loaded, load
 from abduct_vlm.images import input_images
 from abduct_vlm.prompts import Prompts, ScoreMode

@@ -7,9 +7,8 @@ from collections.abc import Callable
 
 from PIL import Image
 
-from abduct.drawing import load_rgb, render
-from abduct.errors import AbductError
-from abduct.records import VisualInput
+from abduct import AbductError, VisualInput
+from abduct.kit import load_rgb, render
 from abduct_vlm.prompts import visual_parts
 
 Frames = Callable[[VisualInput], list[Image.Image]]

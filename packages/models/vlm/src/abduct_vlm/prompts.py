@@ -26,9 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from abduct.errors import AbductError
-from abduct.records import VisualInput
-from abduct.templates import check_template
+from abduct import AbductError, VisualInput
+from abduct.kit import check_template
 
 REGION_NOTE = "The region of interest is highlighted in magenta with a green outline."
 DEFAULT_QUESTION = "What is the most plausible inference about what is shown? Answer in one sentence."

@@ -41,13 +41,8 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from abduct.cache import default_cache_dir
-from abduct.errors import AbductError
-from abduct.io import atomic_write_json
-from abduct.progress import progress
-from abduct.protocols import Decoding, TextPool
-from abduct.records import GenerationRequest, VisualInput
-from abduct.spec import Settings, Spec
+from abduct import AbductError, Decoding, GenerationRequest, Settings, Spec, TextPool, VisualInput
+from abduct.kit import atomic_write_json, default_cache_dir, progress
 from abduct_vlm.images import input_images
 from abduct_vlm.prompts import DEFAULT_ANSWER_TEMPLATE, Prompts, ScoreMode
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from abduct.io import atomic_write_bytes
+from abduct.kit import atomic_write_bytes
 from abduct_video._settings import SamplingSettings
 
 Entry = tuple[np.ndarray, bool, float]  # frames, clipped, video duration

@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from abduct.errors import AbductError
+from abduct import AbductError
 from abduct_video._jobs import Decoded, Job, JobResult, JobRunner
 from abduct_video.errors import VideoError
 

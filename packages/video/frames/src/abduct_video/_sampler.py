@@ -10,9 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from abduct.content import ContentKeys
-from abduct.progress import progress
-from abduct.records import VisualInput
+from abduct import VisualInput
+from abduct.kit import ContentKeys, progress
 from abduct_video._cache import Entry, FrameCache
 from abduct_video._decoders import BACKENDS
 from abduct_video._jobs import Job, JobResult, JobRunner
@@ -175,7 +174,7 @@ def _require_decord() -> Any:
     try:
         import decord  # type: ignore[import-untyped]
     except ImportError:
-        from abduct.errors import AbductError
+        from abduct import AbductError
 
         raise AbductError("backend 'decord' needs decord (`pip install decord`; there are wheels for x86-64 "
                           "Linux and Windows only); use backend 'pyav' elsewhere") from None

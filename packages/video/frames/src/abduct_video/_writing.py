@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from abduct.io import atomic_write_bytes
+from abduct.kit import atomic_write_bytes
 
 
 def write_video(path: str | Path, frames: np.ndarray, fps: float, *, codec: str = "libx264") -> Path:

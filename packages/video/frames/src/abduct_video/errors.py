@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from abduct.errors import DataError
+from abduct import DataError
 
 
 class VideoError(DataError):

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 @hookimpl
 def register_commands(cli: click.Group) -> None:
-    from abduct.cli import subgroup
+    from abduct.kit import subgroup
     from abduct_video.cli import frames, probe
 
     group = subgroup(cli, "video", "Look at videos as abduct's frame sampler reads them.")

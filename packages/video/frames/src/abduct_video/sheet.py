@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from abduct.io import atomic_write_bytes
+from abduct.kit import atomic_write_bytes
 
 
 def contact_sheet(rows: Sequence[np.ndarray], gap: int = 2) -> np.ndarray:

@@ -3,7 +3,7 @@ the random, retrieval and trained rows on var-explanation (about a minute on 2 c
 
 from __future__ import annotations
 
-from abduct.demo import DemoContext, DemoTable
+from abduct import DemoContext, DemoTable
 
 SECTION = "var"
 EXAMPLES = 96

@@ -10,35 +10,13 @@ SpanClippedWarning per video (abduct-video's behaviour). The tower is frozen (ev
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import torch
 
-from abduct.records import VisualInput
-from abduct.spec import Spec
+from abduct import VisualInput
 
 Event = tuple[str, tuple[float, float]]
-
-
-def build_tower(spec: str, seed: int, device: str) -> Any:
-    """The ``clip:...`` model ``spec`` names (loaded as abduct-clip loads it), frozen."""
-    from abduct.options import bind_options
-    from abduct_clip._loading import build
-    from abduct_clip._scorer import make_clip
-    from abduct_clip.settings import clip_settings
-
-    parsed = Spec.parse(spec)
-    if parsed.name != "clip":
-        from abduct.errors import AbductError
-
-        raise AbductError(f"the frame encoder must be a clip model (clip:tiny, clip:ViT-B-16@openai), got '{spec}'")
-    options = bind_options("model", "clip", make_clip, parsed.option_dict())
-    options.pop("workers", None)
-    settings = clip_settings(parsed, **{**options, "mode": "plain", "images": "center"})
-    loaded = build(settings, seed=seed, device=device)
-    loaded.model.requires_grad_(False)
-    return loaded
 
 
 class EventEncoder:
@@ -49,7 +27,9 @@ class EventEncoder:
         from abduct_video import FrameSampler, SamplingSettings
 
         self.spec, self.frames, self.device = spec, frames, torch.device(device)
-        self.loaded = build_tower(spec, seed, str(self.device))
+        from abduct_clip.towers import frozen_tower
+
+        self.loaded = frozen_tower(spec, seed, str(self.device))
         if visual_state is not None:  # a trained generator's checkpoint carries the tower it was trained on
             self.loaded.model.visual.load_state_dict(visual_state)
         self.sampler = FrameSampler(SamplingSettings(mode="uniform", frames_per_span=frames), backend=backend,
@@ -66,7 +46,7 @@ class EventEncoder:
     def _frame_tensor(self, frame: np.ndarray) -> torch.Tensor:
         from PIL import Image
 
-        from abduct_clip._imaging import square_views
+        from abduct_clip.towers import square_views
 
         view = square_views(Image.fromarray(frame), "center")[0]
         tensor: torch.Tensor = self.loaded.preprocess.to_tensor(view)

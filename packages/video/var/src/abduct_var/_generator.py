@@ -7,11 +7,8 @@ from pathlib import Path
 
 import torch
 
-from abduct.errors import AbductError, DataError
-from abduct.io import sha256_file
-from abduct.protocols import Decoding, TextPool
-from abduct.records import GenerationRequest
-from abduct.spec import Settings, Spec
+from abduct import AbductError, DataError, Decoding, GenerationRequest, Settings, Spec, TextPool
+from abduct.kit import sha256_file
 from abduct_var._encode import EventEncoder
 from abduct_var._net import ChainGenerator, decode_words, one_cpu_thread
 from abduct_var._samples import collate, embed, samples_for_requests

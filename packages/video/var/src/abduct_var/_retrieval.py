@@ -15,10 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from abduct.errors import AbductError
-from abduct.protocols import Decoding, TextPool
-from abduct.records import GenerationRequest
-from abduct.spec import Settings, Spec
+from abduct import AbductError, Decoding, GenerationRequest, Settings, Spec, TextPool
 from abduct_var._encode import EventEncoder
 from abduct_var._samples import samples_for_requests, training_samples
 from abduct_var.loader import load_split

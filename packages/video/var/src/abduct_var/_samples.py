@@ -14,8 +14,7 @@ from pathlib import Path
 
 import torch
 
-from abduct.errors import AbductError
-from abduct.records import GenerationRequest
+from abduct import AbductError, GenerationRequest
 from abduct_var._encode import Event, EventEncoder, slot_event
 from abduct_var._net import PAD
 from abduct_var.inputs import chain_slots, event_input

@@ -20,11 +20,18 @@ from typing import Any
 
 import torch
 
-from abduct.checkpoints import log_rows_through, settings_signature
-from abduct.distributed import PermutationStream, average_gradients, process_group, require_divisible_batch
-from abduct.errors import AbductError
-from abduct.io import atomic_write_bytes, atomic_write_jsonl, require_dir
-from abduct.spec import Settings
+from abduct import AbductError, Settings
+from abduct.kit import (
+    PermutationStream,
+    atomic_write_bytes,
+    atomic_write_jsonl,
+    average_gradients,
+    log_rows_through,
+    process_group,
+    require_dir,
+    require_divisible_batch,
+    settings_signature,
+)
 from abduct_var._encode import EventEncoder
 from abduct_var._net import ChainGenerator, build_vocab, encode_words, one_cpu_thread
 from abduct_var._samples import collate, embed, standardisation, training_samples

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from abduct.errors import AbductError, DataError
-from abduct.io import require_dir
+from abduct import AbductError, DataError
+from abduct.kit import require_dir
 from abduct_var.inputs import video_path
 from abduct_var.loader import SPLITS, annotation_file, load_file
 from abduct_var.records import VIDEO_EXTENSIONS

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from abduct.cli_options import settings_from, settings_options
+from abduct.kit import settings_from, settings_options
 
 
 @click.command("check")
@@ -20,7 +20,7 @@ from abduct.cli_options import settings_from, settings_options
 @click.pass_context
 def check(ctx: click.Context, data_dir: Path, videos: Path | None, as_json: bool) -> None:
     """List schema problems and missing videos (<videos>/<video_id>.mp4|mkv|webm); exit 1 if any."""
-    from abduct.cli import report_problems
+    from abduct.kit import report_problems
     from abduct_var.check import check_data
 
     report_problems(ctx, check_data(data_dir, videos), data_dir, as_json)
@@ -38,7 +38,7 @@ def validate_submission(ctx: click.Context, predictions: Path, data_dir: Path, s
                         as_json: bool) -> None:
     """Check a submission against the annotations: missing or unknown examples, missing, extra
     or reordered events, wrong is_hypothesis; exit 1 if any (2 for an unreadable file)."""
-    from abduct.cli import report_problems
+    from abduct.kit import report_problems
     from abduct_var.loader import load_split
     from abduct_var.submission import load_submission, validate_against
 

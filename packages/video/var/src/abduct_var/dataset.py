@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from abduct.spec import Settings, Spec
+from abduct import Settings, Spec
 from abduct_var.check import check_data
 from abduct_var.loader import load_split
 from abduct_var.records import VarExample

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from abduct.records import VisualInput
+from abduct import VisualInput
 from abduct_var.records import VIDEO_EXTENSIONS, VarEvent, VarExample
 
 MASK = "[the missing event to explain]"

@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from abduct.errors import AbductError, DataError
-from abduct.io import read_json, require_dir
+from abduct import AbductError, DataError
+from abduct.kit import read_json, require_dir
 from abduct_var.records import VarEvent, VarExample
 
 SPLITS = ("train", "val", "test")

@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 import click
 
-from abduct import Registration, hookimpl
+from abduct import PublishedRow, Registration, hookimpl
+from abduct.kit import read_published
 
 
 @hookimpl
@@ -34,7 +35,7 @@ def register_models() -> Iterator[Registration]:
 
 @hookimpl
 def register_commands(cli: click.Group) -> None:
-    from abduct.cli import subgroup
+    from abduct.kit import subgroup
     from abduct_var.cli import COMMANDS, train_var
 
     group = subgroup(cli, "var", "VAR: check data, validate submissions, synthesise a corpus.")
@@ -47,3 +48,8 @@ def register_commands(cli: click.Group) -> None:
 def register_demos() -> Iterator[Registration]:
     yield Registration("var", "VAR on a synthetic video corpus: random, retrieval and the trained generator",
                        "abduct_var._demo:var_section")
+
+
+@hookimpl
+def register_published() -> list[PublishedRow]:
+    return read_published("abduct_var")

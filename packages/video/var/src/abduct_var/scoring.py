@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from abduct.errors import AbductError
+from abduct import AbductError
 from abduct_var.submission import Entry
 
 KEYS = ("bleu_1", "bleu_2", "bleu_3", "bleu_4", "meteor", "rouge_l", "cider")
@@ -82,7 +82,7 @@ def _coco(entries: Sequence[Entry], meteor: bool = True) -> SetScores:
 
 def _bertscore(entries: Sequence[Entry], settings: BertScoreSettings, registry: Any = None) -> float:
     """The kit's BERTScore F1 (×100): per-event F1 on tokenised strings, mean per example, mean over examples."""
-    from abduct.plugins import get_registry
+    from abduct import get_registry
 
     options: dict[str, Any] = {"model": str(settings.model), "num_layers": settings.layers,
                                "rescale_with_baseline": settings.rescale}

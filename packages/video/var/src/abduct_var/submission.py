@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from abduct.errors import DataError
-from abduct.io import read_json
+from abduct import DataError
+from abduct.kit import read_json
 from abduct_var.records import MAX_EVENTS, VarExample
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from abduct.io import atomic_write_text
+from abduct.kit import atomic_write_text
 
 COLOURS: dict[str, tuple[int, int, int]] = {
     "red": (220, 40, 40), "green": (40, 190, 60), "blue": (50, 80, 230), "yellow": (235, 215, 40),

@@ -22,14 +22,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from abduct.errors import AbductError
-from abduct.io import atomic_write_json
-from abduct.metric_info import COUNT, higher
-from abduct.protocols import TextPool
-from abduct.records import GenerationRequest
-from abduct.runner import Run
-from abduct.spec import Settings, Spec
-from abduct.tasks import Evaluation, GenerationItem, generate
+from abduct import COUNT, AbductError, Evaluation, GenerationRequest, RunContext, Settings, Spec, TextPool, higher
+from abduct.kit import GenerationItem, generate
 from abduct_var.inputs import DESCRIBE_PROMPT, EXPLAIN_PROMPT, chain_input, event_input
 from abduct_var.loader import annotation_file, load_file, load_split
 from abduct_var.records import VarExample
@@ -90,7 +84,7 @@ class VarTask:
         self.separate = separate
         self.bertscore = bertscore
 
-    def evaluate(self, run: Run) -> Evaluation:
+    def evaluate(self, run: RunContext) -> Evaluation:
         every, file = load_split(run.data_dir, run.split)
         examples = list(run.apply_limit(every))
         videos = self.videos or run.data_dir / "videos"
@@ -102,8 +96,7 @@ class VarTask:
         for record, (item, position, hypothesis) in zip(records, planned):
             example_id = item.id.rsplit("#", 1)[0]
             entries.append(Entry(example_id, position, str(record["prediction"]), item.references[0], hypothesis))
-        if run.out_dir is not None:
-            atomic_write_json(run.out_dir / SUBMISSION, build_submission(entries))
+        run.write_artifact(SUBMISSION, build_submission(entries))  # written with the results, only if the run finishes
         sets = score_sets(entries, separate=self.part == "all", bertscore=self.bertscore, meteor=self.meteor)
         metrics: dict[str, Any] = dict(sets["all"].values)
         for name in ("observed", "hypothesis"):

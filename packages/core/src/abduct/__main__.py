@@ -1,0 +1,7 @@
+"""``python -m abduct``: the ``abduct`` command."""
+
+import sys
+
+from abduct._cli import main
+
+sys.exit(main())

@@ -1,0 +1,318 @@
+"""The ``abduct`` command line. Plugins add commands through the ``register_commands`` hook."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from abduct import __version__
+from abduct._registry.registry import KINDS, get_registry
+from abduct.contract.errors import AbductError, describe_os_error
+from abduct.contract.spec import Spec
+from abduct.contract.traits import task_traits
+from abduct.kit.cli import emit_json, option_pairs, quiet_and_json, settings_from, settings_options
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="abduct")
+def cli() -> None:
+    """abduct: visual abductive reasoning — models, benchmarks, official scoring."""
+
+
+@cli.command("plugins")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def plugins_cmd(as_json: bool) -> None:
+    """List installed plugins, what they register, and errors of broken ones."""
+    infos = get_registry().plugins
+    if as_json:
+        emit_json([info.as_json() for info in infos])
+        return
+    for info in infos:
+        head = f"{info.name} ({info.distribution or 'unpackaged'} {info.version or ''})".replace(" )", ")")
+        click.echo(head)
+        if info.error:
+            click.echo(f"  ERROR: {info.error}")
+        for kind, names in info.registers.items():
+            click.echo(f"  {kind}s: {', '.join(names)}")
+
+
+def _list_command(name: str, kinds: tuple[str, ...], doc: str) -> None:
+    @cli.command(name, help=doc)
+    @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+    def command(as_json: bool) -> None:
+        registry = get_registry()
+        rows = [
+            {"name": c.name, "plugin": c.plugin, "description": c.description, "kind": c.kind}
+            for kind in kinds
+            for c in registry.components(kind)
+        ]
+        if as_json:
+            emit_json(rows)
+            return
+        if not rows:
+            click.echo(f"no {name} installed")
+        width = max((len(r["name"]) for r in rows), default=0)
+        for r in rows:
+            click.echo(f"{r['name']:<{width}}  {r['description']}  [{r['plugin']}]")
+
+
+_list_command("tasks", ("task",), "List evaluation tasks.")
+_list_command("models", ("model",), "List models (each scores, generates, or both).")
+_list_command("metrics", ("metric",), "List metrics.")
+_list_command("datasets", ("dataset",), "List datasets.")
+_list_command("demos", ("demo",), "List the sections `abduct demo` runs.")
+assert set(KINDS) == {"dataset", "task", "model", "metric", "demo"}
+
+
+def echo_values(values: dict[str, Any], indent: str = "", metric_info: dict[str, Any] | None = None) -> None:
+    """``key: value`` lines; with ``metric_info`` (results.json's block), ↑/↓ after each value."""
+    from abduct.contract.metric_info import arrow_of
+
+    for key, value in values.items():
+        arrow = arrow_of(metric_info or {}, key)
+        suffix = f" {arrow}" if arrow else ""
+        if isinstance(value, dict) and value and all(isinstance(v, int | float | str) for v in value.values()):
+            click.echo(f"{indent}{key}:")  # a group of values, e.g. VAR's observed/hypothesis sets
+            echo_values(value, indent + "  ")
+        elif isinstance(value, float):
+            click.echo(f"{indent}{key}: {value:.4f}{suffix}")
+        elif isinstance(value, (int, str)):
+            click.echo(f"{indent}{key}: {value}{suffix}")
+
+
+@cli.command("eval")
+@click.argument("task")
+@click.option("--model", "model", required=True, help="Model spec: name[:argument][@tag][,key=value...].")
+@click.option("--data", "data_dir", required=True, type=click.Path(path_type=Path), help="Dataset directory.")
+@click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path), help="Output directory.")
+@click.option("--split", default=None, help="Dataset split (the task's default otherwise).")
+@click.option("--limit", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Evaluate only the first N items in the task's own unit (Sherlock retrieval: chunks of ~1,000 "
+                   "instances; localization: images; comparison: source instances; generation: instances; CoSIm: "
+                   "records; NL-EYE: samples); results.json's limit_unit names it.")
+@settings_options()
+@click.option("--cache-dir", type=click.Path(path_type=Path), default=None,
+              help="Cache location for embeddings and generations (default ~/.cache/abduct).")
+@click.option("--no-cache", is_flag=True, help="Do not read or write the caches.")
+@click.option("--judge", default=None, metavar="SPEC",
+              help="A generating model that judges generations against references, for tasks that ask for one "
+                   "(e.g. openai:MODEL,base_url=URL or vlm:DIR).")
+@click.option("--overwrite", is_flag=True,
+              help="Replace a finished run of another configuration in --out (refused otherwise).")
+@click.option("--dataset", "datasets", multiple=True, metavar="SPEC",
+              help="Options for a dataset the task reads, e.g. --dataset sherlock,vg_root=DIR (repeatable).")
+@quiet_and_json
+def eval_cmd(task: str, model: str, data_dir: Path, out_dir: Path, split: str | None, limit: int | None,
+             cache_dir: Path | None, no_cache: bool, judge: str | None, overwrite: bool, datasets: tuple[str, ...],
+             quiet: bool, as_json: bool, **shared: Any) -> None:
+    """Evaluate MODEL on TASK (a spec too: name[,key=value...]); writes results.json,
+    predictions.jsonl, report.md and report.html into --out. Under
+    `torchrun --nproc-per-node N $(which abduct) eval ...` the processes share the work and
+    the first one writes."""
+    from abduct._run.evaluate import EvalConfig, run_evaluation
+
+    settings = settings_from(shared)
+    config = EvalConfig(
+        task=task, model=model, data_dir=data_dir, out_dir=out_dir, split=split, limit=limit,
+        seed=settings.seed, batch_size=settings.batch_size, device=settings.device, quiet=quiet,
+        cache_dir=cache_dir, use_cache=not no_cache, judge=judge, overwrite=overwrite,
+        datasets=datasets,
+    )
+    results = run_evaluation(config)
+    if results.get("processes", 1) > 1 and not _is_main_process():
+        return
+    if as_json:
+        emit_json(results)
+        return
+    click.echo(f"{task} / {results['model']['spec']}:")
+    echo_values(results["metrics"], "  ", results.get("metric_info"))
+    if results["inputs"]["ignored"]:
+        click.echo(f"  (the model went without: {', '.join(results['inputs']['ignored'])}; the task allows it)")
+    if results.get("limit_unit"):
+        click.echo(f"  (limited to the first {limit} {results['limit_unit']})")
+    if "judge" in results:
+        verdicts = results["judge"]
+        click.echo(f"  judged by {verdicts['spec']}: {verdicts['judged']} items, "
+                   f"{verdicts['parse_failures']} unparseable verdicts")
+    click.echo(f"wrote {out_dir / 'results.json'} and {out_dir / 'report.html'}")
+
+
+def _is_main_process() -> bool:
+    """Rank 0 under torchrun (the process group is gone by the time results are printed)."""
+    return os.environ.get("RANK", "0") == "0"
+
+
+def task_flags(args: list[str]) -> list[str]:
+    """``--name [VALUE]`` words after a task's own options, as its ``name=VALUE`` options
+    (``--separate`` alone is ``separate=true``), so a task's options read as flags."""
+    pairs, i = [], 0
+    while i < len(args):
+        word = args[i]
+        if not word.startswith("--") or len(word) < 3:
+            raise AbductError(f"unexpected argument '{word}' (task options are --name [VALUE] or -o name=VALUE)")
+        name, sep, value = word[2:].partition("=")
+        if not sep:
+            has_value = i + 1 < len(args) and not args[i + 1].startswith("--")
+            value = args[i + 1] if has_value else "true"
+            i += 1 if has_value else 0
+        pairs.append(f"{name}={value}")
+        i += 1
+    return pairs
+
+
+@cli.command("score", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+@click.argument("task")
+@click.option("--predictions", required=True, type=click.Path(path_type=Path))
+@click.option("--answer-key", type=click.Path(path_type=Path), default=None,
+              help="The answers, for tasks whose predictions file does not carry its references.")
+@click.option("--instance-ids", type=click.Path(path_type=Path), default=None,
+              help="Sorted test ids, for .npy predictions.")
+@option_pairs
+@click.option("--json", "as_json", is_flag=True, help="Print the metrics object as JSON.")
+@click.pass_context
+def score_cmd(ctx: click.Context, task: str, predictions: Path, answer_key: Path | None, instance_ids: Path | None,
+              option_pairs: tuple[str, ...], as_json: bool) -> None:
+    """Score a predictions file in TASK's official format (against an answer key for tasks
+    that need one). Further ``--name [VALUE]`` words are the task's options."""
+    from abduct._run.evaluate import load_task
+
+    spec = Spec.parse(task).with_options([*option_pairs, *task_flags(list(ctx.args))])
+    loaded = load_task(spec)
+    if answer_key is None and task_traits(loaded, task).needs_answer_key:
+        raise AbductError(f"task '{spec.name}' scores against an answer key: pass --answer-key FILE")
+    metrics = loaded.score_files(predictions, answer_key, instance_ids)
+    if as_json:
+        emit_json(metrics)
+        return
+    echo_values(metrics)
+
+
+@cli.command("metric")
+@click.argument("name")
+@click.option("--predictions", required=True, type=click.Path(path_type=Path), help="JSON {id: text}.")
+@click.option("--references", required=True, type=click.Path(path_type=Path), help="JSON {id: [text, ...]}.")
+@click.option("--questions", type=click.Path(path_type=Path), default=None, help="JSON {id: text} (bem).")
+@option_pairs
+@click.option("--per-sample", is_flag=True, help="Also print the per-sample values.")
+@settings_options()
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def metric_cmd(name: str, predictions: Path, references: Path, questions: Path | None,
+               option_pairs: tuple[str, ...], per_sample: bool, as_json: bool, **shared: Any) -> None:
+    """Score PREDICTIONS against REFERENCES with the metric NAME (see `abduct metrics`);
+    its options go after the name (bertscore,num_layers=17) or in -o."""
+    from abduct.kit.metric_inputs import load_inputs
+
+    pred, refs, ques = load_inputs(predictions, references, questions)
+    spec = Spec.parse(name).with_options(option_pairs)
+    result = get_registry().create("metric", spec, settings_from(shared)).compute(pred, refs, ques)
+    values: dict[str, Any] = dict(result.corpus)
+    if "hash" in result.info:  # e.g. BERTScore's description of model, layer, idf and rescaling
+        values[f"{spec.name.replace('-', '_')}_hash"] = result.info["hash"]
+    if per_sample:
+        values["per_sample"] = {k: dict(v) for k, v in result.per_sample.items()}
+    if as_json:
+        emit_json(values)
+        return
+    for sample, row in values.pop("per_sample", {}).items():
+        click.echo(f"{sample}\t" + "\t".join(f"{k}={v:.6f}" for k, v in row.items()))
+    for key, value in values.items():
+        click.echo(f"{key}: {value:.6f}" if isinstance(value, float) else f"{key}: {value}")
+
+
+@cli.command("demo")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
+              help="Keep the corpora, checkpoints and every run's outputs here (default: a temporary directory, "
+                   "deleted at the end).")
+@click.option("--only", multiple=True, metavar="SECTION", help="Run only this section (repeatable; see `abduct demos`).")
+@click.option("--images", type=click.IntRange(min=8), default=None, help="Synthetic Sherlock corpus size in images.")
+@click.option("--steps", type=click.IntRange(min=1), default=None, help="Training steps (each section caps its own).")
+@click.option("--seed", type=int, default=0, show_default=True)
+@quiet_and_json
+def demo_cmd(out_dir: Path | None, only: tuple[str, ...], images: int | None, steps: int | None, seed: int,
+             quiet: bool, as_json: bool) -> None:
+    """Synthesise corpora, train tiny models on the CPU and compare them with the baselines:
+    one table per installed section (see `abduct demos`), in a few minutes."""
+    from abduct._demo import run_demo, write_overview
+
+    if out_dir is not None and out_dir.exists() and not out_dir.is_dir():
+        raise AbductError(f"--out is not a directory: {out_dir}")
+    tables = run_demo(out_dir=out_dir, seed=seed, quiet=quiet, steps=steps, images=images, only=only)
+    if as_json:
+        emit_json({name: table.rows for name, table in tables.items()})
+    else:
+        click.echo("\n\n".join(table.format() for table in tables.values()))
+    if out_dir is not None:
+        overview = write_overview(out_dir)
+        click.echo(f"corpora, checkpoints and runs kept in {out_dir}"
+                   + (f"; every run side by side: {overview}" if overview is not None else ""), err=True)
+
+
+@cli.command("compare")
+@click.argument("run_dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--html", "html_out", type=click.Path(path_type=Path), default=None,
+              help="Also write the comparison as a self-contained HTML page here.")
+@click.option("--no-published", is_flag=True, help="Leave out the papers' published rows.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def compare_cmd(run_dirs: tuple[Path, ...], html_out: Path | None, no_published: bool, as_json: bool) -> None:
+    """Put finished runs (their --out directories) side by side: models x tasks, the papers'
+    published rows for reference, and each run's difference from the first run of its task."""
+    from abduct._outputs.compare import compare, html_page, text_table
+
+    comparison = compare(run_dirs, published=not no_published)
+    if html_out is not None:
+        from abduct.kit.io import atomic_write_text
+
+        if html_out.is_dir():
+            raise AbductError(f"--html {html_out} is a directory; give a file name (e.g. compare.html)")
+        atomic_write_text(html_out, html_page(comparison))
+    if as_json:
+        emit_json({"runs": [{"dir": str(r.run), "task": r.task, "model": r.model, "split": r.split,
+                             "metrics": r.metrics} for r in comparison.runs],
+                   "published": [{"task": p.task, "model": p.model, "split": p.split, "metrics": p.metrics,
+                                  "citation": p.citation, "source": p.source} for p in comparison.published]})
+        return
+    click.echo(text_table(comparison), nl=False)
+    if html_out is not None:
+        click.echo(f"wrote {html_out}")
+
+
+def build_cli() -> click.Group:
+    """The CLI with every healthy plugin's commands added."""
+    group = click.Group(
+        name="abduct", commands=dict(cli.commands), params=list(cli.params),
+        help=cli.help, context_settings=cli.context_settings,
+    )
+    get_registry().call_each("register_commands", cli=group)
+    return group
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: user errors print one line and exit 2, never a traceback."""
+    try:
+        returned = build_cli().main(args=argv, prog_name="abduct", standalone_mode=False)
+    except AbductError as exc:
+        click.echo(f"error: {exc}", err=True)
+        return 2
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        return 1
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code)
+    except BrokenPipeError:
+        return 0
+    except OSError as exc:  # the file system refused (read-only, not a directory, disk full): the user's to fix
+        click.echo(f"error: {describe_os_error(exc)}", err=True)
+        return 2
+    # Without standalone mode, click hands back a command's `ctx.exit(code)` as the return value.
+    return returned if isinstance(returned, int) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,72 @@
+"""Old import paths (``abduct.errors``, ``abduct.tasks``, ...) for one release, with a
+DeprecationWarning: the core's modules moved into layers (``abduct.contract``, ``abduct.kit``
+and private ones), and a plugin written against the flat layout keeps working meanwhile.
+
+A finder answers each old name with a module that forwards attribute lookups to the new
+homes, in order (some old modules were split in two)."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import sys
+import types
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+OLD_PATHS: dict[str, tuple[str, ...]] = {
+    "records": ("contract.records",), "errors": ("contract.errors",), "protocols": ("contract.protocols",),
+    "metric_info": ("contract.metric_info",), "spec": ("contract.spec",), "options": ("contract.options",),
+    "hookspecs": ("contract.hooks",), "registration": ("contract.hooks",),
+    "tasks": ("kit.shapes", "contract.task"),
+    "io": ("kit.io",), "checkpoints": ("kit.checkpoints",), "offline": ("kit.offline",),
+    "distributed": ("kit.distributed",), "progress": ("kit.progress_bars",), "drawing": ("kit.drawing",),
+    "templates": ("kit.templates",), "exact_match": ("kit.answers",), "metric_inputs": ("kit.metric_inputs",),
+    "cache": ("kit.cache",), "content": ("kit.content",), "cli_options": ("kit.cli",),
+    "plugins": ("_registry.registry",), "providers": ("_registry.providers",), "pairs": ("_registry.pairs",),
+    "engine": ("_engine.scoring", "kit.content"), "generation": ("_engine.generation", "kit.distributed"),
+    "inputs": ("_engine.inputs",), "judging": ("_engine.judging", "contract.task"), "models": ("_engine.models",),
+    "runner": ("_run.runner", "kit.distributed"), "evaluate": ("_run.evaluate",), "outdir": ("_run.outdir", "kit.io"),
+    "provenance": ("_run.provenance",), "report": ("_outputs.report",), "html_report": ("_outputs.html_report",),
+    "compare": ("_outputs.compare",), "baselines": ("_builtins.baselines",), "cascade": ("_builtins.cascade",),
+    "retrieval": ("_builtins.retrieval",), "builtins": ("_builtins.plugin",), "demo": ("_demo",),
+    "cli": ("_cli", "kit.cli"), "fuzzing": ("testing.fuzzing",), "corpus_contract": ("testing.corpus",),
+}
+
+
+class _Forwarding(types.ModuleType):
+    """An old module: each attribute comes from the first new home that has it."""
+
+    homes: Sequence[str] = ()
+
+    def __getattr__(self, name: str) -> Any:
+        for home in self.homes:
+            module = importlib.import_module(home)
+            if hasattr(module, name):
+                return getattr(module, name)
+        raise AttributeError(f"module '{self.__name__}' has no attribute '{name}'")
+
+
+class _OldPathFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        prefix, _, old = fullname.partition(".")
+        if prefix != "abduct" or old not in OLD_PATHS:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, self)
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        module = _Forwarding(spec.name)
+        module.homes = tuple(f"abduct.{home}" for home in OLD_PATHS[spec.name.partition(".")[2]])
+        return module
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        homes = " and ".join(getattr(module, "homes", ()))
+        warnings.warn(f"{module.__name__} is deprecated and will be removed in abduct 0.3; import from abduct, "
+                      f"abduct.kit or abduct.testing (it now lives in {homes})", DeprecationWarning, stacklevel=2)
+
+
+def install_old_paths() -> None:
+    if not any(isinstance(finder, _OldPathFinder) for finder in sys.meta_path):
+        sys.meta_path.append(_OldPathFinder())

@@ -1,0 +1,153 @@
+"""The LLM judge: is a generated text equivalent to one of its references?
+
+Generation tasks judged against references (WHOOPS! and NL-EYE explanations) ask a
+generating model, the judge (``abduct eval ... --judge SPEC``), one question per item with a
+task's prompt template, and read a strict verdict from its answer:
+
+- the template fills ``{candidate}``, ``{question}`` and either ``{references}`` (all
+  references, numbered, one question per item) or ``{reference}`` (one question per
+  reference); the verdict is "equivalent to any reference";
+- the judge decodes greedily (temperature 0), so a judgment does not change from run to run;
+- an answer counts only when its first word is "yes" or "no" (any case, markup and
+  punctuation around it ignored); anything else is a parse failure, counted and reported,
+  never guessed;
+- answers go through the generation engine's text cache, and finished units are stored by the
+  run (``Run.map_units``): a rerun or a resumed run never asks a finished judgment again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from abduct._engine.generation import GenerationEngine
+from abduct.contract.errors import AbductError
+from abduct.contract.records import GenerationRequest, VisualInput
+from abduct.contract.task import JudgeItem
+from abduct.kit.templates import check_template
+
+FIELDS = ("candidate", "reference", "references", "question")
+UNIT_SIZE = 16
+_VERDICT = re.compile(r"^[\s*_`'\"(\[]*(yes|no)(?![\w'-])", re.IGNORECASE)
+
+# A generic equivalence question; tasks pass their own, documented with the task.
+EQUIVALENCE_TEMPLATE = (
+    "You compare explanations. Candidate: \"{candidate}\"\n"
+    "References:\n{references}\n"
+    "Does the candidate express the same explanation as at least one reference? Answer yes or no."
+)
+
+MapUnits = Callable[[str, Sequence[tuple[str, Any]], Callable[[Any], list[dict[str, Any]]]], list[dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """``equivalent`` is None when the judge's answer could not be parsed; ``raw`` is its answer."""
+
+    equivalent: bool | None
+    raw: str
+
+
+def parse_verdict(answer: str) -> bool | None:
+    """True for an answer whose first word is "yes", False for "no", None for anything else."""
+    found = _VERDICT.match(answer)
+    return None if found is None else found.group(1).lower() == "yes"
+
+
+def any_equivalent(verdicts: Sequence[bool | None]) -> bool | None:
+    """Equivalent to any reference: one yes suffices; otherwise an unparsed answer leaves it open."""
+    if any(v is True for v in verdicts):
+        return True
+    return None if any(v is None for v in verdicts) else False
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _plain_units(stage: str, units: Sequence[tuple[str, Any]], fn: Callable[[Any], list[dict[str, Any]]]
+                 ) -> list[dict[str, Any]]:
+    return [record for _, payload in units for record in fn(payload)]
+
+
+class JudgeEngine:
+    """Judges items with a generating model through ``engine``; counts what it judged."""
+
+    def __init__(self, engine: GenerationEngine, spec: str, fingerprint: str) -> None:
+        self.engine = engine
+        self.spec = spec
+        self.fingerprint = fingerprint
+        self.judged = 0
+        self.parse_failures = 0
+        self.prompts: dict[str, str] = {}
+        self._map_units: MapUnits = _plain_units
+
+    def bind(self, map_units: MapUnits) -> JudgeEngine:
+        """Store finished units through ``map_units`` (a run's), so a killed run resumes."""
+        self._map_units = map_units
+        return self
+
+    def judge(self, items: Sequence[JudgeItem], template: str, *, stage: str, per_unit: int = UNIT_SIZE
+              ) -> list[Verdict]:
+        """One verdict per item, in order. ``stage`` names the judgments in the run's store;
+        they are stored ``per_unit`` items at a time."""
+        where = f"the judging prompt of '{stage}'"
+        names = check_template(template, FIELDS, where, required=("candidate",))
+        per_reference = "reference" in names
+        if per_reference == ("references" in names):
+            raise AbductError(f"{where} needs exactly one of the placeholders {{reference}} (one question per "
+                              "reference) and {references} (all references in one question)")
+        seen: set[str] = set()
+        for item in items:
+            if item.id in seen:
+                raise AbductError(f"{where}: item id '{item.id}' is given twice")
+            if not item.references:
+                raise AbductError(f"{where}: item '{item.id}' has no reference to judge against")
+            seen.add(item.id)
+        self.prompts[stage] = _sha256(template)
+
+        def ask(batch: Sequence[JudgeItem]) -> list[dict[str, Any]]:
+            requests: list[GenerationRequest] = []
+            counts: list[int] = []
+            for item in batch:
+                prompts = self._prompts(item, template, per_reference)
+                visual = item.visual if item.visual is not None else VisualInput()
+                requests += [GenerationRequest(visual, prompt) for prompt in prompts]
+                counts.append(len(prompts))
+            answers = self.engine.generate(requests)
+            records, cursor = [], 0
+            for item, count in zip(batch, counts):
+                mine = answers[cursor : cursor + count]
+                cursor += count
+                raw = mine[0] if count == 1 else "\n".join(f"[{k + 1}] {a}" for k, a in enumerate(mine))
+                records.append({"id": item.id, "equivalent": any_equivalent([parse_verdict(a) for a in mine]),
+                                "raw": raw})
+            return records
+
+        units = [(batch[0].id, batch) for batch in
+                 (items[i : i + per_unit] for i in range(0, len(items), max(1, per_unit)))]
+        records = self._map_units(stage, units, ask)
+        verdicts = [Verdict(r["equivalent"], str(r["raw"])) for r in records]
+        self.judged += len(verdicts)
+        self.parse_failures += sum(v.equivalent is None for v in verdicts)
+        return verdicts
+
+    @staticmethod
+    def _prompts(item: JudgeItem, template: str, per_reference: bool) -> list[str]:
+        values = {"candidate": item.candidate, "question": item.question or "",
+                  "references": "\n".join(f"{k + 1}. {ref}" for k, ref in enumerate(item.references))}
+        if per_reference:
+            return [template.format_map({**values, "reference": ref}) for ref in item.references]
+        return [template.format_map(values)]
+
+    def describe(self) -> dict[str, Any]:
+        """The ``judge`` block of results.json. ``prompt_sha256`` hashes the one template used
+        (several templates: the hash of their hashes, each listed under ``prompts``)."""
+        hashes = sorted(set(self.prompts.values()))
+        prompt = hashes[0] if len(hashes) == 1 else (_sha256("\n".join(hashes)) if hashes else None)
+        return {"spec": self.spec, "fingerprint": self.fingerprint, "prompt_sha256": prompt,
+                "prompts": dict(sorted(self.prompts.items())), "judged": self.judged,
+                "parse_failures": self.parse_failures, "model_seconds": self.engine.timer.seconds}

@@ -1,0 +1,62 @@
+"""The human-readable Markdown report of a run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from abduct.contract.metric_info import ARROWS
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4f}".rstrip("0").rstrip(".") if abs(value) < 1e6 else f"{value:.4g}"
+    return str(value)
+
+
+def _flatten(metrics: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    rows: list[tuple[str, Any]] = []
+    for key, value in metrics.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            rows.extend(_flatten(value, name + "."))
+        elif isinstance(value, (int, float, str)) or value is None:
+            rows.append((name, value))
+    return rows
+
+
+def _limit(results: dict[str, Any]) -> str:
+    if results.get("limit") is None:
+        return "none"
+    return f"the first {results['limit']} {results.get('limit_unit') or 'items'}"
+
+
+def markdown_report(results: dict[str, Any]) -> str:
+    lines = [
+        f"# {results['task']} — {results['model']['spec']}",
+        "",
+        f"- data: `{results['data']['dir']}` (split `{results['split']}`)",
+        f"- seed: {results['seed']}, limit: {_limit(results)}",
+        f"- inputs the model went without (the task allows it): {', '.join(results['inputs']['ignored']) or 'none'}",
+        f"- wall time: {results['timings']['total_seconds']:.1f} s "
+        f"(model {results['timings']['model_seconds']:.1f} s)",
+        "",
+        "| metric | value | better | chance |",
+        "|---|---|---|---|",
+    ]
+    info = results.get("metric_info", {})
+    for name, value in _flatten(results["metrics"]):
+        entry = info.get(name, {})
+        better = f"{ARROWS[entry['better']]} {entry['better']}" if entry.get("better") in ARROWS else ""
+        chance = _fmt(entry["chance"]) if entry.get("chance") is not None else ""
+        lines.append(f"| {name} | {_fmt(value)} | {better} | {chance} |")
+    if "judge" in results:
+        judge = results["judge"]
+        lines += ["", f"Judged by `{judge['spec']}` (prompt sha256 `{judge['prompt_sha256']}`): "
+                      f"{judge['judged']} items, {judge['parse_failures']} verdicts that could not be parsed."]
+    lines += ["", "Per-sample predictions: `predictions.jsonl`. Full record: `results.json`.", ""]
+    return "\n".join(lines)
+
+
+# Shared with report.html and ``abduct compare``.
+format_value = _fmt
+flatten_metrics = _flatten

@@ -1,0 +1,330 @@
+"""Plugin discovery and the registry of named components.
+
+The plugin manager is built by a function (never at import time). Entry points in the
+``abduct`` group are loaded one by one: a plugin that fails to import, or whose hooks raise
+or return malformed records, is reported and skipped. Registrations are lazy: a record
+holds ``"module:attr"``, imported only when the component is used, so listing never
+imports torch.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata as md
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pluggy
+
+from abduct.contract import hooks as hookspecs
+from abduct.contract.errors import AbductError, PluginError, UnknownNameError
+from abduct.contract.hooks import PublishedRow, Registration
+from abduct.contract.options import bind_options
+from abduct.contract.protocols import Dataset, Metric
+from abduct.contract.spec import Settings, Spec
+from abduct.contract.task import Task
+from abduct.contract.traits import model_traits, task_traits
+
+KINDS = ("dataset", "task", "model", "metric", "demo")
+_HOOK_FOR_KIND = {kind: f"register_{kind}s" for kind in KINDS}
+_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+_FACTORY = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+CORE_PLUGIN = "core"
+BUILTINS_MODULE = "abduct._builtins.plugin"
+
+
+@dataclass(frozen=True)
+class Component:
+    """A registration together with its kind and the plugin that provided it."""
+
+    kind: str
+    plugin: str
+    registration: Registration
+
+    @property
+    def name(self) -> str:
+        return self.registration.name
+
+    @property
+    def description(self) -> str:
+        return self.registration.description
+
+
+@dataclass
+class PluginInfo:
+    """One installed plugin as ``abduct plugins`` shows it."""
+
+    name: str
+    distribution: str | None
+    version: str | None
+    registers: dict[str, list[str]] = field(default_factory=dict)
+    error: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "distribution": self.distribution,
+            "version": self.version,
+            "registers": self.registers,
+            "error": self.error,
+        }
+
+
+def disabled_plugins() -> set[str]:
+    """Names listed in ``ABDUCT_DISABLE_PLUGINS`` (comma separated)."""
+    raw = os.environ.get("ABDUCT_DISABLE_PLUGINS", "")
+    return {part.strip() for part in raw.split(",") if part.strip()}
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}".strip().splitlines()[0]
+
+
+class Registry:
+    """All plugins and what they register, with lookups that suggest close names."""
+
+    def __init__(self, manager: pluggy.PluginManager, plugins: list[PluginInfo]) -> None:
+        self.manager = manager
+        self.plugins = plugins
+        self._components: dict[str, dict[str, Component]] = {kind: {} for kind in KINDS}
+        self._conflicts: dict[tuple[str, str], list[str]] = {}
+        self._collect()
+
+    def _collect(self) -> None:
+        by_name = {info.name: info for info in self.plugins}
+        found: dict[str, list[Component]] = {name: [] for name in by_name}
+        for kind in KINDS:
+            for impl in getattr(self.manager.hook, _HOOK_FOR_KIND[kind]).get_hookimpls():
+                info = by_name[impl.plugin_name]
+                if info.error is not None:
+                    continue
+                try:
+                    for record in impl.function() or ():
+                        comp = Component(kind, impl.plugin_name, _validate(record, impl.plugin_name, kind))
+                        found[impl.plugin_name].append(comp)
+                except Exception as exc:  # a broken plugin is reported, never fatal
+                    info.error = _describe(exc)
+        # Plugins in discovery order, so the first one installed keeps a contested name.
+        for info in self.plugins:
+            if info.error is None:
+                for comp in found[info.name]:
+                    self._add(comp, info)
+
+    def call_each(self, hook_name: str, **kwargs: Any) -> None:
+        """Call a hook on every healthy plugin; one that raises is reported, not fatal."""
+        by_name = {info.name: info for info in self.plugins}
+        for impl in getattr(self.manager.hook, hook_name).get_hookimpls():
+            info = by_name[impl.plugin_name]
+            if info.error is not None:
+                continue
+            try:
+                impl.function(**kwargs)
+            except Exception as exc:
+                info.error = _describe(exc)
+
+    def published(self) -> list[PublishedRow]:
+        """Every healthy plugin's published rows (hook ``register_published``), in plugin order; a
+        plugin whose rows are malformed is reported (``abduct plugins``) and its rows left out."""
+        by_name = {info.name: info for info in self.plugins}
+        rows: list[PublishedRow] = []
+        for impl in reversed(self.manager.hook.register_published.get_hookimpls()):  # pluggy lists the last first
+            info = by_name[impl.plugin_name]
+            if info.error is not None:
+                continue
+            try:
+                found = list(impl.function() or ())
+                wrong = [type(r).__name__ for r in found if not isinstance(r, PublishedRow)]
+                if wrong:
+                    raise PluginError(f"returned {wrong[0]} from register_published, expected abduct.PublishedRow")
+            except Exception as exc:
+                info.error = _describe(exc)
+                continue
+            rows.extend(found)
+        return rows
+
+    def _add(self, comp: Component, info: PluginInfo) -> None:
+        table = self._components[comp.kind]
+        if comp.name in table:
+            first = table[comp.name].plugin
+            self._conflicts.setdefault((comp.kind, comp.name), [first]).append(comp.plugin)
+            info.error = (
+                f"{comp.kind} '{comp.name}' is also registered by plugin '{first}'; "
+                f"the name is refused until one of the two is removed or disabled"
+            )
+            return
+        table[comp.name] = comp
+        info.registers.setdefault(comp.kind, []).append(comp.name)
+
+    def components(self, kind: str) -> list[Component]:
+        return sorted(self._components[kind].values(), key=lambda c: c.name)
+
+    def get(self, kind: str, name: str) -> Component:
+        """The component ``name`` of ``kind``; UnknownNameError or PluginError otherwise."""
+        if (kind, name) in self._conflicts:
+            owners = " and ".join(f"'{p}'" for p in self._conflicts[(kind, name)])
+            raise PluginError(
+                f"{kind} '{name}' is registered by plugins {owners}; "
+                "uninstall one or set ABDUCT_DISABLE_PLUGINS"
+            )
+        table = self._components[kind]
+        if name not in table:
+            raise UnknownNameError(kind, name, table)
+        return table[name]
+
+    def create(self, kind: str, spec: Spec | str, settings: Settings | None = None, **options: Any) -> Any:
+        """Build the component a spec names: ``factory(spec, settings, **options)``, with the
+        spec's own options and ``options`` (typed values, e.g. from a task) together."""
+        spec = Spec.parse(spec) if isinstance(spec, str) else spec
+        comp = self.get(kind, spec.name)
+        try:
+            factory = comp.registration.load()
+        except Exception as exc:
+            raise PluginError(
+                f"{kind} '{spec.name}' from plugin '{comp.plugin}' failed to load: {_describe(exc)}"
+            ) from exc
+        given: dict[str, Any] = {**spec.option_dict(), **options}
+        bound = bind_options(kind, spec.name, factory, given)
+        tracked = _ReadSpec.of(spec)
+        built = factory(tracked, settings or Settings(), **bound)
+        ignored = [part for part in ("argument", "tag") if getattr(spec, part) is not None and part not in tracked.read]
+        if ignored:  # the factory never looked at it: refuse rather than silently ignore it
+            shown = " and ".join(f"the {p} '{':' if p == 'argument' else '@'}{getattr(spec, p)}'" for p in ignored)
+            raise AbductError(f"{kind} '{spec.name}' does not use {shown}; remove it (spec: {spec})")
+        _check_declarations(kind, spec.name, built)
+        return built
+
+
+class _ReadSpec(Spec):
+    """A spec that notes which of ``argument`` and ``tag`` its reader looked at: how the
+    registry tells, for any factory, a part it ignores from one it uses."""
+
+    read: set[str]
+
+    @classmethod
+    def of(cls, spec: Spec) -> _ReadSpec:
+        tracked = cls(spec.name, spec.argument, spec.tag, spec.options)
+        object.__setattr__(tracked, "read", set())
+        return tracked
+
+    def __getattribute__(self, name: str) -> Any:
+        if name in ("argument", "tag"):
+            object.__getattribute__(self, "read").add(name)
+        return object.__getattribute__(self, name)
+
+
+def _check_declarations(kind: str, name: str, built: object) -> None:
+    """What a component declares, checked when it is built (its registration is lazy, so this is
+    the first moment it exists): a malformed declaration is one line naming it."""
+    if kind == "model":
+        if not model_traits(built, name).abilities:
+            raise PluginError(f"model '{name}' neither scores nor generates (see abduct.contract.protocols)")
+    elif kind == "task":
+        if not isinstance(built, Task):
+            raise PluginError(f"task '{name}' does not implement the Task protocol (evaluate, score_files)")
+        task_traits(built, name)
+    elif kind == "metric" and not isinstance(built, Metric):
+        raise PluginError(f"metric '{name}' does not implement the Metric protocol (compute)")
+    elif kind == "dataset" and not isinstance(built, Dataset):
+        raise PluginError(f"dataset '{name}' does not implement the Dataset protocol (load, check)")
+
+
+def _validate(record: object, plugin: str, kind: str) -> Registration:
+    if not isinstance(record, Registration):
+        raise PluginError(
+            f"plugin '{plugin}' returned {type(record).__name__} from register_{kind}s, "
+            "expected abduct.plugins.Registration"
+        )
+    if not _NAME.match(record.name):
+        raise PluginError(f"plugin '{plugin}': {kind} name '{record.name}' is not a lowercase kebab name")
+    if not _FACTORY.match(record.factory):
+        raise PluginError(
+            f"plugin '{plugin}': {kind} '{record.name}' factory '{record.factory}' is not 'module:attr'"
+        )
+    return record
+
+
+def _entry_points() -> Iterable[md.EntryPoint]:
+    return md.entry_points(group=hookspecs.PROJECT)
+
+
+def build_registry(extra_plugins: Iterable[tuple[str, object]] = ()) -> Registry:
+    """Discover plugins (built-ins, entry points, ``extra_plugins``) and build the registry."""
+    # The core's own plugin sits in a layer above the registry: found by name, like any plugin.
+    builtins = importlib.import_module(BUILTINS_MODULE)
+
+    manager = pluggy.PluginManager(hookspecs.PROJECT)
+    manager.add_hookspecs(hookspecs)
+    disabled = disabled_plugins()
+    infos: list[PluginInfo] = []
+
+    core_version = md.version("abduct-core") if _has_dist("abduct-core") else None
+    manager.register(builtins, name=CORE_PLUGIN)
+    infos.append(PluginInfo(CORE_PLUGIN, "abduct-core", core_version))
+
+    seen = {CORE_PLUGIN}
+    for ep in sorted(_entry_points(), key=lambda e: e.name):
+        if ep.name in disabled:
+            continue
+        dist = ep.dist.name if ep.dist is not None else None
+        version = ep.dist.version if ep.dist is not None else None
+        if ep.name in seen:  # two distributions claim one plugin name: keep the first
+            infos.append(PluginInfo(ep.name + f" ({dist})", dist, version,
+                                    error=f"plugin name '{ep.name}' is already taken by another distribution"))
+            continue
+        seen.add(ep.name)
+        info = PluginInfo(ep.name, dist, version)
+        infos.append(info)
+        try:
+            _register(manager, ep.load(), ep.name)
+        except Exception as exc:  # reported by `abduct plugins`, never fatal
+            info.error = _describe(exc)
+    for name, module in extra_plugins:
+        if name in disabled:
+            continue
+        info = PluginInfo(name, None, None)
+        infos.append(info)
+        try:
+            _register(manager, module, name)
+        except PluginError as exc:
+            info.error = str(exc)
+    return Registry(manager, infos)
+
+
+def _register(manager: pluggy.PluginManager, module: object, name: str) -> None:
+    """Register a plugin whose hooks all exist; one implementing an unknown hook is refused
+    (pluggy would otherwise fail every later call), with a hint for renamed hooks."""
+    manager.register(module, name=name)
+    unknown = sorted(caller.name for caller in manager.get_hookcallers(module) or [] if caller.spec is None)
+    if unknown:
+        manager.unregister(module)
+        hint = "; register_scorers and register_generators are now register_models" if (
+            {"register_scorers", "register_generators"} & set(unknown)) else ""
+        raise PluginError(f"implements unknown hook(s) {', '.join(unknown)}{hint}")
+
+
+def _has_dist(name: str) -> bool:
+    try:
+        md.version(name)
+    except md.PackageNotFoundError:
+        return False
+    return True
+
+
+_REGISTRY: Registry | None = None
+
+
+def get_registry() -> Registry:
+    """The process-wide registry, built on first use."""
+    global _REGISTRY
+    if _REGISTRY is None:
+        _REGISTRY = build_registry()
+    return _REGISTRY
+
+
+def reset_registry(registry: Registry | None = None) -> None:
+    """Forget (or replace) the process-wide registry; for tests and long-lived processes."""
+    global _REGISTRY
+    _REGISTRY = registry

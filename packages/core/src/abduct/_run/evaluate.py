@@ -1,0 +1,276 @@
+"""``abduct eval``: resolve a task and a model, run through the runner, write the outputs."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+from abduct._engine.judging import JudgeEngine
+from abduct._engine.models import LoadedModel, engine_for, load_model
+from abduct._outputs.html_report import html_report
+from abduct._outputs.report import markdown_report
+from abduct._registry.registry import Registry, get_registry
+from abduct._run.outdir import check_finished, locked
+from abduct._run.provenance import abduct_sources, file_hashes, package_versions
+from abduct._run.runner import PARTIAL_DIR, Run
+from abduct.contract.errors import AbductError
+from abduct.contract.metric_info import declared_info, resolve
+from abduct.contract.records import FEATURES
+from abduct.contract.spec import Settings, Spec
+from abduct.contract.task import Evaluation, Task
+from abduct.contract.traits import task_traits
+from abduct.kit.distributed import Ranks, agree, eval_timeout_seconds, gather_objects, process_group, seed_everything
+from abduct.kit.io import atomic_write_bytes, atomic_write_text, ensure_writable_dir, require_dir
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    task: str
+    model: str
+    data_dir: Path
+    out_dir: Path
+    split: str | None = None
+    limit: int | None = None
+    seed: int = 0
+    batch_size: int = 64
+    device: str = "cpu"
+    quiet: bool = False
+    cache_dir: Path | None = None
+    use_cache: bool = True
+    judge: str | None = None
+    overwrite: bool = False
+    datasets: tuple[str, ...] = ()  # dataset specs whose options apply when the task loads them
+
+    @property
+    def settings(self) -> Settings:
+        return Settings(device=self.device, batch_size=self.batch_size, seed=self.seed)
+
+
+def load_task(spec: Spec | str, registry: Registry | None = None, settings: Settings | None = None) -> Task:
+    spec = Spec.parse(spec) if isinstance(spec, str) else spec
+    task = (registry or get_registry()).create("task", spec, settings)
+    if not isinstance(task, Task):
+        raise AbductError(f"task '{spec.name}' does not implement the Task protocol")
+    return task
+
+
+def _signature(config: EvalConfig, split: str, fingerprint: str) -> dict[str, Any]:
+    return {
+        "task": config.task,
+        "model": config.model,
+        "model_fingerprint": fingerprint,
+        "data_dir": str(config.data_dir.resolve()),
+        "split": split,
+        "limit": config.limit,
+        "seed": config.seed,
+    }
+
+
+def build_judge(config: EvalConfig, registry: Registry) -> JudgeEngine | None:
+    """The ``--judge`` model as a judge: it must generate, and it decodes greedily (its own
+    seed fixed, so that a judgment is the same in every run); it sees what it can of the
+    judged items (a text-only judge reads just the prompt)."""
+    if config.judge is None:
+        return None
+    loaded = load_model(config.judge, config.settings, registry)
+    name = loaded.spec.name
+    if not loaded.generates:
+        raise AbductError(f"--judge {loaded.spec}: model '{name}' does not generate, and a judge answers in text")
+    if loaded.decoding.do_sample:
+        raise AbductError(f"--judge {loaded.spec}: a judge decodes greedily (temperature 0); drop do_sample")
+    engines = engine_for(loaded, config.settings, optional_inputs=FEATURES, cache_dir=config.cache_dir,
+                         use_cache=config.use_cache, quiet=config.quiet, label=f"judge {name}",
+                         decoding=replace(loaded.decoding, seed=0))
+    assert engines.generation is not None
+    return JudgeEngine(engines.generation, str(loaded.spec), loaded.fingerprint)
+
+
+def _check_resume(out_dir: Path, signature: dict[str, Any]) -> bool:
+    """True when ``out_dir`` holds an unfinished run of this same configuration."""
+    marker = out_dir / PARTIAL_DIR / "run.json"
+    if not marker.exists():
+        return False
+    previous = json.loads(marker.read_text())
+    if previous != signature:
+        differs = ", ".join(k for k in signature if previous.get(k) != signature[k])
+        raise AbductError(
+            f"{out_dir} holds an unfinished run with a different {differs}; "
+            "use another --out or delete that directory"
+        )
+    return True
+
+
+def _dataset_options(config: EvalConfig, registry: Registry) -> dict[str, dict[str, str]]:
+    """``--dataset NAME[,key=value...]``: each checked now (name and options), used when the task loads it."""
+    options = {}
+    for text in config.datasets:
+        spec = Spec.parse(text)
+        registry.create("dataset", spec, config.settings)
+        options[spec.name] = spec.option_dict()
+    return options
+
+
+def build_run(config: EvalConfig, task: Task, loaded: LoadedModel, registry: Registry, split: str,
+              ranks: Ranks | None = None) -> Run:
+    """The run's engines for the model's abilities, sharing one input policy, one timer and
+    one set of content keys; caches only for models that say what they are (a fingerprint)."""
+    name = loaded.spec.name
+    engines = engine_for(loaded, config.settings, optional_inputs=task_traits(task, config.task).optional_inputs,
+                         cache_dir=config.cache_dir, use_cache=config.use_cache, quiet=config.quiet, ranks=ranks)
+    scoring, generation = engines.scoring, engines.generation
+    judge = build_judge(config, registry)
+    signature = _signature(config, split, loaded.fingerprint)
+    if loaded.generates:
+        signature["decoding"] = loaded.decoding.describe()
+    if judge is not None:
+        signature["judge"] = {"spec": judge.spec, "fingerprint": judge.fingerprint}
+    return Run(data_dir=config.data_dir, split=split, scoring=scoring, generation=generation, judge=judge,
+               model_name=name, settings=config.settings, registry=registry, limit=config.limit, quiet=config.quiet,
+               out_dir=config.out_dir, signature=signature, ranks=ranks, datasets=_dataset_options(config, registry))
+
+
+def run_evaluation(config: EvalConfig, registry: Registry | None = None) -> dict[str, Any]:
+    """Evaluate and write results.json, predictions.jsonl, report.md and report.html into
+    ``out_dir``. Under torchrun every rank calls this: the engines split the model's work,
+    and rank 0 alone writes the outputs (the other ranks return the same results)."""
+    with process_group(eval_timeout_seconds()) as ranks:
+        return _evaluate(config, registry or get_registry(), ranks)
+
+
+def _identity(config: EvalConfig, split: str) -> dict[str, Any]:
+    return {"task": config.task, "model": str(Spec.parse(config.model)), "split": split,
+            "data_dir": str(config.data_dir), "limit": config.limit, "seed": config.seed}
+
+
+def _on_main(ranks: Ranks, check: Callable[[], T]) -> T | None:
+    """``check()`` on rank 0, its one-line error raised on every rank (none waits for a rank
+    that gave up)."""
+    value, error = None, None
+    if ranks.is_main:
+        try:
+            value = check()
+        except AbductError as exc:
+            error = str(exc)
+    agree(error, ranks)
+    return value
+
+
+@contextlib.contextmanager
+def _removed_if_left_empty(out_dir: Path, created: bool) -> Iterator[None]:
+    """A run that fails before storing anything leaves no ``--out`` it created (a bad model
+    spec, say, is found after ``--out`` was checked); one with stored units keeps them to resume."""
+    try:
+        yield
+    except BaseException:
+        if created:
+            with contextlib.suppress(OSError):
+                out_dir.rmdir()  # only when empty
+        raise
+
+
+def _evaluate(config: EvalConfig, registry: Registry, ranks: Ranks) -> dict[str, Any]:
+    started = time.perf_counter()
+    require_dir(config.data_dir, "data directory")
+    if config.cache_dir is not None and config.use_cache:
+        ensure_writable_dir(config.cache_dir, "--cache-dir")
+    task = load_task(config.task, registry, config.settings)
+    split = config.split or task.default_split
+    created = not config.out_dir.exists()
+    _on_main(ranks, lambda: ensure_writable_dir(config.out_dir))
+    with _removed_if_left_empty(config.out_dir, created and ranks.is_main), \
+            locked(config.out_dir) if ranks.is_main else contextlib.nullcontext():
+        _on_main(ranks, lambda: check_finished(config.out_dir, _identity(config, split), config.overwrite))
+        seed_everything(config.seed)
+        loaded = load_model(config.model, config.settings, registry)
+        run = build_run(config, task, loaded, registry, split, ranks)
+        assert run.signature is not None
+        signature = run.signature
+        resumed = bool(_on_main(ranks, lambda: _check_resume(config.out_dir, signature)))
+
+        evaluation = task.evaluate(run)
+        _check_outcome(config, split, evaluation)
+        engine = run.scoring or run.generation
+        policy = engine.policy if engine is not None else None
+        metric_info, undeclared = resolve(declared_info(task_traits(task).metric_info, evaluation.metric_info), evaluation.metrics)
+        results: dict[str, Any] = {
+            "task": config.task,
+            "model": {"spec": str(loaded.spec), "fingerprint": loaded.fingerprint, "abilities": loaded.abilities},
+            "data": {"dir": str(config.data_dir), "files": file_hashes(evaluation.data_files, config.data_dir)},
+            "split": split,
+            "seed": config.seed,
+            "limit": config.limit,
+            "limit_unit": run.limit_unit,
+            "inputs": {"ignored": sorted(policy.ignored) if policy is not None else []},
+            "metrics": evaluation.metrics,
+            "metric_info": metric_info,
+            "details": evaluation.details,
+            "versions": package_versions(),
+            "sources": abduct_sources(),
+            "resumed": resumed,
+            "processes": ranks.world,
+            "timings": {
+                "total_seconds": time.perf_counter() - started,
+                "model_seconds": engine.timer.seconds if engine is not None else 0.0,
+                "stages": run.timings,
+            },
+            "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        }
+        if undeclared:  # the task's metric_info is incomplete: say so rather than guess a direction
+            results["undeclared_metrics"] = undeclared
+        if loaded.generates:
+            results["model"]["decoding"] = loaded.decoding.describe()
+        if run.judge is not None:
+            results["judge"] = run.judge.describe()
+        gather_objects(None, ranks)  # every rank has finished its units before rank 0 tidies up
+        if ranks.is_main:
+            write_outputs(config.out_dir, results, evaluation.predictions, run.artifacts)
+            run.discard_partial()
+    return results
+
+
+def _check_outcome(config: EvalConfig, split: str, evaluation: Evaluation) -> None:
+    """No outputs for a run that evaluated nothing or computed a non-number: one line instead."""
+    if not evaluation.predictions:
+        raise AbductError(f"{config.task}: nothing to evaluate in {config.data_dir} (split '{split}'): "
+                          "the data holds no examples")
+    for name, value in _numbers(evaluation.metrics):
+        if not math.isfinite(value):
+            raise AbductError(f"{config.task}: metric '{name}' came out {value} on {config.data_dir} "
+                              f"(split '{split}'); no outputs written")
+
+
+def _numbers(values: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, float]]:
+    for key, value in values.items():
+        if isinstance(value, dict):
+            yield from _numbers(value, f"{prefix}{key}.")
+        elif isinstance(value, float):
+            yield f"{prefix}{key}", value
+
+
+def write_outputs(out_dir: Path, results: dict[str, Any], predictions: list[dict[str, Any]],
+                  artifacts: dict[str, Any] | None = None) -> None:
+    """Render every output first (a failure leaves nothing new behind), then write each
+    atomically, results.json last: its presence marks a finished run. A task's artifacts
+    (``Run.write_artifact``) come first, so a finished run always has them."""
+    texts: dict[str, str | bytes] = {
+        **{name: content if isinstance(content, bytes) else json.dumps(content, indent=2, allow_nan=False) + "\n"
+           for name, content in (artifacts or {}).items()},
+        "predictions.jsonl": "".join(json.dumps(r, allow_nan=False) + "\n" for r in predictions),
+        "report.md": markdown_report(results),
+        "report.html": html_report(results, predictions, out_dir),
+        "results.json": json.dumps(results, indent=2, allow_nan=False) + "\n",
+    }
+    for name, text in texts.items():
+        if isinstance(text, bytes):
+            atomic_write_bytes(out_dir / name, text)
+        else:
+            atomic_write_text(out_dir / name, text)

@@ -1,0 +1,244 @@
+"""The evaluation runner, shared by every task.
+
+``Run`` is what a task receives: the data location and settings, the scoring and
+generation engines, the run's metrics, and
+``map_units``, which runs the task's work unit by unit and appends each finished unit's
+per-sample records to a shard file with an atomic rename. A run killed at any moment and
+started again into the same output directory skips the finished units; because metrics are
+computed from the stored records, they equal an uninterrupted run's.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from abduct._engine.generation import GenerationEngine
+from abduct._engine.judging import JudgeEngine
+from abduct._engine.models import engine_for
+from abduct._engine.scoring import ScoringEngine
+from abduct._registry.providers import not_installed
+from abduct._registry.registry import Registry, get_registry
+from abduct.contract.errors import AbductError, UnknownNameError
+from abduct.contract.protocols import Metric
+from abduct.contract.records import FEATURES
+from abduct.contract.spec import Settings, Spec
+from abduct.kit.distributed import RankLost, Ranks, gather_objects
+from abduct.kit.io import atomic_write_json, atomic_write_jsonl
+from abduct.kit.progress_bars import progress
+
+T = TypeVar("T")
+PARTIAL_DIR = ".partial"
+OUTPUT_NAMES = ("results.json", "predictions.jsonl", "report.md", "report.html")
+FLUSH_SECONDS = 1.0
+
+
+class UnitStore:
+    """Finished units' records in ``directory/shard-NNNNNN.jsonl`` files, beside ``run.json``
+    (the run's configuration, so that only the same run resumes from them)."""
+
+    def __init__(self, directory: Path, signature: dict[str, Any] | None = None) -> None:
+        self.directory = directory
+        self.signature = signature
+        self.done: dict[str, list[dict[str, Any]]] = {}
+        self._pending: list[tuple[str, list[dict[str, Any]]]] = []
+        self._next = 0
+        self._last_flush = time.monotonic()
+        if directory.is_dir():
+            for shard in sorted(directory.glob("shard-*.jsonl")):
+                self._next = max(self._next, int(shard.stem.split("-")[1]) + 1)
+                with open(shard, encoding="utf-8") as handle:
+                    for line in handle:
+                        entry = json.loads(line)
+                        self.done[entry["unit"]] = entry["records"]
+
+    def add(self, unit: str, records: list[dict[str, Any]]) -> None:
+        self.done[unit] = records
+        self._pending.append((unit, records))
+        if time.monotonic() - self._last_flush >= FLUSH_SECONDS:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self._pending:
+            return
+        marker = self.directory / "run.json"
+        if self.signature is not None and not marker.exists():
+            atomic_write_json(marker, self.signature)
+        path = self.directory / f"shard-{self._next:06d}.jsonl"
+        atomic_write_jsonl(path, ({"unit": u, "records": r} for u, r in self._pending))
+        self._next += 1
+        self._pending = []
+        self._last_flush = time.monotonic()
+
+
+@dataclass
+class Run:
+    """Everything a task needs to evaluate a model: where the data is, the engines through
+    which it calls the model, and the run's settings."""
+
+    data_dir: Path
+    split: str
+    scoring: ScoringEngine | None = None
+    generation: GenerationEngine | None = None
+    judge: JudgeEngine | None = None
+    model_name: str = "model"
+    settings: Settings = field(default_factory=Settings)
+    registry: Registry | None = None
+    limit: int | None = None
+    quiet: bool = False
+    out_dir: Path | None = None
+    signature: dict[str, Any] | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+    ranks: Ranks = field(default_factory=Ranks)
+    limit_unit: str | None = None  # what --limit counted, as the task named it
+    datasets: dict[str, Any] = field(default_factory=dict)  # name -> options the user gave (--dataset)
+    artifacts: dict[str, Any] = field(default_factory=dict)  # written beside the outputs when the run ends
+    _store: UnitStore | None = field(default=None, repr=False)
+
+    @property
+    def seed(self) -> int:
+        return self.settings.seed
+
+    @property
+    def scores(self) -> bool:
+        return self.scoring is not None
+
+    @property
+    def generates(self) -> bool:
+        return self.generation is not None
+
+    @property
+    def judged(self) -> bool:
+        return self.judge is not None
+
+    def require_scorer(self) -> ScoringEngine:
+        if self.scoring is None:
+            raise AbductError(f"this task scores texts, and model '{self.model_name}' does not score")
+        return self.scoring
+
+    def require_generator(self) -> GenerationEngine:
+        if self.generation is None:
+            raise AbductError(f"this task generates text, and model '{self.model_name}' does not generate")
+        return self.generation
+
+    def require_judge(self) -> JudgeEngine:
+        """The ``--judge`` model, its finished judgments stored with the run's units."""
+        if self.judge is None:
+            raise AbductError("this task judges generations against references with a model; pass --judge SPEC "
+                              "(e.g. --judge openai:MODEL,base_url=URL or --judge vlm:DIR)")
+        return self.judge.bind(self.map_units)
+
+    def generator_for(self, spec: str, role: str = "model") -> GenerationEngine:
+        """Another generating model (e.g. NL-EYE's captioner) with this run's settings and cache root."""
+        cache_root = next((e.cache.root for e in (self.generation, self.scoring) if e is not None and e.cache), None)
+        engines = engine_for(spec, self.settings, registry=self.registry, optional_inputs=FEATURES,
+                             cache_dir=cache_root, use_cache=cache_root is not None, quiet=self.quiet)
+        if engines.generation is None:
+            raise AbductError(f"{role} '{engines.loaded.spec.name}' does not generate text")
+        return engines.generation
+
+    def dataset(self, name: str) -> Any:
+        """The dataset ``name``, built with the options the user gave it (``--dataset NAME,k=v``)."""
+        registry = self.registry or get_registry()
+        return registry.create("dataset", Spec(name, options=tuple(self.datasets.get(name, {}).items())),
+                               self.settings)
+
+    def write_artifact(self, name: str, content: Any) -> None:
+        """Kept until the run ends; the outputs' writer puts it beside results.json (rank 0 only)."""
+        if "/" in name or name.startswith(".") or name in OUTPUT_NAMES:
+            raise AbductError(f"a task's artifact needs a plain file name that is not an output of every run, got '{name}'")
+        self.artifacts[name] = content
+
+    def metric(self, name: str, **options: Any) -> Metric:
+        """The metric ``name`` built with the run's settings (its device) and ``options``."""
+        registry = self.registry or get_registry()
+        try:
+            metric: Metric = registry.create("metric", Spec(name), self.settings, **options)
+        except UnknownNameError:
+            missing = not_installed("metric", name, "this task")
+            if missing is None:
+                raise
+            raise missing from None
+        return metric
+
+    def progress(self, iterable: Iterable[T], desc: str, total: int | None = None) -> Iterator[T]:
+        return progress(iterable, desc=desc, total=total, quiet=self.quiet)
+
+    def apply_limit(self, items: Sequence[T], unit: str = "items") -> Sequence[T]:
+        """The first ``--limit`` items (all of them without a limit). ``unit`` names what an
+        item is on this task (``chunks``, ``images``, ``samples``...): results.json and the
+        report say what the limit counted."""
+        if self.limit is None:
+            return items
+        self.limit_unit = unit
+        return items[: self.limit]
+
+    def map_units(
+        self, stage: str, units: Sequence[tuple[str, T]], fn: Callable[[T], list[dict[str, Any]]]
+    ) -> list[dict[str, Any]]:
+        """Run ``fn`` on each ``(unit_id, payload)`` and return all records in unit order.
+
+        Units finished by an earlier, interrupted run into the same ``out_dir`` are not
+        run again. Unit ids must be unique within a stage.
+        """
+        if self._store is None and self.out_dir is not None:
+            self._store = UnitStore(self.partial_dir, self.signature)
+        store = self._store
+        results: list[dict[str, Any]] = []
+        done = self._agreed_done(stage, units)
+        todo = sum(1 for uid, _ in units if f"{stage}/{uid}" not in done)
+        quiet = self.quiet or todo < 2 or not self.ranks.is_main
+        ticks = iter(progress(range(todo), desc=stage, total=todo, quiet=quiet, unit="unit"))
+        start = time.perf_counter()
+        try:
+            for uid, payload in units:
+                key = f"{stage}/{uid}"
+                if store is not None and key in done:
+                    results.extend(store.done[key])
+                    continue
+                try:
+                    records = fn(payload)
+                except RankLost as exc:
+                    raise AbductError(f"{exc}; the run stopped on unit '{key}' (finished units are kept, "
+                                      "start it again to resume)") from None
+                except AbductError as exc:
+                    if self.ranks.world == 1:
+                        raise
+                    raise AbductError(f"{exc} (every rank stopped on unit '{key}')") from None
+                if store is not None:
+                    store.add(key, records)
+                results.extend(records)
+                next(ticks, None)
+        finally:  # keep what finished, also on Ctrl-C or an error in a later unit
+            if store is not None:
+                store.flush()
+        for _ in ticks:  # close the bar
+            pass
+        self.timings[stage] = self.timings.get(stage, 0.0) + time.perf_counter() - start
+        return results
+
+    @property
+    def partial_dir(self) -> Path:
+        """Where this rank keeps its finished units: ``.partial`` (rank 0) or ``.partial/rank-N``."""
+        assert self.out_dir is not None
+        base = self.out_dir / PARTIAL_DIR
+        return base if self.ranks.rank == 0 else base / f"rank-{self.ranks.rank}"
+
+    def _agreed_done(self, stage: str, units: Sequence[tuple[str, Any]]) -> set[str]:
+        """The units of ``stage`` finished before, by every rank: each rank resumes from its
+        own store, and ranks skip the same units so that their gathers stay in step."""
+        store = self._store
+        mine = {f"{stage}/{uid}" for uid, _ in units if store is not None and f"{stage}/{uid}" in store.done}
+        if self.ranks.world == 1:
+            return mine
+        return set.intersection(*gather_objects(mine, self.ranks))
+
+    def discard_partial(self) -> None:
+        if self.out_dir is not None:
+            shutil.rmtree(self.out_dir / PARTIAL_DIR, ignore_errors=True)
+        self._store = None

@@ -1,0 +1,33 @@
+"""The contract between abduct's core and its plugins: records, protocols, the task contract,
+specs and options, metric declarations, errors and hooks. Standard library, numpy and pluggy only;
+everything else in abduct stands on it."""
+
+from abduct.contract.errors import AbductError, DataError, PluginError, UnknownNameError
+from abduct.contract.hooks import PublishedRow, Registration, hookimpl
+from abduct.contract.metric_info import COUNT, TEXT_METRICS, MetricInfo, higher, lower, percent, reference
+from abduct.contract.options import bind_options, options_of
+from abduct.contract.protocols import (
+    Dataset,
+    Decoding,
+    DualEncoder,
+    Generator,
+    MatrixScorer,
+    Metric,
+    MetricResult,
+    PairDataset,
+    Scorer,
+    TextPool,
+)
+from abduct.contract.records import FEATURES, Box, GenerationRequest, GroundedText, Region, VisualInput
+from abduct.contract.spec import Settings, Spec
+from abduct.contract.task import Evaluation, Generating, JudgeItem, Judging, RunContext, Scoring, Task
+from abduct.contract.traits import ModelTraits, TaskTraits, model_traits, task_traits
+
+__all__ = [
+    "COUNT", "FEATURES", "TEXT_METRICS", "AbductError", "Box", "DataError", "Dataset", "Decoding", "DualEncoder",
+    "Evaluation", "GenerationRequest", "Generating", "Generator", "GroundedText", "JudgeItem", "Judging",
+    "MatrixScorer", "Metric", "MetricInfo", "MetricResult", "ModelTraits", "PairDataset", "PluginError", "PublishedRow", "Region",
+    "Registration", "RunContext", "Scorer", "Scoring", "Settings", "Spec", "Task", "TaskTraits", "TextPool",
+    "UnknownNameError", "VisualInput", "bind_options", "higher", "hookimpl", "lower", "model_traits", "options_of",
+    "percent", "reference", "task_traits",
+]

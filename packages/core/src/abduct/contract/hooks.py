@@ -1,0 +1,91 @@
+# mypy: disable-error-code="empty-body"
+"""The hooks plugins implement, and the record each ``register_*`` hook returns (or yields)."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+if TYPE_CHECKING:
+    import click
+
+PROJECT = "abduct"
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+@dataclass(frozen=True)
+class Registration:
+    """A named component: ``factory`` is ``"module:attr"``, imported on first use.
+
+    Every factory has one shape, whatever the kind: ``factory(spec, settings, **options)``,
+    where ``spec`` is the parsed ``abduct.spec.Spec``, ``settings`` the run's
+    ``abduct.spec.Settings`` and the options its keyword-only parameters (see ``abduct.options``).
+    """
+
+    name: str
+    description: str
+    factory: str
+
+    def load(self) -> Callable[..., Any]:
+        module_name, _, attr = self.factory.partition(":")
+        obj: Any = importlib.import_module(module_name)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+        return obj  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True)
+class PublishedRow:
+    """One row of a paper's results table: what ``abduct compare`` and ``abduct published`` show
+    beside runs. ``source`` says where in the paper (a table or section); ``metrics`` use the
+    task's metric names (a column with no abduct metric keeps the paper's name); ``extra`` keeps
+    anything else the table says (a setting, a standard deviation over seeds)."""
+
+    task: str
+    model: str
+    split: str | None
+    metrics: Mapping[str, float]
+    citation: str
+    source: str
+    extra: Mapping[str, object] = field(default_factory=dict)
+
+
+@hookspec
+def register_datasets() -> Iterable[Registration]:
+    """Datasets this plugin reads."""
+
+
+@hookspec
+def register_tasks() -> Iterable[Registration]:
+    """Evaluation tasks this plugin provides."""
+
+
+@hookspec
+def register_models() -> Iterable[Registration]:
+    """Models this plugin provides: each may score, generate, or both."""
+
+
+@hookspec
+def register_metrics() -> Iterable[Registration]:
+    """Metrics this plugin provides."""
+
+
+@hookspec
+def register_demos() -> Iterable[Registration]:
+    """Sections of ``abduct demo``: each factory is ``section(ctx: DemoContext) -> DemoTable``
+    (see ``abduct.demo``), not the ``(spec, settings, **options)`` shape of other kinds."""
+
+
+@hookspec
+def register_published() -> Iterable[PublishedRow]:
+    """Rows of the papers' results tables for this plugin's tasks (see ``abduct.kit.read_published``)."""
+
+
+@hookspec
+def register_commands(cli: click.Group) -> None:
+    """Add click commands or groups to the ``abduct`` CLI."""

@@ -1,0 +1,102 @@
+"""The optional attributes of models and tasks, in one place, with their defaults.
+
+The protocols name only the methods every implementation has; what a model or a task may
+declare on top is read here and nowhere else, and checked when the registry builds the
+component (``Registry.create``), so a wrong declaration is one line naming the component
+before any data is read, not a surprise mid-run.
+
+A model may declare:
+
+- ``accepts`` — the input features it can use, from ``FEATURES`` (default ``{"image"}``);
+- ``needs`` — features it cannot do without, a subset of ``accepts`` (default none);
+- ``fingerprint`` — a non-empty string that changes whenever its outputs may change
+  (weights, preprocessing, prompt). Only a model with a fingerprint is cached on disk:
+  without one the runner cannot tell two models apart, and says so when it runs.
+
+A task may declare:
+
+- ``default_split`` (required by ``Task``);
+- ``optional_inputs`` — features its inputs carry that a model may go without (default none);
+- ``needs_answer_key`` — False when its predictions file carries its own references (default True);
+- ``metric_info`` — ``{metric or pattern: MetricInfo}`` for the numbers it reports (default none).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from abduct.contract.errors import PluginError
+from abduct.contract.metric_info import MetricInfo
+from abduct.contract.protocols import SCORING_PROTOCOLS, DualEncoder, Generator
+from abduct.contract.records import FEATURES
+
+DEFAULT_ACCEPTS = frozenset({"image"})
+
+
+def _features(value: object, owner: str, attribute: str) -> frozenset[str]:
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        raise PluginError(f"{owner} declares {attribute} = {value!r}; expected a set of features "
+                          f"({', '.join(FEATURES)})")
+    features = frozenset(value)
+    unknown = sorted(str(f) for f in features - set(FEATURES))
+    if unknown:
+        raise PluginError(f"{owner} declares unknown {attribute} {unknown} (known: {', '.join(FEATURES)})")
+    return features
+
+
+@dataclass(frozen=True)
+class ModelTraits:
+    """What the runner knows of a model: its abilities and its declarations."""
+
+    accepts: frozenset[str] = DEFAULT_ACCEPTS
+    needs: frozenset[str] = frozenset()
+    fingerprint: str | None = None
+    scores: bool = False
+    generates: bool = False
+    dual_encoder: bool = False
+
+    @property
+    def abilities(self) -> list[str]:
+        return [name for name, able in (("score", self.scores), ("generate", self.generates)) if able]
+
+
+def model_traits(model: object, name: str = "model") -> ModelTraits:
+    """``model``'s traits; PluginError naming the model when a declaration is malformed."""
+    owner = f"model '{name}'"
+    accepts = _features(getattr(model, "accepts", DEFAULT_ACCEPTS), owner, "accepts")
+    needs = _features(getattr(model, "needs", ()), owner, "needs")
+    if not needs <= accepts:
+        raise PluginError(f"{owner} needs {sorted(needs - accepts)}, which it does not accept")
+    fingerprint = getattr(model, "fingerprint", None)
+    if fingerprint is not None and (not isinstance(fingerprint, str) or not fingerprint):
+        raise PluginError(f"{owner} declares fingerprint = {fingerprint!r}; expected a non-empty string")
+    return ModelTraits(accepts, needs, fingerprint, isinstance(model, SCORING_PROTOCOLS),
+                       isinstance(model, Generator), isinstance(model, DualEncoder))
+
+
+@dataclass(frozen=True)
+class TaskTraits:
+    """What the runner and the CLI know of a task beyond its methods."""
+
+    default_split: str
+    optional_inputs: frozenset[str] = frozenset()
+    needs_answer_key: bool = True
+    metric_info: Mapping[str, MetricInfo] = field(default_factory=dict)
+
+
+def task_traits(task: object, name: str = "task") -> TaskTraits:
+    """``task``'s traits; PluginError naming the task when a declaration is malformed."""
+    owner = f"task '{name}'"
+    split = getattr(task, "default_split", None)
+    if not isinstance(split, str) or not split:
+        raise PluginError(f"{owner} declares default_split = {split!r}; expected a split name")
+    optional = _features(getattr(task, "optional_inputs", ()), owner, "optional_inputs")
+    needs_key: Any = getattr(task, "needs_answer_key", True)
+    if not isinstance(needs_key, bool):
+        raise PluginError(f"{owner} declares needs_answer_key = {needs_key!r}; expected True or False")
+    info: Any = getattr(task, "metric_info", None) or {}
+    if not isinstance(info, Mapping) or not all(isinstance(v, MetricInfo) for v in info.values()):
+        raise PluginError(f"{owner} declares a metric_info that is not a mapping of MetricInfo")
+    return TaskTraits(split, optional, needs_key, dict(info))

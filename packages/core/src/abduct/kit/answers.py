@@ -1,0 +1,67 @@
+"""Exact match after a documented answer normalisation (pure Python, no heavy imports).
+
+``normalize_answer`` applies, in order:
+
+1. Unicode NFKC, then lowercase;
+2. every punctuation character (Unicode category ``P*``) removed — ``"don't"`` -> ``"dont"``,
+   ``"u.s."`` -> ``"us"``, ``"10%"`` -> ``"10"``; symbols (``$``, ``+``) are kept;
+3. split on whitespace; the articles ``a``, ``an``, ``the`` dropped;
+4. number words ``zero`` ... ``twenty`` and ``thirty`` ... ``ninety`` replaced by digits,
+   word by word (``"two dogs"`` -> ``"2 dogs"``; compounds are not combined);
+5. words joined by single spaces (which also strips both ends).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Mapping, Sequence
+
+from abduct.contract.protocols import MetricResult
+from abduct.contract.spec import Settings, Spec
+from abduct.kit.metric_inputs import validate_inputs
+
+ARTICLES = frozenset({"a", "an", "the"})
+NUMBER_WORDS = {
+    word: str(value)
+    for value, word in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen "
+        "fourteen fifteen sixteen seventeen eighteen nineteen twenty".split()
+    )
+}
+NUMBER_WORDS.update({w: str(10 * (i + 3)) for i, w in enumerate(
+    "thirty forty fifty sixty seventy eighty ninety".split())})
+
+
+def normalize_answer(text: str) -> str:
+    """The normalised form two answers are compared in (see the module docstring)."""
+    text = unicodedata.normalize("NFKC", text).lower()
+    text = "".join(ch for ch in text if not unicodedata.category(ch).startswith("P"))
+    words = [NUMBER_WORDS.get(w, w) for w in text.split() if w not in ARTICLES]
+    return " ".join(words)
+
+
+def exact_match(prediction: str, references: Sequence[str]) -> bool:
+    """True when the normalised prediction equals any normalised reference."""
+    target = normalize_answer(prediction)
+    return any(target == normalize_answer(ref) for ref in references)
+
+
+class ExactMatch:
+    """``exact_match``: share of predictions equal to one of their references after
+    normalisation; per sample 1.0 or 0.0."""
+
+    def compute(
+        self,
+        predictions: Mapping[str, str],
+        references: Mapping[str, Sequence[str]],
+        questions: Mapping[str, str] | None = None,
+    ) -> MetricResult:
+        pred, refs, _ = validate_inputs(predictions, references, questions)
+        per_sample = {key: {"exact_match": float(exact_match(pred[key], refs[key]))} for key in pred}
+        mean = sum(v["exact_match"] for v in per_sample.values()) / len(per_sample)
+        return MetricResult({"exact_match": mean}, per_sample,
+                            {"normalisation": "nfkc-lower-punct-articles-numbers-whitespace"})
+
+
+def make_exact_match(spec: Spec, settings: Settings) -> ExactMatch:
+    return ExactMatch()

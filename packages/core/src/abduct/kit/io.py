@@ -1,0 +1,191 @@
+"""File helpers: atomic writes, hashing and JSON reading with errors that name the file."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import os
+import tempfile
+import threading
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from abduct.contract.errors import AbductError, DataError, describe_os_error
+
+_UMASK_LOCK = threading.Lock()
+
+
+def current_umask() -> int:
+    """The process umask. Linux reports it in /proc; elsewhere it can only be read by
+    setting it, so it is set back at once under a lock."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    with _UMASK_LOCK:
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return mask
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that readers see the old file or the new one, never half.
+
+    The file gets the mode ``open()`` would give it (0o666 less the umask, so 0o644 under the
+    usual 022): ``mkstemp`` creates its temporary file 0o600, which would make every output
+    unreadable to colleagues on a shared machine."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        os.fchmod(fd, 0o666 & ~current_umask())
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def honour_umask(root: Path) -> None:
+    """Give ``root`` and everything under it the mode ``open``/``mkdir`` would give: for what
+    a library wrote owner-only (safetensors files are created 0o600) into an output."""
+    mask = current_umask()
+    for path in [Path(root), *Path(root).rglob("*")]:
+        if not path.is_symlink():
+            path.chmod((0o777 if path.is_dir() else 0o666) & ~mask)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_json(path: Path, obj: Any) -> None:
+    atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=False, allow_nan=False) + "\n")
+
+
+def atomic_write_jsonl(path: Path, records: Iterable[Any]) -> None:
+    atomic_write_text(path, "".join(json.dumps(r, allow_nan=False) + "\n" for r in records))
+
+
+def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def require_file(path: Path, what: str = "file") -> Path:
+    path = Path(path)
+    if not path.exists():
+        raise AbductError(f"{what} not found: {path}")
+    if not path.is_file():
+        raise AbductError(f"{what} is not a file: {path}")
+    return path
+
+
+def require_dir(path: Path, what: str = "directory") -> Path:
+    path = Path(path)
+    if not path.exists():
+        raise AbductError(f"{what} not found: {path}")
+    if not path.is_dir():
+        raise AbductError(f"{what} is not a directory: {path}")
+    return path
+
+
+class _NotStrictJSON(ValueError):
+    """What JSON's grammar allows but a number or a key table must not hold."""
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    table = dict(pairs)
+    if len(table) != len(pairs):
+        seen: set[str] = set()
+        twice = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        raise _NotStrictJSON(f"duplicate key '{twice}' (the later value would silently win)")
+    return table
+
+
+def _no_constants(name: str) -> Any:
+    raise _NotStrictJSON(f"{name} is not a JSON number (only finite numbers are allowed)")
+
+
+def read_json(path: Path, what: str = "file", *, allow_non_finite: bool = False) -> Any:
+    """Parse a JSON file strictly; a missing file, malformed JSON, a duplicate key in an
+    object or a NaN/Infinity number becomes a one-line DataError naming the file.
+
+    ``allow_non_finite`` lets NaN/Infinity through for readers that check every number
+    themselves and can then name the record holding it (predictions files)."""
+    require_file(path, what)
+    constants = None if allow_non_finite else _no_constants
+    try:
+        with open(path, encoding="utf-8-sig") as handle:
+            return json.load(handle, object_pairs_hook=_no_duplicate_keys, parse_constant=constants)
+    except _NotStrictJSON as exc:
+        raise DataError(str(exc), file=path) from None
+    except RecursionError:
+        raise DataError("JSON nested too deeply", file=path) from None
+    except json.JSONDecodeError as exc:
+        raise DataError(f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})", file=path) from None
+    except UnicodeDecodeError as exc:
+        raise DataError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=path) from None
+
+
+def read_csv_cells(path: Path) -> list[list[str]]:
+    """Every row of a UTF-8 CSV file (BOM allowed), header first, as cell texts; one-line
+    errors naming the file for bad encoding, bad CSV and an empty file."""
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as handle:
+            rows = list(csv.reader(handle))
+    except UnicodeDecodeError as exc:
+        raise DataError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=path) from None
+    except csv.Error as exc:
+        raise DataError(f"not valid CSV ({exc})", file=path) from None
+    if not rows:
+        raise DataError("empty file (no header)", file=path)
+    return rows
+
+
+def read_keyed_predictions(path: Path, ids: Sequence[str], *, shape: str, noun: str) -> dict[str, Any]:
+    """A predictions file holding a JSON object with exactly the keys ``ids`` (values unchecked;
+    non-finite numbers allowed, for the caller to report per record). ``shape`` describes the
+    object (``keyed by image_id``), ``noun`` one key (``image``) in the errors."""
+    data = read_json(path, "predictions file", allow_non_finite=True)
+    if not isinstance(data, dict):
+        raise DataError(f"expected a JSON object {shape}, got {type(data).__name__}", file=path)
+    known = set(ids)
+    for key in data:
+        if key not in known:
+            raise DataError(f"not {'an' if noun[:1] in 'aeiou' else 'a'} {noun} id of the answer key",
+                            file=path, record=key)
+    missing = [key for key in ids if key not in data]
+    if missing:
+        shown = ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else "")
+        raise DataError(f"no prediction for {len(missing)} {noun}(s): {shown}", file=path, record=missing[0])
+    return data
+
+
+def ensure_writable_dir(path: Path, option: str = "--out") -> Path:
+    """Create ``path`` if needed and check abduct may write in it; one-line errors otherwise."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise AbductError(f"{option} {path} is a file, not a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise AbductError(f"cannot create {option} {path}: {describe_os_error(exc)}") from None
+    probe = path / f".abduct-write-test-{os.getpid()}"
+    try:
+        probe.touch()
+        probe.unlink()
+    except OSError as exc:
+        raise AbductError(f"cannot write in {option} {path}: {describe_os_error(exc)}") from None
+    return path

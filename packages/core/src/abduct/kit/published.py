@@ -1,0 +1,50 @@
+"""Published rows shipped as data: ``<package>/published.json``, read for the
+``register_published`` hook::
+
+    {"citation": "Authors, Title, Venue Year",
+     "rows": [{"task": "sherlock-retrieval", "model": "CLIP ViT-B/16", "split": "test",
+               "source": "Table 2", "metrics": {"im2txt": 19.9, "p_at_1": 30.6}}]}
+
+A row may carry other keys (``setting``, ``std``, ``note``...); they are kept in ``extra``.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import json
+import math
+from typing import Any
+
+from abduct.contract.errors import PluginError
+from abduct.contract.hooks import PublishedRow
+
+PUBLISHED_FILE = "published.json"
+_FIELDS = {"task", "model", "split", "metrics", "source", "citation"}
+
+
+def read_published(package: str) -> list[PublishedRow]:
+    """The rows of ``package``'s ``published.json`` (none when it ships no such file); a
+    malformed file is one line naming it and the row."""
+    try:
+        text = importlib.resources.files(package).joinpath(PUBLISHED_FILE).read_text(encoding="utf-8")
+    except (ModuleNotFoundError, OSError):
+        return []
+    where = f"{package}/{PUBLISHED_FILE}"
+    try:
+        data = json.loads(text)
+        citation = str(data["citation"])
+        return [_row(r, citation, f"{where}, row {i}") for i, r in enumerate(data["rows"])]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise PluginError(f"{where} is malformed ({type(exc).__name__}: {exc})") from None
+
+
+def _row(raw: dict[str, Any], citation: str, where: str) -> PublishedRow:
+    metrics = {str(k): float(v) for k, v in raw["metrics"].items()}
+    bad = [k for k, v in metrics.items() if not math.isfinite(v)]
+    source = str(raw.get("source") or "")
+    if bad or not source or not metrics:
+        problem = f"metric {bad[0]} is not finite" if bad else "no source" if not source else "no metrics"
+        raise PluginError(f"{where}: {problem}")
+    return PublishedRow(str(raw["task"]), str(raw["model"]), None if raw.get("split") is None else str(raw["split"]),
+                        metrics, str(raw.get("citation") or citation), source,
+                        {k: v for k, v in raw.items() if k not in _FIELDS})

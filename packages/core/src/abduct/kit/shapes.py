@@ -1,0 +1,147 @@
+"""The shapes the benchmarks share, written once.
+
+- **multiple choice**: K candidate texts per input, argmax, ties to the first maximal index
+  (CoSIm; the example plugin);
+- **two-way comparison**: which of two (input, text) candidates is more plausible; correct
+  only when the gold one scores strictly higher, so a tie counts 0 (NL-EYE pairs, WHOOPS!
+  matching);
+- **generate, then score**: one text per request through the generation engine, then the
+  run's metrics against references (Sherlock generation, VAR, WHOOPS! captioning).
+
+Each runs through ``run.map_units``, so an interrupted run resumes; the records it returns
+are JSON-able and go to ``predictions.jsonl``. A dataset package then writes only its loading
+and its official scoring.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from abduct.contract.protocols import TextPool
+from abduct.contract.records import GenerationRequest, VisualInput
+from abduct.contract.task import RunContext
+
+
+def batched(items: Sequence[Any], size: int) -> list[Sequence[Any]]:
+    return [items[i : i + size] for i in range(0, len(items), size)]
+
+
+# -- multiple choice ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Choice:
+    """One multiple-choice item: candidates scored given ``visual``; ``label`` the gold index."""
+
+    id: str
+    visual: VisualInput
+    candidates: tuple[str, ...]
+    label: int | None = None
+
+
+def first_argmax(scores: Sequence[float] | np.ndarray) -> int:
+    """Index of the maximum; ties go to the first maximal index."""
+    return int(np.argmax(np.asarray(scores, dtype=np.float64)))
+
+
+def multiple_choice(run: RunContext, stage: str, items: Sequence[Choice], per_unit: int = 16) -> list[dict[str, Any]]:
+    """Records ``{id, scores, choice, label, correct}``, one per item, in order."""
+    engine = run.require_scorer()
+
+    def answer(batch: Sequence[Choice]) -> list[dict[str, Any]]:
+        visuals = [item.visual for item in batch for _ in item.candidates]
+        texts = [text for item in batch for text in item.candidates]
+        flat = engine.score_pairs(visuals, texts).tolist()
+        records, cursor = [], 0
+        for item in batch:
+            scores = flat[cursor : cursor + len(item.candidates)]
+            cursor += len(item.candidates)
+            choice = first_argmax(scores)
+            records.append({"id": item.id, "scores": scores, "choice": choice, "label": item.label,
+                            "correct": None if item.label is None else choice == item.label})
+        return records
+
+    return run.map_units(stage, [(b[0].id, b) for b in batched(items, per_unit)], answer)
+
+
+def accuracy(records: Sequence[Mapping[str, Any]]) -> float:
+    """100 x the share of records marked ``correct`` (0.0 for none)."""
+    return 100.0 * float(np.mean([bool(r["correct"]) for r in records])) if records else 0.0
+
+
+# -- two-way comparison ---------------------------------------------------------------------
+@dataclass(frozen=True)
+class Candidate:
+    visual: VisualInput
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class TwoWay:
+    """Which of two candidates is more plausible; ``gold`` is 0 or 1."""
+
+    id: str
+    first: Candidate
+    second: Candidate
+    gold: int
+
+
+def strictly_higher(scores: Sequence[float], gold: int) -> bool:
+    """The gold candidate wins only by a strictly higher score: a tie counts 0."""
+    return bool(scores[gold] > scores[1 - gold])
+
+
+def compare_two(run: RunContext, stage: str, items: Sequence[TwoWay], per_unit: int = 32) -> list[dict[str, Any]]:
+    """Records ``{id, scores: [first, second], gold, correct}``, one per item, in order."""
+    engine = run.require_scorer()
+
+    def judge(batch: Sequence[TwoWay]) -> list[dict[str, Any]]:
+        candidates = [c for item in batch for c in (item.first, item.second)]
+        flat = engine.score_pairs([c.visual for c in candidates], [c.text for c in candidates]).tolist()
+        return [{"id": item.id, "scores": flat[2 * i : 2 * i + 2], "gold": item.gold,
+                 "correct": strictly_higher(flat[2 * i : 2 * i + 2], item.gold)}
+                for i, item in enumerate(batch)]
+
+    return run.map_units(stage, [(b[0].id, b) for b in batched(items, per_unit)], judge)
+
+
+# -- generate, then score -------------------------------------------------------------------
+@dataclass(frozen=True)
+class GenerationItem:
+    id: str
+    request: GenerationRequest
+    references: tuple[str, ...] = ()
+
+
+def generate(
+    run: RunContext, stage: str, items: Sequence[GenerationItem], pool: TextPool | None = None, per_unit: int = 64
+) -> list[dict[str, Any]]:
+    """Records ``{id, prediction, references}``, one per item, in order."""
+    engine = run.require_generator()
+
+    def write(batch: Sequence[GenerationItem]) -> list[dict[str, Any]]:
+        texts = engine.generate([item.request for item in batch], pool)
+        return [{"id": item.id, "prediction": text, "references": list(item.references)}
+                for item, text in zip(batch, texts)]
+
+    return run.map_units(stage, [(b[0].id, b) for b in batched(items, per_unit)], write)
+
+
+def score_generations(
+    run: RunContext, records: Sequence[Mapping[str, Any]], metrics: Mapping[str, Mapping[str, Any]]
+) -> dict[str, Any]:
+    """Corpus values of each metric (``{name: options}``) over the records, keyed
+    ``name`` when the metric reports one value and ``name.value`` when it reports several."""
+    predictions = {str(r["id"]): str(r["prediction"]) for r in records}
+    references = {str(r["id"]): list(r["references"]) for r in records}
+    out: dict[str, Any] = {}
+    for name, options in metrics.items():
+        result = run.metric(name, **options).compute(predictions, references)
+        values = dict(result.corpus)
+        if len(values) == 1:
+            out[name] = float(next(iter(values.values())))
+        else:
+            out.update({f"{name}.{key}": float(value) for key, value in values.items()})
+    return out
