@@ -26,7 +26,7 @@ from typing import Any
 from abduct._engine.generation import GenerationEngine
 from abduct.contract.errors import AbductError
 from abduct.contract.records import GenerationRequest, VisualInput
-from abduct.contract.task import JudgeItem
+from abduct.contract.task import JudgeItem, Verdict
 from abduct.kit.templates import check_template
 
 FIELDS = ("candidate", "reference", "references", "question")
@@ -41,14 +41,6 @@ EQUIVALENCE_TEMPLATE = (
 )
 
 MapUnits = Callable[[str, Sequence[tuple[str, Any]], Callable[[Any], list[dict[str, Any]]]], list[dict[str, Any]]]
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """``equivalent`` is None when the judge's answer could not be parsed; ``raw`` is its answer."""
-
-    equivalent: bool | None
-    raw: str
 
 
 def parse_verdict(answer: str) -> bool | None:

@@ -135,7 +135,8 @@ class Registry:
             if info.error is not None:
                 continue
             try:
-                found = list(impl.function() or ())
+                returned: Any = impl.function() or ()
+                found = list(returned)
                 wrong = [type(r).__name__ for r in found if not isinstance(r, PublishedRow)]
                 if wrong:
                     raise PluginError(f"returned {wrong[0]} from register_published, expected abduct.PublishedRow")

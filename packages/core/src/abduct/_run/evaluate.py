@@ -123,7 +123,7 @@ def build_run(config: EvalConfig, task: Task, loaded: LoadedModel, registry: Reg
               ranks: Ranks | None = None) -> Run:
     """The run's engines for the model's abilities, sharing one input policy, one timer and
     one set of content keys; caches only for models that say what they are (a fingerprint)."""
-    name = loaded.spec.name
+    name, ranks = loaded.spec.name, ranks or Ranks()
     engines = engine_for(loaded, config.settings, optional_inputs=task_traits(task, config.task).optional_inputs,
                          cache_dir=config.cache_dir, use_cache=config.use_cache, quiet=config.quiet, ranks=ranks)
     scoring, generation = engines.scoring, engines.generation

@@ -53,6 +53,14 @@ class JudgeItem:
     question: str | None = None
 
 
+@dataclass(frozen=True)
+class Verdict:
+    """``equivalent`` is None when the judge's answer could not be parsed; ``raw`` is its answer."""
+
+    equivalent: bool | None
+    raw: str
+
+
 class Scoring(Protocol):
     """How a task scores: every path of the model (pairs, a matrix, dual-encoder embeddings)
     behind one interface that batches, deduplicates and caches."""
@@ -76,11 +84,11 @@ class Generating(Protocol):
 
 
 class Judging(Protocol):
-    """The ``--judge`` model: ``judge`` returns one record per item (``equivalent`` is None when
-    the verdict could not be parsed); ``describe`` is what results.json records of it."""
+    """The ``--judge`` model: ``judge`` returns one verdict per item; ``describe`` is what
+    results.json records of it."""
 
     def judge(self, items: Sequence[JudgeItem], template: str, *, stage: str, per_unit: int = 16
-              ) -> list[dict[str, Any]]: ...
+              ) -> list[Verdict]: ...
 
     def describe(self) -> dict[str, Any]: ...
 

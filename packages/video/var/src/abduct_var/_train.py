@@ -23,9 +23,11 @@ import torch
 from abduct import AbductError, Settings
 from abduct.kit import (
     PermutationStream,
+    append_log,
     atomic_write_bytes,
-    atomic_write_jsonl,
     average_gradients,
+    check_resume_signature,
+    load_weights_only,
     log_rows_through,
     process_group,
     require_dir,
@@ -100,9 +102,10 @@ def train(config: TrainConfig) -> dict[str, Any]:
         step, log_rows = 0, []
         last = config.out_dir / LAST
         if last.is_file():
-            state = torch.load(str(last), map_location=device, weights_only=True)
-            if state.get("signature") != config.signature() or state["meta"]["vocab"] != vocab:
-                raise AbductError(f"{last} was written by a run with other settings or data; "
+            state = load_weights_only(last, loader="var-gen checkpoint", map_location=device)
+            check_resume_signature(last, state.get("signature"), config.signature())
+            if state["meta"]["vocab"] != vocab:
+                raise AbductError(f"{last} was written by a run on other data (another vocabulary); "
                                   "use another --out or delete it")
             model.load_state_dict(state["model_state_dict"])
             optimizer.load_state_dict(state["optimizer"])
@@ -145,10 +148,7 @@ def train(config: TrainConfig) -> dict[str, Any]:
                 if ranks.is_main and (step % config.log_every == 0 or step == config.steps):
                     row = {"step": step, "loss": sum(window) / len(window),
                            "steps_per_s": len(window) / max(time.perf_counter() - started, 1e-9)}
-                    log_rows.append(row)
-                    atomic_write_jsonl(config.out_dir / LOG, log_rows)
-                    if not config.quiet:
-                        print(f"[train var] step {step} loss {row['loss']:.4f}", file=sys.stderr, flush=True)
+                    append_log(log_rows, config.out_dir / LOG, row, name="var", quiet=config.quiet)
                     started, window = time.perf_counter(), []
                 if step % config.checkpoint_every == 0 or step == config.steps:
                     save()
