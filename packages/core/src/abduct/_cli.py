@@ -27,7 +27,9 @@ def cli() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def plugins_cmd(as_json: bool) -> None:
     """List installed plugins, what they register, and errors of broken ones."""
-    infos = get_registry().plugins
+    registry = get_registry()
+    registry.published()  # reads every plugin's published rows, so that a malformed one shows here
+    infos = registry.plugins
     if as_json:
         emit_json([info.as_json() for info in infos])
         return

@@ -1,0 +1,242 @@
+"""The explicit contract: declarations checked when a component is built, the model-to-engine
+wiring (``engine_for``), and what a task may do through ``RunContext`` — load a dataset with the
+user's options, write an artifact that appears only with a finished run, ask for another model."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from abduct import (
+    Evaluation,
+    PluginError,
+    Registration,
+    RunContext,
+    Settings,
+    Spec,
+    VisualInput,
+    engine_for,
+    hookimpl,
+    model_traits,
+    task_traits,
+)
+from abduct._registry.registry import build_registry, reset_registry
+from abduct.kit import Choice, accuracy, multiple_choice
+from abduct.testing import main
+from toy_plugin import ToyChoice, ToyPlugin
+
+SEEN: dict[str, Any] = {}
+
+
+class Declares:
+    """A scorer whose declarations the test sets."""
+
+    def __init__(self, **declarations: Any) -> None:
+        for key, value in declarations.items():
+            setattr(self, key, value)
+
+    def score(self, visuals: Any, texts: Any) -> np.ndarray:
+        return np.zeros(len(texts))
+
+
+@pytest.mark.parametrize("declarations, message", [
+    ({"accepts": {"image", "smell"}}, "model 'm' declares unknown accepts ['smell']"),
+    ({"accepts": "image"}, "model 'm' declares accepts = 'image'; expected a set of features"),
+    ({"needs": {"region"}}, "model 'm' needs ['region'], which it does not accept"),
+    ({"fingerprint": 5}, "model 'm' declares fingerprint = 5; expected a non-empty string"),
+    ({"fingerprint": ""}, "model 'm' declares fingerprint = ''"),
+])
+def test_malformed_model_declarations_are_one_line_naming_the_model(declarations: dict[str, Any], message: str) -> None:
+    with pytest.raises(PluginError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        model_traits(Declares(**declarations), "m")
+
+
+def test_model_traits_defaults_and_abilities() -> None:
+    traits = model_traits(Declares(), "m")
+    assert traits.accepts == {"image"} and traits.needs == frozenset() and traits.fingerprint is None
+    assert traits.abilities == ["score"] and not traits.dual_encoder
+
+
+class BadSplit(ToyChoice):
+    default_split = ""
+
+
+class BadKey(ToyChoice):
+    needs_answer_key = "no"
+
+
+class BadInfo(ToyChoice):
+    metric_info = {"accuracy": 1.0}
+
+
+@pytest.mark.parametrize("task, message", [
+    (BadSplit(), "task 't' declares default_split = ''"),
+    (BadKey(), "task 't' declares needs_answer_key = 'no'; expected True or False"),
+    (BadInfo(), "task 't' declares a metric_info that is not a mapping of MetricInfo"),
+])
+def test_malformed_task_declarations(task: object, message: str) -> None:
+    with pytest.raises(PluginError, match=message):
+        task_traits(task, "t")
+
+
+def make_bad_model(spec: Spec, settings: Settings) -> Declares:
+    return Declares(accepts={"smell"})
+
+
+def make_nothing(spec: Spec, settings: Settings) -> object:
+    return object()
+
+
+def make_bad_task(spec: Spec, settings: Settings) -> BadKey:
+    return BadKey()
+
+
+class Broken:
+    @hookimpl
+    def register_models(self) -> Iterator[Registration]:
+        yield Registration("smelly", "declares an unknown feature", f"{__name__}:make_bad_model")
+        yield Registration("inert", "neither scores nor generates", f"{__name__}:make_nothing")
+
+    @hookimpl
+    def register_tasks(self) -> Iterator[Registration]:
+        yield Registration("bad-key", "a malformed declaration", f"{__name__}:make_bad_task")
+
+
+@pytest.mark.parametrize("kind, name, message", [
+    ("model", "smelly", "model 'smelly' declares unknown accepts"),
+    ("model", "inert", "model 'inert' neither scores nor generates"),
+    ("task", "bad-key", "task 'bad-key' declares needs_answer_key"),
+])
+def test_the_registry_checks_declarations_when_it_builds(kind: str, name: str, message: str) -> None:
+    registry = build_registry(extra_plugins=[("broken", Broken())])
+    with pytest.raises(PluginError, match=message):
+        registry.create(kind, name)
+
+
+def test_eval_refuses_a_malformed_model_before_reading_data(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    reset_registry(build_registry(extra_plugins=[("toy", ToyPlugin()), ("broken", Broken())]))
+    try:
+        code = main(["eval", "toy-choice", "--model", "smelly", "--data", str(tmp_path), "--out", str(tmp_path / "o")])
+    finally:
+        reset_registry()
+    assert code == 2 and "model 'smelly' declares unknown accepts ['smell']" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
+def test_engine_for_caches_only_a_model_that_says_what_it_is(tmp_path: Path) -> None:
+    registry = build_registry()
+    settings = Settings(batch_size=8)
+    plain = engine_for("constant:0.5", settings, registry=registry, cache_dir=tmp_path)
+    assert plain.scoring is not None and plain.generation is None
+    assert plain.loaded.traits.fingerprint == "constant-0.5"
+    random = engine_for("random", settings, registry=registry, cache_dir=tmp_path)
+    assert random.scoring is not None and random.generation is not None and random.generation.cache is not None
+    assert engine_for("random", settings, registry=registry, use_cache=False).generation.cache is None  # type: ignore[union-attr]
+    anonymous = Declares()
+    from abduct._engine.models import LoadedModel
+
+    loaded = LoadedModel(Spec("anon"), anonymous, random.loaded.decoding)
+    assert engine_for(loaded, settings, cache_dir=tmp_path).scoring.cache is None  # type: ignore[union-attr]
+
+
+# -- what a task does through the run -------------------------------------------------------
+class Through:
+    """A task that reads a dataset through the run, writes an artifact, and can fail late."""
+
+    default_split = "val"
+    optional_inputs = frozenset({"image", "context"})
+    metric_info = ToyChoice.metric_info
+
+    def __init__(self, fail: bool = False) -> None:
+        self.fail = fail
+
+    def evaluate(self, run: RunContext) -> Evaluation:
+        dataset = run.dataset("toy-data")
+        SEEN["dataset_options"] = dataset.options
+        items = [Choice(r["id"], VisualInput(str(run.data_dir / r["image"]), context=r["question"]),
+                        tuple(r["choices"]), r["label"])
+                 for r in json.loads((run.data_dir / "toy.json").read_text())]
+        records = multiple_choice(run, "q", items)
+        run.write_artifact("submission.json", {"n": len(records)})
+        value = float("nan") if self.fail else accuracy(records)
+        return Evaluation({"accuracy": value, "n": len(records)}, records)
+
+    def score_files(self, predictions: Path, answer_key: Path | None, instance_ids: Path | None = None) -> dict[str, Any]:
+        return {}
+
+
+class ToyData:
+    def __init__(self, **options: str) -> None:
+        self.options = options
+
+    def load(self, data_dir: Path, split: str) -> list[Any]:
+        return []
+
+    def check(self, data_dir: Path) -> list[str]:
+        return []
+
+
+def make_through(spec: Spec, settings: Settings, *, fail: bool = False) -> Through:
+    return Through(fail)
+
+
+def make_toy_data(spec: Spec, settings: Settings, *, root: str = "") -> ToyData:
+    return ToyData(root=root)
+
+
+class ThroughPlugin:
+    @hookimpl
+    def register_tasks(self) -> Iterator[Registration]:
+        yield Registration("through", "reads through the run", f"{__name__}:make_through")
+
+    @hookimpl
+    def register_datasets(self) -> Iterator[Registration]:
+        yield Registration("toy-data", "a dataset with an option", f"{__name__}:make_toy_data")
+
+
+@pytest.fixture
+def through_registry() -> Iterator[None]:
+    reset_registry(build_registry(extra_plugins=[("toy", ToyPlugin()), ("through", ThroughPlugin())]))
+    yield
+    reset_registry()
+
+
+def test_dataset_options_reach_the_task_and_artifacts_come_with_the_results(
+        through_registry: None, toy_data: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    assert main(["eval", "through", "--model", "random", "--data", str(toy_data), "--out", str(out),
+                 "--dataset", "toy-data,root=/elsewhere", "--quiet"]) == 0
+    assert SEEN["dataset_options"] == {"root": "/elsewhere"}
+    assert json.loads((out / "submission.json").read_text()) == {"n": 12}
+
+
+def test_a_refused_run_leaves_no_artifact(through_registry: None, toy_data: Path, tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    assert main(["eval", "through,fail=true", "--model", "random", "--data", str(toy_data), "--out", str(out),
+                 "--quiet"]) == 2
+    assert "metric 'accuracy' came out nan" in capsys.readouterr().err
+    assert not (out / "submission.json").exists() and not (out / "results.json").exists()
+
+
+def test_an_unknown_dataset_or_option_is_refused_before_the_run(
+        through_registry: None, toy_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for given, message in (("no-such-data", "unknown dataset 'no-such-data'"), ("toy-data,depth=3", "depth")):
+        assert main(["eval", "through", "--model", "random", "--data", str(toy_data), "--out", str(tmp_path / "o"),
+                     "--dataset", given]) == 2
+        assert message in capsys.readouterr().err
+    assert not (tmp_path / "o" / "results.json").exists()
+
+
+def test_artifact_names_cannot_replace_a_runs_outputs() -> None:
+    from abduct.testing import Run
+
+    run = Run(data_dir=Path("."), split="val")
+    for name in ("results.json", "../x.json", ".hidden"):
+        with pytest.raises(Exception, match="plain file name"):
+            run.write_artifact(name, {})
