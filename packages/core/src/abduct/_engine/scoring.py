@@ -182,6 +182,19 @@ class ScoringEngine(ModelCalls):
         full: np.ndarray = np.asarray(matrix, dtype=np.float64)[np.ix_(v_inv, t_inv)]
         return full
 
+    def score_rows(self, visuals: Sequence[VisualInput], texts: Sequence[str]) -> np.ndarray:
+        """Scores of ``(visuals[i], texts[i])``, the cheap way for their shape: rows that cover
+        most of the unique-visual x unique-text grid (Sherlock's retrieval chunks, one image's
+        localization rows) are scored as one matrix (a dual encoder: one encoding per unique
+        input and one product); sparse rows pairwise."""
+        if not len(visuals):
+            return np.zeros(0)
+        uv, v_inv = unique_index(list(visuals))
+        ut, t_inv = unique_index(list(texts))
+        if 2 * len(visuals) >= len(uv) * len(ut):
+            return np.asarray(self.score_matrix(uv, ut)[v_inv, t_inv])
+        return self.score_pairs(visuals, texts)
+
     def score_pairs(self, visuals: Sequence[VisualInput], texts: Sequence[str]) -> np.ndarray:
         """Scores of ``(visuals[i], texts[i])`` for every i."""
         if len(visuals) != len(texts):

@@ -21,7 +21,7 @@ from abduct_sherlock.leaderboard import LeaderboardRow, read_instances
 from abduct_sherlock.records import OPTIONAL_INPUTS
 
 if TYPE_CHECKING:
-    from abduct import Registry, ScoringEngine
+    from abduct import Registry, Scoring
 
 ZIP_NAME = "test_set_predictions.zip"
 FOLDER = "test_set_predictions"
@@ -54,15 +54,14 @@ def instance_files(data_dir: Path, tasks: Sequence[str] = ("comparison", "locali
     return out
 
 
-def _scores(engine: ScoringEngine, rows: list[LeaderboardRow], per_image: bool) -> dict[str, float]:
-    from abduct_sherlock.scoring import score_rows
+def _scores(engine: Scoring, rows: list[LeaderboardRow], per_image: bool) -> dict[str, float]:
 
     groups: dict[str, list[LeaderboardRow]] = {}
     for row in rows:
         groups.setdefault(row.image_url if per_image else "", []).append(row)
     out: dict[str, float] = {}
     for group in groups.values():
-        values = score_rows(engine, [r.visual for r in group], [r.inference for r in group])
+        values = engine.score_rows([r.visual for r in group], [r.inference for r in group])
         out.update(zip((r.test_id for r in group), values.tolist()))
     return out
 
@@ -113,9 +112,8 @@ def write_submission(
     a model that does not take regions sees the whole image. The public test files carry no
     clue and the test annotations are not released, so the inputs here have no context: a
     model that needs the clue is refused (one line) before any call."""
-    from abduct import ScoringEngine, get_registry, load_model
+    from abduct import engine_for
     from abduct.kit import seed_everything
-    from abduct.testing import InputPolicy
 
     settings = settings or Settings()
     target = _zip_target(out_path)
@@ -124,11 +122,11 @@ def write_submission(
         raise AbductError(f"{leaderboard_files(Path(data_dir), 'test', 'comparison')['instances']} not found; "
                           "the leaderboard requires comparison predictions")
     seed_everything(settings.seed)
-    loaded = load_model(model_spec, settings, registry or get_registry())
-    if not loaded.scores:
-        raise AbductError(f"model '{loaded.spec.name}' does not score; a submission needs scores")
-    policy = InputPolicy(loaded.model, loaded.spec.name, OPTIONAL_INPUTS)
-    engine = ScoringEngine(loaded.model, batch_size=settings.batch_size, quiet=quiet, policy=policy)
+    engines = engine_for(model_spec, settings, registry=registry, optional_inputs=OPTIONAL_INPUTS, use_cache=False,
+                         quiet=quiet)
+    engine = engines.scoring
+    if engine is None:
+        raise AbductError(f"model '{engines.loaded.spec.name}' does not score; a submission needs scores")
     roots = ImageRoots.for_data_dir(Path(data_dir))
     arrays = {}
     for name, path in files.items():

@@ -58,7 +58,6 @@ from abduct_sherlock.leaderboard import LeaderboardRow, read_instances
 from abduct_sherlock.loader import load_instances
 from abduct_sherlock.predictions import load_predictions
 from abduct_sherlock.records import OPTIONAL_INPUTS, SherlockInstance
-from abduct_sherlock.scoring import score_rows
 
 DATASET = "sherlock"  # the registered dataset, so that its options (--dataset sherlock,vg_root=...) apply
 
@@ -275,7 +274,7 @@ class LocalizationTask(SherlockTask):
         selected = run.apply_limit(units, "images")
 
         def score_image(u: _ImageUnit) -> list[dict[str, Any]]:
-            scores = dict(zip(u.ids, score_rows(engine, u.visuals, u.texts).tolist()))
+            scores = dict(zip(u.ids, engine.score_rows(u.visuals, u.texts).tolist()))
             record: dict[str, Any] = {"image": u.image}
             if u.gt is not None:
                 record["gt_accuracy"] = metrics.gt_accuracy(u.gt.matrix(scores))
@@ -335,7 +334,7 @@ class ComparisonTask(SherlockTask):
         def score_batch(batch: Sequence[Any]) -> list[dict[str, Any]]:
             tids = [t for s in batch for t, _, _ in s.candidates]
             chosen: list[LeaderboardRow] = [rows[t] for t in tids]
-            scores = dict(zip(tids, score_rows(engine, [r.visual for r in chosen], [r.inference for r in chosen]).tolist()))
+            scores = dict(zip(tids, engine.score_rows([r.visual for r in chosen], [r.inference for r in chosen]).tolist()))
             return [{"source": s.input_iid, "candidates": len(s.candidates), **source_result(s, scores)} for s in batch]
 
         records = run.map_units("comparison", [(b[0].input_iid, b) for b in batches], score_batch)
