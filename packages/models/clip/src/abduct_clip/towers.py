@@ -9,15 +9,16 @@ from typing import Any
 
 from abduct import AbductError, Spec, bind_options
 from abduct_clip._imaging import square_views
-from abduct_clip._loading import LoadedModel, build
+from abduct_clip._loading import build
 from abduct_clip._scorer import make_clip
 from abduct_clip.settings import clip_settings
 
 __all__ = ["frozen_tower", "square_views"]
 
 
-def frozen_tower(spec: str, seed: int = 0, device: str = "cpu") -> LoadedModel:
-    """The ``clip:...`` model ``spec`` names, plain (no region drawing), centre view, no gradients."""
+def frozen_tower(spec: str, seed: int = 0, device: str = "cpu") -> Any:
+    """The ``clip:...`` model ``spec`` names, plain (no region drawing), centre view, no gradients
+    (abduct-clip's loaded model: ``.model`` the open_clip model, ``.preprocess`` its transforms)."""
     parsed = Spec.parse(spec)
     if parsed.name != "clip":
         raise AbductError(f"the frame encoder must be a clip model (clip:tiny, clip:ViT-B-16@openai), got '{spec}'")
