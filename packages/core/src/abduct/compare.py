@@ -9,6 +9,11 @@ new dataset package needs no core change)::
      "rows": [{"task": "sherlock-retrieval", "model": "CLIP ViT-B/16", "split": "test",
                "source": "Table 2", "metrics": {"im2txt": 19.9, "p_at_1": 30.6}}]}
 
+Each row: ``task`` (a registered task name), ``model``, ``split``, ``source`` (the table or
+section of the paper, never empty) and ``metrics`` (the task's metric names; a column abduct
+has no metric for keeps the paper's name); optional ``setting`` (zero-shot, fine-tuned, oracle,
+human, ...) and ``std`` (``{metric: standard deviation}`` where the paper gives one).
+
 Differences: each run's value is compared with the first run's on the same task and metric
 (its ``Δ``), green when better and red when worse by the metric's direction (``metric_info``
 in results.json; a metric without one is shown unmarked).
@@ -43,6 +48,8 @@ class Row:
     run: Path | None = None
     citation: str | None = None
     source: str | None = None
+    setting: str | None = None
+    std: dict[str, float] = field(default_factory=dict)
     directions: dict[str, str] = field(default_factory=dict)
 
 
@@ -78,7 +85,8 @@ def published_rows(task: str, registry: Registry) -> list[Row]:
         data = json.loads(text)
         citation = str(data["citation"])
         return [Row(str(r["model"]), task, {k: float(v) for k, v in r["metrics"].items()}, r.get("split"),
-                    citation=citation, source=r.get("source"))
+                    citation=citation, source=r.get("source"), setting=r.get("setting") or None,
+                    std={k: float(v) for k, v in (r.get("std") or {}).items()})
                 for r in data["rows"] if r["task"] == task]
     except (ValueError, KeyError, TypeError) as exc:
         raise AbductError(f"{package}/{PUBLISHED_FILE} is malformed ({exc})") from None
