@@ -91,7 +91,8 @@ def test_single_metric_factories_match_the_combined_run(both, caption_data) -> N
             assert single.corpus[key] == ours.corpus[key]
 
 
-def test_one_tokenizer_call_per_evaluation(caption_data, monkeypatch) -> None:
+def test_two_tokenizer_calls_per_evaluation(caption_data, monkeypatch) -> None:
+    """One Java call for the predictions and one for the references, however many sentences."""
     predictions, references = caption_data
     calls = []
     real_run = subprocess.run
@@ -103,7 +104,7 @@ def test_one_tokenizer_call_per_evaluation(caption_data, monkeypatch) -> None:
     monkeypatch.setattr(subprocess, "run", counting_run)
     CocoCaptionMetric(("bleu", "rouge-l", "cider")).compute(predictions, references)
     tokenizer_calls = [c for c in calls if "edu.stanford.nlp.process.PTBTokenizer" in c]
-    assert len(tokenizer_calls) == 1
+    assert len(tokenizer_calls) == 2
 
 
 TRICKY = [

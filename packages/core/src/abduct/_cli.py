@@ -292,6 +292,30 @@ def build_cli() -> click.Group:
     return group
 
 
+@cli.command("published")
+@click.argument("task", required=False)
+@click.option("--json", "as_json", is_flag=True, help="A JSON list of rows.")
+def published_cmd(task: str | None, as_json: bool) -> None:
+    """The papers' published rows (every installed task, or TASK), each with its table."""
+    from abduct._outputs.compare import published_rows
+
+    registry = get_registry()
+    names = [c.name for c in registry.components("task")]
+    if task is not None and task not in names:
+        raise AbductError(f"unknown task '{task}'; installed: {', '.join(sorted(names))}")
+    rows = [row for name in ([task] if task else names) for row in published_rows(name, registry)]
+    if as_json:
+        emit_json([{"task": r.task, "model": r.model, "split": r.split, "metrics": r.metrics,
+                    "citation": r.citation, "source": r.source,
+                    **({"setting": r.setting} if r.setting else {}), **({"std": r.std} if r.std else {})}
+                   for r in rows])
+        return
+    for r in rows:
+        values = ", ".join(f"{k}={v:g}" for k, v in r.metrics.items())
+        setting = f" [{r.setting}]" if r.setting else ""
+        click.echo(f"{r.task}\t{r.model}{setting}\t{r.split}\t{values}\t({r.source})")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: user errors print one line and exit 2, never a traceback."""
     try:

@@ -11,6 +11,7 @@ means of the per-sample values.
 
 from __future__ import annotations
 
+import math
 import os
 import warnings
 from collections.abc import Mapping, Sequence
@@ -98,20 +99,62 @@ class BertScore:
         questions: Mapping[str, str] | None = None,
     ) -> MetricResult:
         pred, refs, _ = validate_inputs(predictions, references, questions)
-        ids = list(pred)
-        cands = [pred[k] for k in ids]
-        ref_groups = [refs[k] for k in ids]
+        zero = self._empty_scores()
+        per_sample = {k: dict(zero) for k in pred}
+        # an empty reference scores 0 (raw), so it matters only when it beats every other one
+        has_empty_ref = {k for k in pred if any(not r.strip() for r in refs[k])}
+        ids = [k for k in pred if pred[k].strip() and any(r.strip() for r in refs[k])]
+        empty = [k for k in pred if k not in ids or k in has_empty_ref]
+        if empty:
+            more = f" (and {len(empty) - 1} more)" if len(empty) > 1 else ""
+            warnings.warn(f"bertscore: record '{empty[0]}'{more}: an empty prediction or reference; "
+                          "scored as bert-score defines it (raw 0)", stacklevel=2)
+        if ids:
+            self._score([pred[k] for k in ids], [[r for r in refs[k] if r.strip()] for k in ids], ids, per_sample,
+                        idf_sentences=[r for k in pred for r in refs[k]])
+        for k in has_empty_ref & set(ids):
+            if per_sample[k]["bertscore_f1"] < zero["bertscore_f1"]:
+                per_sample[k] = dict(zero)
+        corpus = {key: float(np.mean([row[key] for row in per_sample.values()])) for key in KEYS}
+        return MetricResult(corpus, per_sample, {"hash": self.hash, "batch_size": self.batch_size})
+
+    def _empty_scores(self) -> dict[str, float]:
+        """bert-score's value for an empty text: raw 0, rescaled with the baseline when asked."""
+        if not self._scorer.rescale_with_baseline:
+            return dict.fromkeys(KEYS, 0.0)
+        base = self._scorer.baseline_vals.double().numpy()
+        return {key: float((0.0 - b) / (1.0 - b)) for key, b in zip(KEYS, base)}
+
+    def _count_empty_documents(self, documents: int) -> None:
+        """Give the idf weights the document count of every reference, empty ones included
+        (bert-score cannot encode those): idf = log((M + 1) / (df + 1)), and an empty document
+        holds only [CLS] and [SEP]."""
+        table = self._scorer._idf_dict
+        counted = [t for t in (self._scorer._tokenizer.cls_token_id, self._scorer._tokenizer.sep_token_id)
+                   if t is not None]
+        nonempty = round(math.exp(table.default_factory()) - 1)  # the default is log(M' + 1)
+        if documents == nonempty:
+            return
+        old = dict(table)
+        table.default_factory = lambda: math.log(documents + 1)
+        table.update({k: v + math.log((documents + 1) / (nonempty + 1)) for k, v in old.items()})
+        for token in counted:  # each empty document adds one to their document frequency
+            df = (nonempty + 1) / math.exp(old.get(token, math.log(nonempty + 1))) - 1 + documents - nonempty
+            table[token] = math.log((documents + 1) / (df + 1))
+
+    def _score(self, cands: list[str], ref_groups: list[list[str]], ids: list[str],
+               per_sample: dict[str, dict[str, float]], idf_sentences: list[str]) -> None:
         if self.idf:
-            # bert_score.score derives idf from the (flattened) references of the call.
+            # bert_score.score derives idf from the (flattened) references of the call, all of them.
             self._scorer._idf_dict = None
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                self._scorer.compute_idf([r for group in ref_groups for r in group])
+                self._scorer.compute_idf([t for t in idf_sentences if t.strip()])
+            self._count_empty_documents(len(idf_sentences))
         p, r, f = self._scorer.score(cands, ref_groups, batch_size=self.batch_size)
         columns = [t.double().numpy() for t in (p, r, f)]
-        per_sample = {k: {key: float(col[i]) for key, col in zip(KEYS, columns)} for i, k in enumerate(ids)}
-        corpus = {key: float(np.mean(col)) for key, col in zip(KEYS, columns)}
-        return MetricResult(corpus, per_sample, {"hash": self.hash, "batch_size": self.batch_size})
+        for i, k in enumerate(ids):
+            per_sample[k] = {key: float(col[i]) for key, col in zip(KEYS, columns)}
 
 
 def make_bertscore(

@@ -1,8 +1,12 @@
 """COCO caption metrics on pycocoevalcap: BLEU-1..4, METEOR, ROUGE-L and CIDEr-D.
 
-All sentences of an evaluation (predictions and references) go through the PTB tokenizer in
-one Java call; the tokenised strings are then handed to pycocoevalcap's own scorers, so the
-values are theirs. Corpus values are what pycocoevalcap reports; per-sample values are its
+Each sentence is PTB-tokenised exactly once, as COCOEvalCap and the benchmarks' scorers do:
+the predictions in one Java call and the references in another (each block in its own call, so
+a line's neighbours are those of the official procedure), then the tokens are handed to
+pycocoevalcap's own scorers, so the values are theirs. Text that is already tokenizer output
+(``PtbTokens``, or every input with ``pretokenized=True``) is scored as given: tokenising twice
+changes the text (``:)`` -> ``:-rrb-`` -> ``-rrb-``). A sentence that tokenises to nothing is
+scored by pycocoevalcap as an empty text (0, BLEU up to its 1e-9 smoothing), with one warning. Corpus values are what pycocoevalcap reports; per-sample values are its
 per-image scores. ``info["mean_per_sample"]`` holds the mean of the per-sample values, the
 figure VAR reports for METEOR, ROUGE-L and CIDEr (for ROUGE-L and CIDEr it equals the corpus
 value; for METEOR the corpus value is METEOR's own aggregate; BLEU stays corpus-level).
@@ -10,6 +14,7 @@ value; for METEOR the corpus value is METEOR's own aggregate; BLEU stays corpus-
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -22,31 +27,54 @@ from pycocoevalcap.rouge.rouge import Rouge  # type: ignore[import-untyped]
 from abduct import AbductError, MetricResult, Settings, Spec
 from abduct.kit import validate_inputs
 from abduct_metrics._common import no_argument
+from abduct_metrics._ptb import PtbTokens, as_tokens, is_empty, ptb_tokenize
 from abduct_metrics._ptb import clean_non_ascii as _clean
-from abduct_metrics._ptb import ptb_tokenize
 from abduct_metrics.java import require_java
 
 COCO_METRICS = ("bleu", "meteor", "rouge-l", "cider")
 Tokenised = dict[str, list[str]]
 
 
+def tokenize_once(sentences: Sequence[str], clean_non_ascii: bool = False) -> list[PtbTokens]:
+    """Every sentence as tokens: ``PtbTokens`` as given, the others through one tokenizer call
+    (after ``clean_non_ascii`` when asked), in their order."""
+    raw = [i for i, s in enumerate(sentences) if not isinstance(s, PtbTokens)]
+    out: list[PtbTokens] = [s if isinstance(s, PtbTokens) else PtbTokens() for s in sentences]
+    if raw:
+        texts = [sentences[i] for i in raw]
+        for i, tokens in zip(raw, ptb_tokenize([_clean(t) for t in texts] if clean_non_ascii else texts)):
+            out[i] = tokens
+    return out
+
+
 def tokenize_all(
     predictions: Mapping[str, str], references: Mapping[str, Sequence[str]], clean_non_ascii: bool = False
 ) -> tuple[Tokenised, Tokenised]:
-    """``(gts, res)`` in pycocoevalcap's shape, from a single tokenizer call."""
+    """``(gts, res)`` in pycocoevalcap's shape, each sentence tokenised once: the predictions in
+    one tokenizer call and the references in another, as COCOEvalCap does."""
     ids = list(predictions)
-    sentences = [predictions[k] for k in ids] + [r for k in ids for r in references[k]]
-    if clean_non_ascii:
-        sentences = [_clean(s) for s in sentences]
-    tokens = ptb_tokenize(sentences)
-    res = {k: [tokens[i]] for i, k in enumerate(ids)}
+    tokens = tokenize_once([predictions[k] for k in ids], clean_non_ascii)
+    res: Tokenised = {k: [tokens[i]] for i, k in enumerate(ids)}
+    flat = tokenize_once([r for k in ids for r in references[k]], clean_non_ascii)
     gts: Tokenised = {}
-    cursor = len(ids)
+    cursor = 0
     for k in ids:
         n = len(references[k])
-        gts[k] = tokens[cursor:cursor + n]
+        gts[k] = list(flat[cursor:cursor + n])
         cursor += n
+    warn_empty(gts, res)
     return gts, res
+
+
+def warn_empty(gts: Mapping[str, Sequence[str]], res: Mapping[str, Sequence[str]]) -> list[str]:
+    """Ids whose prediction or a reference holds no token after tokenisation, with one warning
+    naming the first; the metrics score such text as empty instead of failing."""
+    empty = [k for k in res if any(map(is_empty, res[k])) or any(map(is_empty, gts[k]))]
+    if empty:
+        more = f" (and {len(empty) - 1} more)" if len(empty) > 1 else ""
+        warnings.warn(f"record '{empty[0]}'{more}: a prediction or reference holds no token after "
+                      "tokenisation (e.g. only punctuation); scored as an empty text", stacklevel=3)
+    return empty
 
 
 def _bleu(gts: Tokenised, res: Tokenised) -> tuple[dict[str, float], list[dict[str, float]]]:
@@ -89,12 +117,17 @@ class CocoCaptionMetric:
     tokenizer runs once per evaluation.
     """
 
-    def __init__(self, metrics: Iterable[str] = COCO_METRICS, clean_non_ascii: bool = False) -> None:
+    def __init__(self, metrics: Iterable[str] = COCO_METRICS, clean_non_ascii: bool = False,
+                 pretokenized: bool = False) -> None:
         self.metrics = tuple(metrics)
         unknown = [m for m in self.metrics if m not in _SCORERS]
         if unknown or not self.metrics:
             raise AbductError(f"unknown COCO metric(s) {unknown}; choose from {', '.join(COCO_METRICS)}")
+        if clean_non_ascii and pretokenized:
+            raise AbductError("clean_non_ascii applies before tokenisation; with pretokenized=true the text "
+                              "is already tokenised")
         self.clean_non_ascii = bool(clean_non_ascii)
+        self.pretokenized = bool(pretokenized)
 
     def compute(
         self,
@@ -104,6 +137,9 @@ class CocoCaptionMetric:
     ) -> MetricResult:
         require_java()
         pred, refs, _ = validate_inputs(predictions, references, questions)
+        if self.pretokenized:
+            pred = {k: as_tokens(v) for k, v in pred.items()}
+            refs = {k: [as_tokens(r) for r in group] for k, group in refs.items()}
         gts, res = tokenize_all(pred, refs, self.clean_non_ascii)
         corpus: dict[str, float] = {}
         per_sample: dict[str, dict[str, float]] = {k: {} for k in pred}
@@ -114,34 +150,40 @@ class CocoCaptionMetric:
                 per_sample[key].update(row)
         keys = next(iter(per_sample.values())).keys()
         info: dict[str, Any] = {
-            "tokenizer": "ptb (pycocoevalcap, stanford-corenlp-3.4.1, one call)",
+            "tokenizer": "ptb (pycocoevalcap, stanford-corenlp-3.4.1, once per sentence)",
             "clean_non_ascii": self.clean_non_ascii,
+            "pretokenized": self.pretokenized,
             "mean_per_sample": {k: float(np.mean([row[k] for row in per_sample.values()])) for k in keys},
         }
         return MetricResult(corpus, per_sample, info)
 
 
-# The registered factories: ``name[,clean_non_ascii=true]``; pycocoevalcap runs on the CPU,
-# so the run's settings (device, batch size) do not apply.
-def make_bleu(spec: Spec, settings: Settings, *, clean_non_ascii: bool = False) -> CocoCaptionMetric:
+# The registered factories: ``name[,clean_non_ascii=true][,pretokenized=true]``; pycocoevalcap
+# runs on the CPU, so the run's settings (device, batch size) do not apply. ``pretokenized``
+# says the input files hold PTB tokenizer output already (scored as given).
+def make_bleu(spec: Spec, settings: Settings, *, clean_non_ascii: bool = False,
+               pretokenized: bool = False) -> CocoCaptionMetric:
     """BLEU-1..4, pycocoevalcap ("closest" reference length), corpus level."""
     no_argument(spec)
-    return CocoCaptionMetric(("bleu",), clean_non_ascii)
+    return CocoCaptionMetric(("bleu",), clean_non_ascii, pretokenized)
 
 
-def make_meteor(spec: Spec, settings: Settings, *, clean_non_ascii: bool = False) -> CocoCaptionMetric:
+def make_meteor(spec: Spec, settings: Settings, *, clean_non_ascii: bool = False,
+               pretokenized: bool = False) -> CocoCaptionMetric:
     """METEOR 1.5 (Java), pycocoevalcap."""
     no_argument(spec)
-    return CocoCaptionMetric(("meteor",), clean_non_ascii)
+    return CocoCaptionMetric(("meteor",), clean_non_ascii, pretokenized)
 
 
-def make_rouge_l(spec: Spec, settings: Settings, *, clean_non_ascii: bool = False) -> CocoCaptionMetric:
+def make_rouge_l(spec: Spec, settings: Settings, *, clean_non_ascii: bool = False,
+               pretokenized: bool = False) -> CocoCaptionMetric:
     """ROUGE-L (beta 1.2), pycocoevalcap."""
     no_argument(spec)
-    return CocoCaptionMetric(("rouge-l",), clean_non_ascii)
+    return CocoCaptionMetric(("rouge-l",), clean_non_ascii, pretokenized)
 
 
-def make_cider(spec: Spec, settings: Settings, *, clean_non_ascii: bool = False) -> CocoCaptionMetric:
+def make_cider(spec: Spec, settings: Settings, *, clean_non_ascii: bool = False,
+               pretokenized: bool = False) -> CocoCaptionMetric:
     """CIDEr-D (pycocoevalcap's ``Cider``), document frequencies from the given references."""
     no_argument(spec)
-    return CocoCaptionMetric(("cider",), clean_non_ascii)
+    return CocoCaptionMetric(("cider",), clean_non_ascii, pretokenized)

@@ -205,3 +205,68 @@ def test_equals_pycocoevalcap_on_real_val_events() -> None:
     shuffled = [Entry(e.example_id, e.position, s, e.gt_sentence, e.is_hypothesis) for e, s in zip(exact, sentences)]
     ours = score_entries(shuffled)["all"]
     assert ours == pytest.approx(_pycocoevalcap_directly(shuffled), rel=1e-12, abs=1e-12)
+
+
+# Text PTB rewrites, and rewrites again on a second pass (``:)`` -> ``:-rrb-`` -> ``-rrb-``).
+REWRITTEN = [" :) ", " (smiling) ", ' "quoted" ', " http://example.com/x_y?a=1&b=2 ", " -lrb- ", " & ",
+             " J. R. Smith ", " wait... ", " café ", " ;-) ", " [sic] ", " 'single' "]
+
+
+def _with_rewrites(sentence: str, rng: random.Random) -> str:
+    words = sentence.split(" ")
+    for _ in range(rng.randint(1, 3)):
+        words.insert(rng.randrange(len(words) + 1), rng.choice(REWRITTEN).strip())
+    return " ".join(words)
+
+
+@needs_real
+@pytest.mark.parametrize("in_references", [False, True])
+def test_equals_the_kit_on_text_ptb_rewrites(in_references: bool) -> None:
+    """Real val events with brackets, emoticons, quotes, URLs, PTB escapes, initials in the
+    predictions (and references): every value equals the kit's procedure to 1e-9."""
+    assert REAL is not None
+    examples, _ = load_split(REAL / "var", "val")
+    rng = random.Random(2)
+    exact = [Entry(x.id, i, e.sentence, e.sentence, i == x.hypothesis)
+             for x in examples[:80] for i, e in enumerate(x.counted)]
+    rows = [Entry(e.example_id, e.position, _with_rewrites(e.sentence, rng),
+                  _with_rewrites(e.gt_sentence, rng) if in_references else e.gt_sentence, e.is_hypothesis)
+            for e in exact]
+    ours = score_entries(rows)["all"]
+    theirs = _pycocoevalcap_directly(rows)
+    for key, value in theirs.items():
+        assert abs(ours[key] - value) <= 1e-9, key
+
+
+@pytest.mark.parametrize("brk", ["\r", "\r\n", "\x0b", "\x0c"])
+def test_line_break_is_read_as_a_space_with_a_warning(brk: str) -> None:
+    """The one deliberate difference from the kit, whose tokenizer would put every later event
+    on the wrong reference: abduct reads the break as a space."""
+    rows = entries((f"a man{brk}walks in", "a man walks in", False), ("he sits down", "he sits down", True))
+    with pytest.warns(UserWarning, match="line break"):
+        scored = score_entries(rows, meteor=False)["all"]
+    assert scored["bleu_1"] == pytest.approx(100.0) and scored["cider"] == pytest.approx(
+        score_entries(entries(("a man walks in", "a man walks in", False), ("he sits down", "he sits down", True)),
+                      meteor=False)["all"]["cider"])
+
+
+def test_event_of_punctuation_only_scores_zero_without_a_crash() -> None:
+    rows = entries(("...", "a man walks", False), ("he sits down", "he sits down", True))
+    with pytest.warns(UserWarning, match="no token"):
+        scored = score_entries(rows, meteor=False)["all"]
+    assert scored["rouge_l"] == pytest.approx(50.0)
+
+
+def test_bertscore_on_an_event_of_punctuation_only_is_bert_scores_zero(tmp_path: Path) -> None:
+    """bert-score crashes on an empty candidate with current transformers (so does the kit);
+    abduct gives its documented raw 0, rescaled: (0 - 0.25) / (1 - 0.25) for F1 here."""
+    from abduct_metrics.testing import build_tiny_bert
+
+    model = build_tiny_bert(tmp_path / "bert", seed=4)
+    baseline = tmp_path / "baseline.tsv"
+    baseline.write_text("LAYER,P,R,F\n" + "".join(f"{i},0.2,0.3,0.25\n" for i in range(3)))
+    rows = [Entry("x", 0, "?", "a man rides a horse", True), Entry("y", 0, "...", "two dogs play", True)]
+    with pytest.warns(UserWarning, match="empty prediction"):
+        got = score_entries(rows, bertscore=BertScoreSettings(model, layers=2, baseline=baseline),
+                            meteor=False)["all"]["bertscore_f1"]
+    assert got == pytest.approx(100 * (0 - 0.25) / (1 - 0.25))

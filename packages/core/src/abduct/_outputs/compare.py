@@ -1,7 +1,8 @@
 """``abduct compare RUN_DIR...``: finished runs side by side (models x tasks), beside the
 papers' published rows, with the differences marked.
 
-Published rows come from the plugins' ``register_published`` hook (``abduct.PublishedRow``).
+Published rows come from the plugins' ``register_published`` hook (``abduct.PublishedRow``;
+a package ships them as ``published.json``, see ``abduct.kit.read_published``).
 
 Differences: each run's value is compared with the first run's on the same task and metric
 (its ``Δ``), green when better and red when worse by the metric's direction (``metric_info``
@@ -33,6 +34,8 @@ class Row:
     run: Path | None = None
     citation: str | None = None
     source: str | None = None
+    setting: str | None = None
+    std: dict[str, float] = field(default_factory=dict)
     directions: dict[str, str] = field(default_factory=dict)
 
 
@@ -55,7 +58,8 @@ def load_run(directory: Path) -> Row:
 
 def published_rows(task: str, registry: Registry) -> list[Row]:
     """The papers' rows for ``task``, from the plugins' ``register_published`` hooks."""
-    return [Row(r.model, r.task, dict(r.metrics), r.split, citation=r.citation, source=r.source)
+    return [Row(r.model, r.task, dict(r.metrics), r.split, citation=r.citation, source=r.source,
+                setting=r.setting, std=dict(r.std))
             for r in registry.published() if r.task == task]
 
 

@@ -43,8 +43,9 @@ class Registration:
 class PublishedRow:
     """One row of a paper's results table: what ``abduct compare`` and ``abduct published`` show
     beside runs. ``source`` says where in the paper (a table or section); ``metrics`` use the
-    task's metric names (a column with no abduct metric keeps the paper's name); ``extra`` keeps
-    anything else the table says (a setting, a standard deviation over seeds)."""
+    task's metric names (a column with no abduct metric keeps the paper's name); ``setting`` says
+    how the row was obtained (zero-shot, fine-tuned, oracle, human...) and ``std`` gives the
+    standard deviation over seeds where the paper does."""
 
     task: str
     model: str
@@ -52,7 +53,8 @@ class PublishedRow:
     metrics: Mapping[str, float]
     citation: str
     source: str
-    extra: Mapping[str, object] = field(default_factory=dict)
+    setting: str | None = None
+    std: Mapping[str, float] = field(default_factory=dict)
 
 
 @hookspec

@@ -5,7 +5,10 @@
      "rows": [{"task": "sherlock-retrieval", "model": "CLIP ViT-B/16", "split": "test",
                "source": "Table 2", "metrics": {"im2txt": 19.9, "p_at_1": 30.6}}]}
 
-A row may carry other keys (``setting``, ``std``, ``note``...); they are kept in ``extra``.
+Each row: ``task`` (a registered task name), ``model``, ``split``, ``source`` (the table or
+section of the paper, never empty), ``metrics`` (the task's metric names; a column abduct has no
+metric for keeps the paper's name); optional ``setting`` (zero-shot, fine-tuned, oracle, human...)
+and ``std`` (``{metric: standard deviation}`` where the paper gives one).
 """
 
 from __future__ import annotations
@@ -19,7 +22,6 @@ from abduct.contract.errors import PluginError
 from abduct.contract.hooks import PublishedRow
 
 PUBLISHED_FILE = "published.json"
-_FIELDS = {"task", "model", "split", "metrics", "source", "citation"}
 
 
 def read_published(package: str) -> list[PublishedRow]:
@@ -40,11 +42,11 @@ def read_published(package: str) -> list[PublishedRow]:
 
 def _row(raw: dict[str, Any], citation: str, where: str) -> PublishedRow:
     metrics = {str(k): float(v) for k, v in raw["metrics"].items()}
-    bad = [k for k, v in metrics.items() if not math.isfinite(v)]
+    std = {str(k): float(v) for k, v in (raw.get("std") or {}).items()}
+    bad = [k for k, v in {**metrics, **std}.items() if not math.isfinite(v)]
     source = str(raw.get("source") or "")
     if bad or not source or not metrics:
         problem = f"metric {bad[0]} is not finite" if bad else "no source" if not source else "no metrics"
         raise PluginError(f"{where}: {problem}")
     return PublishedRow(str(raw["task"]), str(raw["model"]), None if raw.get("split") is None else str(raw["split"]),
-                        metrics, str(raw.get("citation") or citation), source,
-                        {k: v for k, v in raw.items() if k not in _FIELDS})
+                        metrics, str(raw.get("citation") or citation), source, raw.get("setting") or None, std)

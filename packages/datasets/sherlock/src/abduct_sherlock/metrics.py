@@ -4,6 +4,17 @@ Each reproduces the leaderboard scorer's arithmetic, ties included:
 retrieval ranks use average tie handling, GT localization uses ``lapjv`` on the negated
 scores, auto localization takes the first best proposal and needs IoU > 0.5, comparison
 breaks model ties with fixed per-position offsets from NumPy's legacy generator (seed 1).
+
+Any finite score works. lapjv fails on large magnitudes (around 1e300 it corrupts memory and
+aborts the process), so each image's matrix is first divided by its largest magnitude: values
+in [-1, 1], the optimal assignment unchanged, and ``c * s`` scoring exactly like ``s`` for any
+c > 0 (the same matrix reaches the solver whenever ``c * s`` is exact, e.g. integer scores;
+otherwise it differs in the last bit, which moves no assignment but an exact near-tie). lapjv's
+choice among tied assignments depends on the bits it is given, so on ties it follows the
+official scorer where the division is exact (e.g. a largest magnitude that is a power of two). The comparison tie-break is
+applied to exact ties only (the official scorer adds offsets of 1e-9, which vanish next to
+scores of 1e300 and dominate scores of 1e-300); on scores that are not within 1e-9 of each
+other without being equal, the two agree.
 """
 
 from __future__ import annotations
@@ -56,8 +67,22 @@ def assignment(scores: np.ndarray) -> np.ndarray:
     sim = np.array(scores, dtype=np.float64)
     if sim.ndim != 2 or sim.shape[0] != sim.shape[1]:
         raise ValueError(f"GT localization needs a square matrix, got shape {sim.shape}")
-    rows, _, _ = lapjv.lapjv(-sim)
+    rows, _, _ = lapjv.lapjv(-unit_scale(sim))
     return np.asarray(rows)
+
+
+def unit_scale(matrix: np.ndarray) -> np.ndarray:
+    """``matrix`` divided by its largest magnitude (unchanged when all zero): the same matrix for
+    ``s`` and ``c * s``, in a range where the solver's sums cannot overflow."""
+    if not np.all(np.isfinite(matrix)):
+        raise ValueError("scores must be finite (got inf or nan)")
+    peak = float(np.max(np.abs(matrix))) if matrix.size else 0.0
+    if peak == 0.0:
+        return matrix
+    # a subnormal peak: scale by a power of two first (exact), so 1 / peak cannot overflow
+    exponent = int(np.frexp(peak)[1])
+    scaled = np.ldexp(matrix, -exponent)
+    return np.asarray(scaled / np.max(np.abs(scaled)))
 
 
 def gt_accuracy(scores: np.ndarray) -> float:
@@ -91,18 +116,20 @@ def macro_percent(values: Sequence[float]) -> float:
 # -- comparison -----------------------------------------------------------------------------
 def pairwise_accuracy(predictions: Sequence[float] | np.ndarray, labels: Sequence[float] | np.ndarray) -> float:
     """Over candidate pairs with unequal labels: (fraction ordered like the labels - 0.5) x 2,
-    after adding the fixed per-position tie-break; 0.0 when every label is equal."""
+    equal predictions ordered by the fixed per-position tie-break; 0.0 when every label is equal."""
     label = np.asarray(labels, dtype=np.float64)
     n = len(label)
     if n > MAX_CANDIDATES:
         raise ValueError(f"at most {MAX_CANDIDATES} candidates per source, got {n}")
-    pred = np.asarray(predictions, dtype=np.float64) + TIEBREAK[:n]
+    pred = np.asarray(predictions, dtype=np.float64)
     i, j = np.triu_indices(n, k=1)
     informative = label[i] != label[j]
     total = int(informative.sum())
     if total == 0:
         return 0.0
-    agree = (label[i] < label[j]) == (pred[i] < pred[j])
+    # a tie is ordered by the offsets; any other pair by its scores, whatever their magnitude
+    below = np.where(pred[i] == pred[j], TIEBREAK[i] < TIEBREAK[j], pred[i] < pred[j])
+    agree = (label[i] < label[j]) == below
     correct = int((agree & informative).sum())
     return (correct / total - 0.5) * 2
 

@@ -1,7 +1,11 @@
 """VAR's official scoring, as its eval kit computes it, on pycocoevalcap (through abduct-metrics).
 
 - each event is scored against its single reference (its ``gt_sentence``);
-- non-ASCII characters become spaces, then PTB tokenisation (one Java call for the set);
+- non-ASCII characters become spaces, then PTB tokenisation, once per sentence (one Java call
+  for the predictions, one for the references); the scorers get those tokens as they are;
+- a line break inside a sentence (``\r``, ``\r\n``, ``\x0b``, ``\x0c``) is read as a space,
+  with a warning: the one deliberate difference from the kit, whose tokenizer then shifts
+  every later event onto the wrong reference;
 - BLEU-1..4 at corpus level over the events; METEOR, ROUGE-L and CIDEr-D as the mean of the
   per-event scores, CIDEr's document frequencies coming from the scored set's references;
 - BERTScore F1 (when a model directory is given; the kit uses roberta-large, layer 17, no idf,
@@ -18,12 +22,15 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from abduct import AbductError
 from abduct_var.submission import Entry
+
+if TYPE_CHECKING:
+    from abduct_metrics._ptb import PtbTokens
 
 KEYS = ("bleu_1", "bleu_2", "bleu_3", "bleu_4", "meteor", "rouge_l", "cider")
 PER_EVENT = ("meteor", "rouge_l", "cider")
@@ -53,7 +60,7 @@ class SetScores:
     per_event: dict[str, dict[str, float]]
 
 
-def kit_tokens(entries: Sequence[Entry]) -> tuple[list[str], list[str]]:
+def kit_tokens(entries: Sequence[Entry]) -> tuple[list[PtbTokens], list[PtbTokens]]:
     """Tokenised predictions and references, each list in one PTB call in submission order, as
     the kit tokenises them. The order matters: PTB reads a lone letter before a period (``d.``)
     as an initial unless the next line starts with a capital, and the next line is the next
@@ -70,8 +77,8 @@ def _coco(entries: Sequence[Entry], meteor: bool = True) -> SetScores:
 
     keys = [event_key(e) for e in entries]
     tokens, refs = kit_tokens(entries)
-    # The metric tokenises again; PTB output is a fixed point (checked on all of VAR val), so the
-    # pycocoevalcap scorers see the kit's tokens.
+    # ``PtbTokens`` are scored as given: the scorers see the kit's tokens (tokenising them again
+    # would change text PTB rewrites, e.g. ``:)`` -> ``:-rrb-`` -> ``-rrb-``).
     chosen = ("bleu", "meteor", "rouge-l", "cider") if meteor else ("bleu", "rouge-l", "cider")
     result = CocoCaptionMetric(chosen).compute(dict(zip(keys, tokens)), {k: [r] for k, r in zip(keys, refs)})
     means = result.info["mean_per_sample"]
