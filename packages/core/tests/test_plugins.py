@@ -109,6 +109,24 @@ def test_register_commands_hook(capsys: pytest.CaptureFixture[str]) -> None:
     assert "hello from toy" in capsys.readouterr().out
 
 
+class OlderPlugin:
+    """Written against a hook with fewer arguments: it declares none of ``register_commands``'."""
+
+    called = False
+
+    @hookimpl
+    def register_commands(self) -> None:
+        OlderPlugin.called = True
+
+
+def test_an_implementation_takes_a_subset_of_the_hooks_arguments() -> None:
+    registry = build_registry(extra_plugins=[("older", OlderPlugin()), ("every", EveryHook())])
+    group = click.Group()
+    registry.call_each("register_commands", cli=group)
+    assert OlderPlugin.called and "toy-hello" in group.commands
+    assert all(info.error is None for info in registry.plugins)
+
+
 def test_builtins_register_through_hooks() -> None:
     registry = build_registry()
     assert {c.name for c in registry.components("model")} >= {"random", "constant"}

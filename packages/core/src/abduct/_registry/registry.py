@@ -114,14 +114,16 @@ class Registry:
                     self._add(comp, info)
 
     def call_each(self, hook_name: str, **kwargs: Any) -> None:
-        """Call a hook on every healthy plugin; one that raises is reported, not fatal."""
+        """Call a hook on every healthy plugin; one that raises is reported, not fatal. Each
+        implementation gets only the arguments it declares, as pluggy's own calls do, so a hook
+        can gain an argument without breaking the plugins written before it."""
         by_name = {info.name: info for info in self.plugins}
         for impl in getattr(self.manager.hook, hook_name).get_hookimpls():
             info = by_name[impl.plugin_name]
             if info.error is not None:
                 continue
             try:
-                impl.function(**kwargs)
+                impl.function(**{name: kwargs[name] for name in impl.argnames})
             except Exception as exc:
                 info.error = _describe(exc)
 
