@@ -74,7 +74,7 @@ class LmmsModel:
                 args = (doc["text"], dict(gen_kwargs or {}), doc_to_visual, i, TASK, SPLIT)
             else:
                 args = (doc["text"], _messages, dict(gen_kwargs or {}), i, TASK, SPLIT)
-            out.append(Instance(request_type=kind, arguments=args, idx=0,  # type: ignore[arg-type]
+            out.append(Instance(request_type=kind, arguments=args, idx=0,
                                 metadata={"task": TASK, "doc_id": i, "repeats": 1}))
         return out
 

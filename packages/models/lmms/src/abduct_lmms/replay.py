@@ -91,7 +91,7 @@ class Source:
 def _evaluate(source: Source, model: _Generating | _Scoring) -> Evaluation:
     settings = Settings(seed=source.seed)
     task = load_task(source.task, settings=settings)
-    split = source.split or getattr(task, "default_split", "test")
+    split = str(source.split or getattr(task, "default_split", "test"))
     policy = InputPolicy(model, NAME, getattr(task, "optional_inputs", ()))
     generation = scoring = None
     if isinstance(model, _Generating):  # batch size only groups calls here: the stand-ins cost nothing
