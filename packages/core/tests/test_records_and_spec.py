@@ -108,3 +108,14 @@ def test_option_errors_name_the_option(given: dict[str, str], message: str) -> N
     with pytest.raises(AbductError, match="model 'm'") as err:
         bind_options("model", "m", factory, given)
     assert message in str(err.value)
+
+
+def test_a_factory_with_kwargs_takes_unlisted_options_as_text() -> None:
+    def wrapper(spec: Spec, settings: Settings, *, beams: int = 1, **model_args: str) -> None: ...
+
+    def strict(spec: Spec, settings: Settings, *, beams: int = 1) -> None: ...
+
+    given = {"beams": "4", "pretrained": "/models/x", "batch_size": "2"}
+    assert bind_options("model", "w", wrapper, given) == {"beams": 4, "pretrained": "/models/x", "batch_size": "2"}
+    with pytest.raises(AbductError, match="has no option 'pretrained'"):
+        bind_options("model", "s", strict, given)

@@ -3,7 +3,9 @@
 A factory is ``factory(spec, settings, *, key: type = default, ...)``: its keyword-only
 parameters are its options. Text values from a spec (``,num_beams=4``) or ``-o`` are
 converted to the annotated type (``int``, ``float``, ``bool``, ``str``, ``Path``,
-``Literal[...]`` choices, and ``X | None``); unknown keys are refused with the valid ones.
+``Literal[...]`` choices, and ``X | None``); unknown keys are refused with the valid ones,
+unless the factory also has ``**kwargs``: then they reach it as text (a wrapped harness's own
+model arguments).
 """
 
 from __future__ import annotations
@@ -82,11 +84,21 @@ def _convert(value: Any, annotation: Any, where: str) -> Any:
     return value
 
 
+def _takes_any_keyword(factory: Callable[..., Any]) -> bool:
+    """True when ``factory`` has a ``**kwargs`` parameter: it takes options it does not list."""
+    target = factory.__init__ if inspect.isclass(factory) else factory
+    return any(p.kind is inspect.Parameter.VAR_KEYWORD for p in inspect.signature(target).parameters.values())
+
+
 def bind_options(kind: str, name: str, factory: Callable[..., Any], given: Mapping[str, Any]) -> dict[str, Any]:
     """``given`` checked against and typed by ``factory``'s options; one-line errors."""
     accepted = options_of(factory)
+    passthrough = _takes_any_keyword(factory)
     bound = {}
     for key, value in given.items():
+        if key not in accepted and passthrough:  # e.g. a wrapped harness's own model arguments, as text
+            bound[key] = value
+            continue
         if key not in accepted:
             close = difflib.get_close_matches(key, list(accepted), n=1)
             hint = f"; did you mean '{close[0]}'?" if close else ""
