@@ -26,8 +26,7 @@ from pathlib import Path
 
 from lmms_eval.models import get_model
 
-from abduct.generation import GenerationEngine
-from abduct.protocols import Decoding
+from abduct import Decoding, GenerationEngine
 from abduct_lmms._model import LmmsModel
 from abduct_lmms.docs import generation_doc
 from abduct_lmms.replay import Source, _evaluate, _Generating

@@ -16,10 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from abduct.errors import AbductError
-from abduct.protocols import Decoding, TextPool
-from abduct.records import GenerationRequest, VisualInput
-from abduct.spec import Settings, Spec
+from abduct import AbductError, Decoding, GenerationRequest, Settings, Spec, TextPool, VisualInput
 from abduct_lmms.docs import doc_to_target, doc_to_text, doc_to_visual, generation_doc, scoring_doc
 from abduct_lmms.hooks import answer_of
 from abduct_lmms.replay import ACCEPTS

@@ -18,7 +18,7 @@ def export_lmms_eval(tasks: tuple[str, ...], data_dir: Path, out_dir: Path, spli
                      seed: int) -> None:
     """Write an lmms-eval task folder for each TASK (run it with lmms-eval --include_path OUT
     --tasks abduct_<task>); print the names written."""
-    from abduct.io import require_dir
+    from abduct.kit import require_dir
     from abduct_lmms.export import export_task
     from abduct_lmms.replay import Source
 

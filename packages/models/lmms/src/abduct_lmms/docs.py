@@ -16,7 +16,7 @@ from typing import Any
 
 from PIL import Image
 
-from abduct.records import Box, GenerationRequest, Region, VisualInput
+from abduct import Box, GenerationRequest, Region, VisualInput
 from abduct_vlm.images import input_images
 from abduct_vlm.prompts import Prompts
 

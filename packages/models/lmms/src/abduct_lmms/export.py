@@ -16,10 +16,8 @@ from typing import Any
 
 import yaml
 
-from abduct.errors import AbductError
-from abduct.io import atomic_write_text
-from abduct.outdir import ensure_writable_dir
-from abduct.protocols import Decoding
+from abduct import AbductError, Decoding
+from abduct.kit import atomic_write_text, ensure_writable_dir
 from abduct_lmms.replay import Source, record, replay
 
 UTILS = '''"""Written by `abduct export lmms-eval`: lmms-eval's hooks for this task, all abduct's."""

@@ -21,7 +21,7 @@ def register_models() -> Iterator[Registration]:
 
 @hookimpl
 def register_commands(cli: click.Group) -> None:
-    from abduct.cli import subgroup
+    from abduct.kit import subgroup
     from abduct_lmms.cli import export_lmms_eval
 
     subgroup(cli, "export", "Export abduct's tasks to other evaluation harnesses.").add_command(export_lmms_eval)

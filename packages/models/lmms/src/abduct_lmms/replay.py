@@ -16,17 +16,21 @@ from typing import Any
 
 import numpy as np
 
-from abduct.engine import ScoringEngine
-from abduct.errors import AbductError
-from abduct.evaluate import load_task
-from abduct.generation import GenerationEngine
-from abduct.inputs import InputPolicy
-from abduct.plugins import get_registry
-from abduct.protocols import Decoding, TextPool
-from abduct.records import GenerationRequest, VisualInput
-from abduct.runner import Run
-from abduct.spec import Settings
-from abduct.tasks import Evaluation
+from abduct import (
+    AbductError,
+    Decoding,
+    Evaluation,
+    GenerationEngine,
+    GenerationRequest,
+    RunContext,
+    ScoringEngine,
+    Settings,
+    TextPool,
+    VisualInput,
+    get_registry,
+    load_task,
+)
+from abduct.testing import InputPolicy
 from abduct_lmms.docs import generation_doc, scoring_doc
 
 ACCEPTS = frozenset({"image", "region", "context", "related"})  # what lmms: takes (no video)
@@ -99,7 +103,7 @@ def _evaluate(source: Source, model: _Generating | _Scoring) -> Evaluation:
                                       policy=policy)
     else:
         scoring = ScoringEngine(model, batch_size=1024, quiet=True, policy=policy)
-    run = Run(data_dir=source.data_dir, split=split, scoring=scoring, generation=generation, model_name=NAME,
+    run = RunContext(data_dir=source.data_dir, split=split, scoring=scoring, generation=generation, model_name=NAME,
               settings=settings, registry=get_registry(), limit=source.limit, quiet=True)
     return task.evaluate(run)
 
