@@ -3,7 +3,7 @@
 Importing this package is cheap: pycocoevalcap, bert-score, torch and transformers are
 imported only when a metric is built (``abduct_metrics._coco``, ``_bertscore``, ``_bem``).
 Exact match, the metric input validation and ``abduct metric`` come with the core
-(``abduct.exact_match``, ``abduct.metric_inputs``, ``abduct.cli``).
+(``abduct.kit.ExactMatch``, ``abduct.kit.validate_inputs``, ``abduct metric``); ``abduct_metrics.captions`` serves other packages (the tokenizer run once and the scorer).
 """
 
 from abduct_metrics.java import require_java

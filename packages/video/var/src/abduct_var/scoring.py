@@ -30,7 +30,7 @@ from abduct import AbductError
 from abduct_var.submission import Entry
 
 if TYPE_CHECKING:
-    from abduct_metrics._ptb import PtbTokens
+    from abduct_metrics.captions import PtbTokens
 
 KEYS = ("bleu_1", "bleu_2", "bleu_3", "bleu_4", "meteor", "rouge_l", "cider")
 PER_EVENT = ("meteor", "rouge_l", "cider")
@@ -65,7 +65,7 @@ def kit_tokens(entries: Sequence[Entry]) -> tuple[list[PtbTokens], list[PtbToken
     the kit tokenises them. The order matters: PTB reads a lone letter before a period (``d.``)
     as an initial unless the next line starts with a capital, and the next line is the next
     prediction (or reference) of the same set."""
-    from abduct_metrics._ptb import clean_non_ascii, ptb_tokenize  # Java runs here, not at import
+    from abduct_metrics.captions import clean_non_ascii, ptb_tokenize  # Java runs here, not at import
 
     predictions = ptb_tokenize([clean_non_ascii(e.sentence) for e in entries])
     references = ptb_tokenize([clean_non_ascii(e.gt_sentence) for e in entries])
@@ -73,7 +73,7 @@ def kit_tokens(entries: Sequence[Entry]) -> tuple[list[PtbTokens], list[PtbToken
 
 
 def _coco(entries: Sequence[Entry], meteor: bool = True) -> SetScores:
-    from abduct_metrics._coco import CocoCaptionMetric  # pycocoevalcap loads here, not at import
+    from abduct_metrics.captions import CocoCaptionMetric  # pycocoevalcap loads here, not at import
 
     keys = [event_key(e) for e in entries]
     tokens, refs = kit_tokens(entries)
