@@ -5,7 +5,7 @@ part in the original layout (``segments="original"``, the TF-Hub model) or 0 for
 ``[CLS] candidate [SEP]`` and 1 for the rest (``segments="pairs"``, the layout of the retrained
 PyTorch reproduction, whose tokenizer call is ``text="[CLS] c [SEP]", text_pair="r [SEP] q [SEP]"``).
 Score = softmax(logits)[1]; equivalent iff score >= 0.5. As commonly done, exact match (see
-``abduct.exact_match``, the core's) is tried first and BEM runs only when it fails; the sample's
+``abduct.kit.answers``, the core's) is tried first and BEM runs only when it fails; the sample's
 score is the maximum over its references.
 
 Batches are padded to their longest input with an attention mask (the original pads every

@@ -1,6 +1,6 @@
 """The scoring engine: the one place where models score.
 
-It checks every input against what the model accepts (``abduct.inputs``), deduplicates
+It checks every input against what the model accepts (``abduct.contract.traits``), deduplicates
 (each unique visual and each unique text is encoded or scored once), batches calls, uses
 the fastest path a model offers (dual encoder, score matrix, pairwise) and derives the
 others: pairs from ``score_matrix`` one visual at a time, a matrix from pairwise ``score``.
@@ -73,7 +73,7 @@ class ModelCalls:
 
     def _each_batch(self, batches: Sequence[B], compute: Callable[[B], R], desc: str, unit: str = "batch") -> list[R]:
         """``compute`` of every batch, in order, with a progress bar. Under torchrun the ranks
-        split the batches (``abduct.distributed.shard_map``) and all receive every result."""
+        split the batches (``abduct.kit.distributed.shard_map``) and all receive every result."""
         quiet = self.quiet or not self.ranks.is_main
 
         def bar(mine: Sequence[B]) -> Iterable[B]:

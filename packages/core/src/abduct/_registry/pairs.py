@@ -30,5 +30,5 @@ def load_pairs(dataset: str, data_dir: Path, split: str, settings: Settings,
         raise missing from None
     if not isinstance(component, PairDataset):
         raise AbductError(f"dataset '{name}' does not offer training pairs "
-                          "(no pairs(data_dir, split); see abduct.protocols.PairDataset)")
+                          "(no pairs(data_dir, split); see abduct.PairDataset)")
     return list(component.pairs(Path(data_dir), split))

@@ -238,7 +238,7 @@ def _validate(record: object, plugin: str, kind: str) -> Registration:
     if not isinstance(record, Registration):
         raise PluginError(
             f"plugin '{plugin}' returned {type(record).__name__} from register_{kind}s, "
-            "expected abduct.plugins.Registration"
+            "expected abduct.Registration"
         )
     if not _NAME.match(record.name):
         raise PluginError(f"plugin '{plugin}': {kind} name '{record.name}' is not a lowercase kebab name")

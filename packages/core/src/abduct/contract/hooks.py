@@ -23,8 +23,8 @@ class Registration:
     """A named component: ``factory`` is ``"module:attr"``, imported on first use.
 
     Every factory has one shape, whatever the kind: ``factory(spec, settings, **options)``,
-    where ``spec`` is the parsed ``abduct.spec.Spec``, ``settings`` the run's
-    ``abduct.spec.Settings`` and the options its keyword-only parameters (see ``abduct.options``).
+    where ``spec`` is the parsed ``abduct.Spec``, ``settings`` the run's
+    ``abduct.Settings`` and the options its keyword-only parameters (see ``abduct.contract.options``).
     """
 
     name: str
@@ -80,7 +80,7 @@ def register_metrics() -> Iterable[Registration]:
 @hookspec
 def register_demos() -> Iterable[Registration]:
     """Sections of ``abduct demo``: each factory is ``section(ctx: DemoContext) -> DemoTable``
-    (see ``abduct.demo``), not the ``(spec, settings, **options)`` shape of other kinds."""
+    (see ``abduct._demo``), not the ``(spec, settings, **options)`` shape of other kinds."""
 
 
 @hookspec

@@ -8,7 +8,7 @@ e.g. ``random``, ``clip:ViT-B-16@openai,mode=plain``, ``clip:/runs/x/best.pt``,
 ``bertscore,model=roberta-large,num_layers=17``. A value holding a comma is quoted:
 ``prompt="an image, then {}"``. A trailing ``@tag`` counts only if it holds no path
 separator, so ``clip:/data/run@3/ckpt.pt`` keeps its ``@``. Values stay text here; the
-component's factory signature types them (``abduct.options``).
+component's factory signature types them (``abduct.contract.options``).
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ class Evaluation:
     ``predictions`` are JSON-able per-sample records; ``data_files`` are hashed into
     results.json; ``details`` holds anything else worth keeping (e.g. per-chunk values);
     ``metric_info`` declares metrics that depend on what ran, over the task's own
-    ``metric_info`` (see ``abduct.metric_info``).
+    ``metric_info`` (see ``abduct.contract.metric_info``).
     """
 
     metrics: dict[str, Any]
@@ -158,10 +158,10 @@ class RunContext(Protocol):
 class Task(Protocol):
     """A dataset split plus an evaluation protocol.
 
-    A task may also set ``optional_inputs`` (see ``abduct.inputs``): the input features a
+    A task may also set ``optional_inputs`` (see ``abduct.contract.traits``): the input features a
     model may go without on this benchmark; ``needs_answer_key = False`` when its predictions
     file carries its own references (``abduct score`` then takes no answer key); and it declares
-    ``metric_info`` (see ``abduct.metric_info``): for each metric it reports, which way is better,
+    ``metric_info`` (see ``abduct.contract.metric_info``): for each metric it reports, which way is better,
     its range and its chance level."""
 
     default_split: str

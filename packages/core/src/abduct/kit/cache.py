@@ -1,6 +1,6 @@
 """Content-addressed on-disk caches: embeddings (vectors) and generations (texts).
 
-Keys are hashes of input content (``abduct.content``); each cache lives under
+Keys are hashes of input content (``abduct.kit.content``); each cache lives under
 ``root/<kind>/<hash of the model fingerprint>/``. Each ``put`` writes one new shard file
 atomically, so concurrent or killed runs never corrupt a cache; shards are read once per
 process, and an unreadable shard only costs a recomputation.

@@ -329,7 +329,7 @@ class TaskContract:
         assert not (tmp_path / "a" / ".partial").exists()
 
     def test_every_metric_declares_its_direction(self, tmp_path: Path) -> None:
-        """Each numeric metric in results.json has a metric_info entry (abduct.metric_info)."""
+        """Each numeric metric in results.json has a metric_info entry (abduct.contract.metric_info)."""
         results = self._eval(self.make_data(tmp_path / "data"), tmp_path / "out")
         assert "undeclared_metrics" not in results, (
             f"{self.task_name} does not declare {results.get('undeclared_metrics')} in its metric_info")

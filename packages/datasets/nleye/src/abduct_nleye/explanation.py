@@ -29,7 +29,7 @@ its per-sample values (for BLEU the per-sample BLEU, which differs from the corp
 Each prediction record carries its per-sample values.
 
 **Judge** (``abduct eval nleye-explanation ... --judge SPEC``, optional): each explanation is
-also judged against the gold one with ``JUDGE_PROMPT`` (the core's ``abduct.judging``: greedy,
+also judged against the gold one with ``JUDGE_PROMPT`` (the core's ``abduct._engine.judging``: greedy,
 strict yes/no, cached and resumable); the judge is shown the premise and gold hypothesis too
 when it takes images. ``judge_valid`` is the percentage judged equivalent among the parsed
 verdicts, ``judge_unparsed`` the number of verdicts that could not be parsed (never guessed);

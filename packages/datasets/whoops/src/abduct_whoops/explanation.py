@@ -1,7 +1,7 @@
 """``whoops-explanation`` (explanation of violation): a generated explanation of what makes
 the image weird, judged against the designer's and the crowd's explanations.
 
-- **LLM judge** (``abduct eval ... --judge SPEC``; the core's ``abduct.judging``): one
+- **LLM judge** (``abduct eval ... --judge SPEC``; the core's ``abduct._engine.judging``): one
   question per image with ``JUDGE_TEMPLATE`` (all references numbered in one prompt, the
   image given to judges that take images); the verdict is "equivalent to any reference" (the
   paper's GPT-4 equivalence judgement). ``judge_equivalent`` = 100 x the share of yes among

@@ -1,6 +1,6 @@
 """The ``clip`` model spec and the settings it selects (pure Python: no torch here).
 
-Grammar (the core parses it; see ``abduct.spec``)::
+Grammar (the core parses it; see ``abduct.contract.spec``)::
 
     clip:MODEL[@TAG][,key=value]...
 

@@ -136,7 +136,7 @@ def existing_checkpoint(directory: Path) -> Path | None:
 
 def scorer_factory(family: Family, name: str, doc: str) -> Callable[..., CrossEncoderScorer]:
     """The registered model factory of a family: the spec options (read off this signature by
-    ``abduct.options``) are declared once for every cross-encoder."""
+    ``abduct.contract.options``) are declared once for every cross-encoder."""
 
     def make(spec: Spec, settings: Settings, *, backbone: str | None = None, backbone_weights: Path | None = None,
              image_size: int | None = None, grid: int | None = None, features: Path | None = None,

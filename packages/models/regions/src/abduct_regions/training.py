@@ -10,7 +10,7 @@
 AdamW with linear warm-up. Every batch and every dropout mask is a function of (seed, step),
 so a run killed at any point and started again from ``last/`` continues exactly as an
 uninterrupted run (the same weights at every later step). Under ``torchrun`` each rank takes
-its slice of the global batch and gradients are averaged (``abduct.distributed``): the
+its slice of the global batch and gradients are averaged (``abduct.kit.distributed``): the
 update equals one process on the whole batch.
 """
 

@@ -1,5 +1,5 @@
 """The images a vision-language model is shown for one input: the media and then each
-related input's, in order, every region drawn with the core's highlight (``abduct.drawing``)."""
+related input's, in order, every region drawn with the core's highlight (``abduct.kit.drawing``)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """On-disk frame cache: one file per (video content, span, sampling settings, backend).
 
 Laid out as abduct's other caches are (``<root>/frames/<hash of the settings>/``), keyed by
-the video's bytes (``abduct.content``), so a moved video still hits and an edited one misses.
+the video's bytes (``abduct.kit.content``), so a moved video still hits and an edited one misses.
 Each entry is written atomically; an unreadable one is decoded again.
 """
 

@@ -34,7 +34,7 @@ class FrameSampler:
     - ``timeout``: seconds one video may take before its worker is killed (then PyAV is
       tried after decord, and a video that hangs both is a VideoError, never a hung run);
     - ``cache_dir``: where decoded frames are kept between runs (under ``frames/``); None for
-      no cache. ``abduct.cache.default_cache_dir()`` shares abduct's cache (``$ABDUCT_CACHE_DIR``);
+      no cache. ``abduct.kit.default_cache_dir()`` shares abduct's cache (``$ABDUCT_CACHE_DIR``);
     - ``recycle_after``: jobs after which a worker process is replaced (None: never);
     - ``threads``: decoder threads per worker; ``quiet``: no progress bar (the default, as
       the caller's own loop usually shows one).

@@ -5,7 +5,7 @@ global batch is a pure function of (seed, step) — per-epoch permutations of th
 stream, as ``abduct train clip`` does — so a run killed at any point and resumed from
 ``last.pt`` sees exactly the batches an uninterrupted run would have. Under ``torchrun`` each
 rank takes its slice of the global batch and gradients are averaged across ranks
-(``abduct.distributed``): the update equals one process training on the global batch.
+(``abduct.kit.distributed``): the update equals one process training on the global batch.
 """
 
 from __future__ import annotations
