@@ -17,6 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 SKIP = "# not run by the README test:"
+MAX_LINES = 250  # the front page: what abduct is, set-up, one table, one example per job; details in each package
 
 
 def bash_blocks() -> list[tuple[int, str]]:
@@ -56,9 +57,20 @@ def test_the_readme_commands_run(tmp_path: Path) -> None:
 
 
 def test_dev_demo_installs_every_package_of_the_table() -> None:
-    table = re.findall(r"^\| `(packages/[^`]+)` \|", README.read_text(encoding="utf-8"), flags=re.MULTILINE)
+    table = re.findall(r"^\| \[`(packages/[^`]+)`\]\(", README.read_text(encoding="utf-8"), flags=re.MULTILINE)
     demo = re.search(r"^  demo\)\n(.*?);;", (ROOT / "dev").read_text(encoding="utf-8"), flags=re.MULTILINE | re.DOTALL)
     assert table and demo is not None
     missing = [path for path in table if f"./{path}" not in demo.group(1)]
     assert missing == [], f"./dev demo does not install {missing}, which README commands use"
 
+
+def test_the_readme_is_short_and_links_each_package_readme() -> None:
+    text = README.read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= MAX_LINES, f"README.md has {len(text.splitlines())} lines (at most {MAX_LINES})"
+    packages = sorted(path.parent.relative_to(ROOT).as_posix() for path in ROOT.glob("packages/**/pyproject.toml"))
+    assert packages
+    unlinked = [package for package in packages if f"]({package}/README.md)" not in text]
+    assert unlinked == [], f"README.md does not link {unlinked}"
+    missing = [target for target in re.findall(r"\]\(((?:packages|examples)/[^)#]+)", text)
+               if not (ROOT / target).exists()]
+    assert missing == [], f"README.md links to {missing}, which do not exist"

@@ -4,13 +4,15 @@ with the next, keeps its outputs only with --out, and refuses unknown sections i
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from abduct._cli import main
-from abduct._demo import DemoTable, run_demo
+from abduct._demo import DEMO_THREADS, DemoTable, deterministic_torch, own_cache, run_demo
 from abduct._registry.registry import Registry
+from abduct.kit import default_cache_dir
 
 
 def test_sections_run_in_name_order_and_share(toy_registry: Registry, tmp_path: Path) -> None:
@@ -79,3 +81,24 @@ def test_tables_show_directions_and_json_keeps_counts_whole(toy_registry: Regist
     rows = json.loads(capsys.readouterr().out)["toy"]
     assert rows["random"]["toy-choice"]["n"] == 12 and isinstance(rows["random"]["toy-choice"]["n"], int)
     assert isinstance(rows["random"]["toy-choice"]["accuracy"], float)
+
+
+def test_the_demo_has_a_cache_of_its_own_and_gives_the_users_back(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # a cache that outlives a run would hand the next run features computed in other batches
+    monkeypatch.setenv("ABDUCT_CACHE_DIR", str(tmp_path / "users"))
+    with own_cache(tmp_path / "work"):
+        assert default_cache_dir() == tmp_path / "work" / "cache"
+    assert default_cache_dir() == tmp_path / "users"
+    monkeypatch.delenv("ABDUCT_CACHE_DIR")
+    with own_cache(tmp_path / "work"):
+        assert default_cache_dir() == tmp_path / "work" / "cache"
+    assert "ABDUCT_CACHE_DIR" not in os.environ
+
+
+def test_torch_runs_on_fixed_threads_with_deterministic_kernels_inside_the_demo() -> None:
+    torch = pytest.importorskip("torch")  # the core does not depend on torch: runs where torch is installed
+    torch.set_num_threads(2)
+    with deterministic_torch():
+        assert torch.get_num_threads() == DEMO_THREADS and torch.are_deterministic_algorithms_enabled()
+    assert torch.get_num_threads() == 2 and not torch.are_deterministic_algorithms_enabled()

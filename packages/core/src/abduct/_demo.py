@@ -14,11 +14,14 @@ run's outputs are kept there.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import importlib.util
+import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -29,6 +32,46 @@ from abduct.contract.errors import AbductError
 from abduct.contract.metric_info import arrow_of
 
 T = TypeVar("T")
+
+# torch's CPU kernels split a reduction (a matmul's sum, a softmax) over the threads they have,
+# and the rounding follows the split: with the machine's core count, the fine-tuned rows differ
+# from one machine to the next. One thread makes the order the same everywhere; the demo's
+# models are tiny, so it costs little (most of their training already ran on one thread).
+DEMO_THREADS = 1
+
+
+@contextlib.contextmanager
+def own_cache(work: Path) -> Iterator[None]:
+    """``$ABDUCT_CACHE_DIR`` inside ``work`` while the demo runs: caches that outlive a run
+    (region features) would hand a second run what the first computed, in other batches, so
+    its digits would depend on what ran before it on the machine."""
+    before = os.environ.get("ABDUCT_CACHE_DIR")
+    os.environ["ABDUCT_CACHE_DIR"] = str(work / "cache")
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("ABDUCT_CACHE_DIR", None)
+        else:
+            os.environ["ABDUCT_CACHE_DIR"] = before
+
+
+@contextlib.contextmanager
+def deterministic_torch() -> Iterator[None]:
+    """Inside: torch on ``DEMO_THREADS`` CPU threads, with deterministic kernels only; restored
+    after. Nothing happens without torch (the core does not depend on it)."""
+    if "torch" not in sys.modules and importlib.util.find_spec("torch") is None:
+        yield
+        return
+    torch = importlib.import_module("torch")
+    threads, deterministic = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
+    torch.set_num_threads(DEMO_THREADS)
+    torch.use_deterministic_algorithms(True)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+        torch.use_deterministic_algorithms(deterministic)
 
 
 def require_module(module: str, distribution: str, purpose: str) -> ModuleType:
@@ -152,8 +195,11 @@ def run_demo(*, out_dir: Path | None, seed: int = 0, quiet: bool = False, steps:
     """Run the sections into ``out_dir`` (a temporary directory, deleted, when None)."""
     chosen = sections(registry, only)
     started = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="abduct-demo-") as scratch:
+    with contextlib.ExitStack() as stack:
+        scratch = stack.enter_context(tempfile.TemporaryDirectory(prefix="abduct-demo-"))
         work = out_dir if out_dir is not None else Path(scratch)
+        stack.enter_context(own_cache(work))
+        stack.enter_context(deterministic_torch())
         ctx = DemoContext(work=work, seed=seed, quiet=quiet, steps=steps, images=images)
         tables: dict[str, DemoTable] = {}
         for name, section in chosen:

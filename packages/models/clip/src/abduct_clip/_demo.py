@@ -32,7 +32,8 @@ def sherlock_clip(ctx: DemoContext) -> DemoTable:
     train_dir = ctx.dir(SECTION) / "train"
     train_from_data_dir(TrainConfig(
         data_dir=data, out_dir=train_dir, model="clip:tiny", steps=steps, batch_size=DEMO_BATCH, lr=DEMO_LR,
-        warmup=DEMO_WARMUP, checkpoint_every=max(1, steps // 4), log_every=50, seed=ctx.seed, quiet=ctx.quiet,
+        warmup=DEMO_WARMUP, checkpoint_every=max(1, steps // 4), log_every=50, seed=ctx.seed, device="cpu",
+        quiet=ctx.quiet,
     ))
     ctx.say(f"fine-tuning took {time.perf_counter() - started:.0f}s")
     models = {"random": "random", "zero_shot": "clip:tiny", "fine_tuned": f"clip:{train_dir / BEST}"}
