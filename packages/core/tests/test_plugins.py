@@ -197,7 +197,7 @@ class BadName:
 
 @pytest.mark.parametrize(
     "plugin, expected",
-    [(RaisingHook(), "boom in hook"), (Malformed(), "expected abduct.plugins.Registration"), (BadName(), "kebab")],
+    [(RaisingHook(), "boom in hook"), (Malformed(), "expected abduct.Registration"), (BadName(), "kebab")],
 )
 def test_broken_hooks_are_reported_not_fatal(plugin: object, expected: str) -> None:
     registry = build_registry(extra_plugins=[("broken", plugin)])
