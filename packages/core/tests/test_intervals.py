@@ -173,3 +173,12 @@ def test_no_intervals_with_zero_resamples(toy_registry: Registry, toy_data: Path
     run = _eval(toy_data, tmp_path / "a", "random", "--ci-resamples", "0")
     assert json.loads((run / "results.json").read_text())["intervals"] == {}
     assert "accuracy" in json.loads((run / "units.json").read_text())  # compare still pairs the units
+
+
+def test_a_ratio_resamples_whole_units() -> None:
+    # image a: 2 of 3 comparisons won, image b: 0 of 1: pooled 50%, not the mean of 67% and 0%
+    scores = UnitScores.ratio("image", {"a": (2, 3), "b": (0, 1)})
+    assert value(scores) == pytest.approx(50.0)
+    found = interval(scores, 1000, 0, "specificity")
+    # resamples: {a, a} 2/3, {a, b} 1/2, {b, b} 0: the 2.5% and 97.5% points are 0 and 66.7
+    assert found is not None and (found["low"], found["high"]) == pytest.approx((0.0, 200 / 3))

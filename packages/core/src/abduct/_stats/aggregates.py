@@ -21,6 +21,11 @@ def _mean(values: np.ndarray) -> np.ndarray:
     return np.asarray(values.mean(axis=-1))
 
 
+def _ratio(rows: np.ndarray) -> np.ndarray:
+    sums = rows.sum(axis=-2)
+    return np.asarray(sums[..., 0] / sums[..., 1])
+
+
 def _bleu(order: int) -> Callable[[np.ndarray], np.ndarray]:
     """BLEU-``order`` of summed rows, as pycocoevalcap's ``BleuScorer.compute_score`` (closest
     reference length): the geometric mean of the clipped precisions times the brevity penalty."""
@@ -37,7 +42,7 @@ def _bleu(order: int) -> Callable[[np.ndarray], np.ndarray]:
 
 
 _AGGREGATES: dict[str, Callable[[np.ndarray], np.ndarray]] = {
-    "mean": _mean, **{f"bleu-{n}": _bleu(n) for n in range(1, 5)},
+    "mean": _mean, "ratio": _ratio, **{f"bleu-{n}": _bleu(n) for n in range(1, 5)},
 }
 
 

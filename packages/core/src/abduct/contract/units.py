@@ -11,6 +11,9 @@ Each unit has an id that stays the same across runs of the same data (paired tes
 
 - one number, with ``aggregate="mean"``: the metric is ``scale`` x the mean of the values
   (accuracy: 0/1 correctness x 100; a mean rank: the rank, scale 1); or
+- two numbers ``[numerator, denominator]``, with ``aggregate="ratio"``: the metric is ``scale``
+  x the ratio of their sums (a share pooled over items, resampled by the unit that owns them:
+  WHOOPS!' comparisons by image); or
 - a row of sufficient statistics, with a corpus aggregate (``"bleu-1"`` ... ``"bleu-4"``: the
   row is ``[hypothesis length, closest reference length, guessed 1..4-grams, matched 1..4-grams]``
   and the metric is ``scale`` x BLEU of their sums, as pycocoevalcap computes it).
@@ -28,7 +31,8 @@ from typing import Any
 from abduct.contract.errors import PluginError
 
 BLEU_COLUMNS = 10  # hypothesis length, reference length, guessed 1..4-grams, matched 1..4-grams
-AGGREGATES = ("mean", "bleu-1", "bleu-2", "bleu-3", "bleu-4")
+WIDTHS = {"mean": 0, "ratio": 2, **{f"bleu-{n}": BLEU_COLUMNS for n in range(1, 5)}}
+AGGREGATES = tuple(WIDTHS)
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,11 @@ class UnitScores:
     def means(cls, unit: str, values: Mapping[Any, float | bool], scale: float = 100.0) -> UnitScores:
         """A metric that is ``scale`` x the mean of per-unit numbers (booleans count 0/1)."""
         return cls(unit, tuple(str(k) for k in values), tuple(float(v) for v in values.values()), "mean", scale)
+
+    @classmethod
+    def ratio(cls, unit: str, rows: Mapping[Any, tuple[float, float]], scale: float = 100.0) -> UnitScores:
+        """A metric that is ``scale`` x sum(numerators) / sum(denominators) over the units."""
+        return cls.corpus(unit, "ratio", rows, scale)
 
     @classmethod
     def corpus(cls, unit: str, aggregate: str, rows: Mapping[Any, Sequence[float]], scale: float = 1.0) -> UnitScores:
@@ -71,7 +80,7 @@ def check_units(units: object, owner: str) -> dict[str, UnitScores]:
             raise PluginError(f"{where}: {len(scores.ids)} ids for {len(scores.values)} values")
         if len(set(scores.ids)) != len(scores.ids):
             raise PluginError(f"{where}: unit ids repeat")
-        width = 0 if scores.aggregate == "mean" else BLEU_COLUMNS
+        width = WIDTHS[scores.aggregate]
         bad = next((i for i, v in zip(scores.ids, scores.values)
                     if (len(v) if isinstance(v, tuple) else 0) != width), None)
         if bad is not None:
