@@ -79,7 +79,7 @@ def paired_test(first: UnitScores, other: UnitScores, resamples: int, seed: int,
     """``other`` minus ``first`` on their shared units: the difference, its 95% paired-bootstrap
     interval and a two-sided p-value (sign-flip permutation for per-unit means, paired
     bootstrap for corpus aggregates). None under two shared units."""
-    from scipy import stats
+    from scipy import stats  # type: ignore[import-untyped]
 
     a, b, ids = shared(first, other)
     n = len(ids)
