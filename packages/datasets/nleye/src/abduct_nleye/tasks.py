@@ -150,11 +150,11 @@ class TripletTask(_NleyeTask):
             metrics["unparseable"] = sum(r["unparseable"] for r in records)
         details = self._details(answered_by="generation" if generate else f"scores ({self.score_by})")
         unit = "triplet (both orders)"  # a triplet's two presentations stay together when resampled
-        units = {"consistency_accuracy": UnitScores.means(unit, {r["id"]: r["order1"] == r["order2"] == r["gold"]
-                                                                for r in records}),
-                 "order1_accuracy": UnitScores.means(unit, {r["id"]: r["order1"] == r["gold"] for r in records}),
-                 "order2_accuracy": UnitScores.means(unit, {r["id"]: r["order2"] == r["gold"] for r in records})}
-        return Evaluation(metrics, records, self._data_files(run), details, units=units)
+        per_triplet = {"consistency_accuracy": UnitScores.means(unit, {r["id"]: r["order1"] == r["order2"] == r["gold"]
+                                                                      for r in records}),
+                       "order1_accuracy": UnitScores.means(unit, {r["id"]: r["order1"] == r["gold"] for r in records}),
+                       "order2_accuracy": UnitScores.means(unit, {r["id"]: r["order2"] == r["gold"] for r in records})}
+        return Evaluation(metrics, records, self._data_files(run), details, units=per_triplet)
 
     def _scored(self, run: RunContext) -> Any:
         def answer(batch: Sequence[NleyeSample]) -> list[dict[str, Any]]:

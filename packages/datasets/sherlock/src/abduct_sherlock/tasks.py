@@ -317,9 +317,9 @@ class LocalizationTask(SherlockTask):
         boxes = [r["boxes"] for r in records if "boxes" in r]
         chance = {"gt_accuracy": percent(chance=metrics.macro_percent([1.0 / b for b in boxes]))} if boxes else {}
         ids = _unique([str(r["image"]) for r in records])
-        units = {name: UnitScores.means("image", {i: r[name] for i, r in zip(ids, records)})
-                 for name in ("gt_accuracy", "auto_accuracy") if name in result and all(name in r for r in records)}
-        return Evaluation(result, records, data_files, {"source": source}, chance, units=units)
+        per_image: dict[str, UnitScores] = {name: UnitScores.means("image", {i: r[name] for i, r in zip(ids, records)})
+                                            for name in ("gt_accuracy", "auto_accuracy") if name in result and all(name in r for r in records)}
+        return Evaluation(result, records, data_files, {"source": source}, chance, units=per_image)
 
     def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, float]:
         key = LocalizationKey.read(answer_key)
