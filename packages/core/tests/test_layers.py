@@ -16,7 +16,7 @@ import abduct
 
 PACKAGE = Path(abduct.__file__).parent
 # bottom to top, as in .importlinter
-LAYERS = ["contract", "kit", "_registry", "_engine", "_builtins", "_outputs", "_run", "_demo", "_cli", "testing"]
+LAYERS = ["contract", "kit", "_stats", "_registry", "_engine", "_builtins", "_outputs", "_run", "_demo", "_cli", "testing"]
 
 
 def _module_name(path: Path) -> str:
@@ -85,7 +85,7 @@ def test_old_import_paths_still_work_with_a_deprecation_warning() -> None:
 def test_front_door_names_resolve_and_importing_it_stays_light() -> None:
     missing = [name for name in abduct.__all__ if getattr(abduct, name, None) is None]
     assert missing == []
-    code = "import sys, abduct, abduct.kit; heavy = {'torch', 'abduct._run', 'abduct._engine'} & set(sys.modules); print(sorted(heavy))"
+    code = "import sys, abduct, abduct.kit; heavy = {'torch', 'scipy', 'abduct._run', 'abduct._engine', 'abduct._stats'} & set(sys.modules); print(sorted(heavy))"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "[]"
 
 

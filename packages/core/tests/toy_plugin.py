@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from abduct import GenerationRequest, Registration, Settings, Spec, TextPool, VisualInput, hookimpl
+from abduct import GenerationRequest, Registration, Settings, Spec, TextPool, UnitScores, VisualInput, hookimpl
 from abduct._builtins.baselines import RandomModel
 from abduct._demo import DemoContext, DemoTable
 from abduct._run.runner import Run
@@ -70,7 +70,8 @@ class ToyChoice:
                         tuple(it["choices"]), it["label"]) for it in _items(run)]
         records = multiple_choice(run, "questions", items, per_unit=1)
         return Evaluation({"accuracy": accuracy(records), "n": len(records)}, records,
-                          data_files=[run.data_dir / "toy.json"])
+                          data_files=[run.data_dir / "toy.json"],
+                          units={"accuracy": UnitScores.means("question", {r["id"]: r["correct"] for r in records})})
 
     def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, float]:
         preds, key = read_json(predictions), read_json(answer_key)

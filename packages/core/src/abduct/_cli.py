@@ -70,20 +70,24 @@ _list_command("demos", ("demo",), "List the sections `abduct demo` runs.")
 assert set(KINDS) == {"dataset", "task", "model", "metric", "demo"}
 
 
-def echo_values(values: dict[str, Any], indent: str = "", metric_info: dict[str, Any] | None = None) -> None:
-    """``key: value`` lines; with ``metric_info`` (results.json's block), ↑/↓ after each value."""
+def echo_values(values: dict[str, Any], indent: str = "", metric_info: dict[str, Any] | None = None,
+                intervals: dict[str, Any] | None = None, prefix: str = "") -> None:
+    """``key: value`` lines; with ``metric_info`` (results.json's block), ↑/↓ after each value;
+    with ``intervals``, each metric's ``[low, high]``."""
     from abduct.contract.metric_info import arrow_of
 
     for key, value in values.items():
         arrow = arrow_of(metric_info or {}, key)
         suffix = f" {arrow}" if arrow else ""
+        ci = (intervals or {}).get(prefix + key)
+        shown = f" [{ci['low']:.4f}, {ci['high']:.4f}]" if isinstance(ci, dict) else ""
         if isinstance(value, dict) and value and all(isinstance(v, int | float | str) for v in value.values()):
             click.echo(f"{indent}{key}:")  # a group of values, e.g. VAR's observed/hypothesis sets
-            echo_values(value, indent + "  ")
+            echo_values(value, indent + "  ", None, intervals, f"{prefix}{key}.")
         elif isinstance(value, float):
-            click.echo(f"{indent}{key}: {value:.4f}{suffix}")
+            click.echo(f"{indent}{key}: {value:.4f}{shown}{suffix}")
         elif isinstance(value, (int, str)):
-            click.echo(f"{indent}{key}: {value}{suffix}")
+            click.echo(f"{indent}{key}: {value}{shown}{suffix}")
 
 
 @cli.command("eval")
@@ -107,10 +111,12 @@ def echo_values(values: dict[str, Any], indent: str = "", metric_info: dict[str,
               help="Replace a finished run of another configuration in --out (refused otherwise).")
 @click.option("--dataset", "datasets", multiple=True, metavar="SPEC",
               help="Options for a dataset the task reads, e.g. --dataset sherlock,vg_root=DIR (repeatable).")
+@click.option("--ci-resamples", type=click.IntRange(min=0), default=1000, show_default=True, metavar="N",
+              help="Bootstrap resamples for each metric's 95% interval (seeded by --seed); 0 turns intervals off.")
 @quiet_and_json
 def eval_cmd(task: str, model: str, data_dir: Path, out_dir: Path, split: str | None, limit: int | None,
              cache_dir: Path | None, no_cache: bool, judge: str | None, overwrite: bool, datasets: tuple[str, ...],
-             quiet: bool, as_json: bool, **shared: Any) -> None:
+             ci_resamples: int, quiet: bool, as_json: bool, **shared: Any) -> None:
     """Evaluate MODEL on TASK (a spec too: name[,key=value...]); writes results.json,
     predictions.jsonl, report.md and report.html into --out. Under
     `torchrun --nproc-per-node N $(which abduct) eval ...` the processes share the work and
@@ -122,7 +128,7 @@ def eval_cmd(task: str, model: str, data_dir: Path, out_dir: Path, split: str | 
         task=task, model=model, data_dir=data_dir, out_dir=out_dir, split=split, limit=limit,
         seed=settings.seed, batch_size=settings.batch_size, device=settings.device, quiet=quiet,
         cache_dir=cache_dir, use_cache=not no_cache, judge=judge, overwrite=overwrite,
-        datasets=datasets,
+        datasets=datasets, ci_resamples=ci_resamples,
     )
     results = run_evaluation(config)
     if results.get("processes", 1) > 1 and not _is_main_process():
@@ -131,7 +137,7 @@ def eval_cmd(task: str, model: str, data_dir: Path, out_dir: Path, split: str | 
         emit_json(results)
         return
     click.echo(f"{task} / {results['model']['spec']}:")
-    echo_values(results["metrics"], "  ", results.get("metric_info"))
+    echo_values(results["metrics"], "  ", results.get("metric_info"), results.get("intervals"))
     if results["inputs"]["ignored"]:
         click.echo(f"  (the model went without: {', '.join(results['inputs']['ignored'])}; the task allows it)")
     if results.get("limit_unit"):
@@ -258,13 +264,18 @@ def demo_cmd(out_dir: Path | None, only: tuple[str, ...], images: int | None, st
 @click.option("--html", "html_out", type=click.Path(path_type=Path), default=None,
               help="Also write the comparison as a self-contained HTML page here.")
 @click.option("--no-published", is_flag=True, help="Leave out the papers' published rows.")
+@click.option("--ci-resamples", type=click.IntRange(min=0), default=1000, show_default=True, metavar="N",
+              help="Resamples of each paired test (0: no tests).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the paired tests' resampling.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def compare_cmd(run_dirs: tuple[Path, ...], html_out: Path | None, no_published: bool, as_json: bool) -> None:
+def compare_cmd(run_dirs: tuple[Path, ...], html_out: Path | None, no_published: bool, ci_resamples: int, seed: int,
+                as_json: bool) -> None:
     """Put finished runs (their --out directories) side by side: models x tasks, the papers'
-    published rows for reference, and each run's difference from the first run of its task."""
+    published rows for reference, each run's difference from the first run of its task with a
+    paired test on the units both scored, and mean ± std over runs differing only in --seed."""
     from abduct._outputs.compare import compare, html_page, text_table
 
-    comparison = compare(run_dirs, published=not no_published)
+    comparison = compare(run_dirs, published=not no_published, resamples=ci_resamples, seed=seed)
     if html_out is not None:
         from abduct.kit.io import atomic_write_text
 
@@ -273,7 +284,9 @@ def compare_cmd(run_dirs: tuple[Path, ...], html_out: Path | None, no_published:
         atomic_write_text(html_out, html_page(comparison))
     if as_json:
         emit_json({"runs": [{"dir": str(r.run), "task": r.task, "model": r.model, "split": r.split,
-                             "metrics": r.metrics} for r in comparison.runs],
+                             "metrics": r.metrics, "intervals": r.intervals,
+                             **({"versus": r.versus} if r.versus is not None else {})} for r in comparison.runs],
+                   "seeds": comparison.seeds,
                    "published": [{"task": p.task, "model": p.model, "split": p.split, "metrics": p.metrics,
                                   "citation": p.citation, "source": p.source} for p in comparison.published]})
         return

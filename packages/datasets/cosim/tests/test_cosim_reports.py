@@ -15,7 +15,7 @@ def test_report_has_a_bar_chart_per_breakdown(corpus: Path, tmp_path: Path) -> N
                  "--quiet"]) == 0
     text = (tmp_path / "o" / "report.html").read_text()
     alts = re.findall(r'<img alt="([^"]*)" src="data:image/png;base64,', text)
-    assert alts == ["by_type", "by_change_sentences", "by_question"]
+    assert alts == ["by_type", "by_change_sentences", "by_question", "intervals"]
     assert len(re.findall(r"<img ", text)) == len(alts)
 
 

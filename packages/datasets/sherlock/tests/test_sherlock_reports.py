@@ -20,7 +20,7 @@ def test_retrieval_report_has_plots_and_examples(corpus: Path, tmp_path: Path) -
     text = (out / "report.html").read_text()
     images = re.findall(r'<img alt="([^"]*)" src="(data:image/(?:png|jpeg);base64,[^"]+)"', text)
     assert len(images) == len(re.findall(r"<img ", text))  # every image inlined
-    assert [alt for alt, _ in images] == ["per_chunk", "histogram of im2txt_rank", "histogram of txt2im_rank",
+    assert [alt for alt, _ in images] == ["per_chunk", "intervals", "histogram of im2txt_rank", "histogram of txt2im_rank",
                                           "example", "example", "example"]
     results = json.loads((out / "results.json").read_text())
     example = results["details"]["examples"][0]

@@ -6,7 +6,11 @@ a package ships them as ``published.json``, see ``abduct.kit.read_published``).
 
 Differences: each run's value is compared with the first run's on the same task and metric
 (its ``Δ``), green when better and red when worse by the metric's direction (``metric_info``
-in results.json; a metric without one is shown unmarked).
+in results.json; a metric without one is shown unmarked). With per-unit data (units.json),
+each run after the first is also tested against it, paired on the units both scored
+(``paired.py``): the difference's interval and p-values, ``*`` where Holm's p < 0.05; runs
+that differ only in ``--seed`` get mean ± standard deviation. Paper rows have no per-unit
+data and are never tested.
 """
 
 from __future__ import annotations
@@ -15,10 +19,13 @@ import html
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from abduct._outputs.html_report import bars, data_uri, direction_arrow, have_matplotlib, page, table
+from abduct._outputs.paired import ALPHA, seed_groups, versus
 from abduct._outputs.report import flatten_metrics, format_value
 from abduct._registry.registry import Registry, get_registry
+from abduct._stats.resampling import RESAMPLES
 from abduct.contract.errors import AbductError, DataError
 from abduct.kit.io import read_json
 
@@ -37,6 +44,12 @@ class Row:
     setting: str | None = None
     std: dict[str, float] = field(default_factory=dict)
     directions: dict[str, str] = field(default_factory=dict)
+    results: dict[str, Any] = field(default_factory=dict)
+    versus: dict[str, Any] | None = None
+
+    @property
+    def intervals(self) -> dict[str, Any]:
+        return dict(self.results.get("intervals") or {})
 
 
 def load_run(directory: Path) -> Row:
@@ -51,7 +64,7 @@ def load_run(directory: Path) -> Row:
         info = results.get("metric_info") or {}
         directions = {m: str(v.get("better")) for m, v in info.items() if isinstance(v, dict) and v.get("better")}
         return Row(str(results["model"]["spec"]), str(results["task"]), metrics, str(results.get("split")),
-                   run=Path(directory), directions=directions)
+                   run=Path(directory), directions=directions, results=results)
     except (KeyError, TypeError, AttributeError) as exc:
         raise DataError(f"not an abduct results file (missing {exc})", file=results_file) from None
 
@@ -67,6 +80,7 @@ def published_rows(task: str, registry: Registry) -> list[Row]:
 class Comparison:
     runs: list[Row]
     published: list[Row]
+    seeds: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def tasks(self) -> list[str]:
@@ -84,11 +98,55 @@ class Comparison:
         return next(r for r in self.runs if r.task == task)
 
 
-def compare(directories: Sequence[Path], registry: Registry | None = None, published: bool = True) -> Comparison:
+def compare(directories: Sequence[Path], registry: Registry | None = None, published: bool = True,
+            resamples: int = RESAMPLES, seed: int = 0) -> Comparison:
+    """The runs, the papers' rows for their tasks, each later run's paired test against the first
+    run of its task (``resamples`` 0: none) and the seed groups."""
     runs = [load_run(Path(d)) for d in directories]
     registry = registry or get_registry()
     rows = [p for task in dict.fromkeys(r.task for r in runs) for p in published_rows(task, registry)] if published else []
-    return Comparison(runs, rows)
+    comparison = Comparison(runs, rows)
+    for task in comparison.tasks:
+        base = comparison.baseline(task)
+        for row in [r for r in runs if r.task == task and r is not base]:
+            if resamples > 0 and row.run is not None and base.run is not None:
+                row.versus = versus(base.run, base.results, row.run, row.results, resamples, seed)
+    comparison.seeds = seed_groups([(r.run, r.results, r.metrics) for r in runs if r.run is not None])
+    return comparison
+
+
+def significant(test: dict[str, Any] | None) -> bool:
+    return test is not None and float(test["p_holm"]) < ALPHA
+
+
+def _test_of(row: Row, metric: str) -> dict[str, Any] | None:
+    found = ((row.versus or {}).get("metrics") or {}).get(metric)
+    return found if isinstance(found, dict) else None
+
+
+def test_lines(comparison: Comparison, task: str) -> list[str]:
+    """The paired tests of the task's runs against its first run, one line per metric."""
+    base = comparison.baseline(task)
+    lines: list[str] = []
+    for row in [r for r in comparison.runs if r.task == task and r.versus is not None]:
+        assert row.versus is not None
+        if "refused" in row.versus:
+            lines.append(f"  {row.model}: {row.versus['refused']}")
+        for metric, t in (row.versus.get("metrics") or {}).items():
+            lines.append(f"  {row.model} − {base.model}  {metric}: Δ {t['difference']:+.4g} "
+                         f"[{t['low']:+.4g}, {t['high']:+.4g}]  p {t['p_value']:.3g}  Holm p {t['p_holm']:.3g}"
+                         f"{' *' if significant(t) else ''}  ({t['test']}, {t['units']} {t['unit']})")
+    if lines:
+        lines.insert(0, f"paired tests against the first run (95% intervals; * Holm p < {ALPHA}):")
+    return lines
+
+
+def seed_lines(comparison: Comparison, task: str) -> list[str]:
+    lines = []
+    for group in [g for g in comparison.seeds if g["task"] == task]:
+        values = ", ".join(f"{m} {format_value(v['mean'])} ± {format_value(v['std'])}" for m, v in group["metrics"].items())
+        lines.append(f"{group['model']} over seeds {group['seeds']} (mean ± sample std): {values}")
+    return lines
 
 
 def _delta(row: Row, base: Row, metric: str) -> tuple[float | None, str]:
@@ -116,9 +174,11 @@ def text_table(comparison: Comparison) -> str:
             for metric in columns:
                 value = row.metrics.get(metric)
                 diff, verdict = _delta(row, base, metric)
-                mark = {"better": " +", "worse": " -"}.get(verdict, "")
-                cells.append("–" if value is None else format_value(value)
-                             + ("" if diff is None else f" (Δ {diff:+.4g}{mark})"))
+                mark = {"better": " +", "worse": " -"}.get(verdict, "") + (" *" if significant(_test_of(row, metric)) else "")
+                ci = row.intervals.get(metric)
+                shown = format_value(value) if value is None or ci is None else \
+                    f"{format_value(value)} [{format_value(ci['low'])}, {format_value(ci['high'])}]"
+                cells.append("–" if value is None else shown + ("" if diff is None else f" (Δ {diff:+.4g}{mark})"))
             body.append([row.model, row.split or "", *cells])
         for row in [p for p in comparison.published if p.task == task]:
             body.append([f"{row.model} [paper]", row.split or "",
@@ -128,7 +188,10 @@ def text_table(comparison: Comparison) -> str:
         lines += ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in [header, *body]]
         citations = sorted({p.citation for p in comparison.published if p.task == task and p.citation})
         lines += [f"[paper]: {c}" for c in citations]
+        lines += test_lines(comparison, task) + seed_lines(comparison, task)
         lines.append("")
+    if comparison.published and any(r.versus for r in comparison.runs):
+        lines.append("Paper rows have no per-unit data: they are not tested.")
     return "\n".join(lines)
 
 
@@ -139,13 +202,16 @@ def _plots(comparison: Comparison, task: str, columns: list[str], most: int = 6)
     rows = [*[r for r in comparison.runs if r.task == task], *[p for p in comparison.published if p.task == task]]
     for metric in columns[:most]:
         groups: dict[str, dict[str, float]] = {}
+        errors: dict[str, tuple[float, float]] = {}
         for row in rows:
             if metric in row.metrics:
                 name = f"{row.model} (paper)" if row.citation else row.model
                 while name in groups:  # two runs of one model (other settings): keep both
                     name += "'"
                 groups[name] = {metric: row.metrics[metric]}
-        png = bars(f"{task}: {metric}", groups)
+                if (ci := row.intervals.get(metric)) is not None:
+                    errors[name] = (float(ci["low"]), float(ci["high"]))
+        png = bars(f"{task}: {metric}", groups, errors)
         if png is not None:
             yield (f"<figure><img alt=\"{html.escape(task)} {html.escape(metric)}\" "
                    f"src=\"{data_uri(png, 'image/png')}\"></figure>")
@@ -155,8 +221,9 @@ def html_page(comparison: Comparison) -> str:
     body = ["<h1>abduct compare</h1>",
             "<p class=\"note\">Δ: difference from the first run of the task; "
             "<span class=\"better\">green</span> better, <span class=\"worse\">red</span> worse by the metric's "
-            "direction (↑ higher is better, ↓ lower is better). Paper rows are the published numbers; "
-            "their split may differ from the runs'.</p>"]
+            "direction (↑ higher is better, ↓ lower is better); * the paired test against the first run is "
+            "significant (Holm-adjusted p < 0.05). [low, high]: the run's 95% interval. Paper rows are the "
+            "published numbers, with no per-unit data and so no test; their split may differ from the runs'.</p>"]
     for task in comparison.tasks:
         columns = comparison.columns(task)
         base = comparison.baseline(task)
@@ -166,9 +233,13 @@ def html_page(comparison: Comparison) -> str:
             for metric in columns:
                 value = row.metrics.get(metric)
                 diff, verdict = _delta(row, base, metric)
+                ci = row.intervals.get(metric)
                 shown = "–" if value is None else format_value(value)
+                if value is not None and ci is not None:
+                    shown += f" [{format_value(ci['low'])}, {format_value(ci['high'])}]"
                 if diff is not None:
-                    shown += f" <span class=\"{verdict}\">(Δ {diff:+.4g})</span>"
+                    star = " *" if significant(_test_of(row, metric)) else ""
+                    shown += f" <span class=\"{verdict}\">(Δ {diff:+.4g}{star})</span>"
                 cells.append(shown)
             rows.append(cells)
         for row in [p for p in comparison.published if p.task == task]:
@@ -180,6 +251,10 @@ def html_page(comparison: Comparison) -> str:
         body += [f"<h2>{html.escape(task)}</h2>", table(header, rows)]
         citations = sorted({p.citation for p in comparison.published if p.task == task and p.citation})
         body += [f"<p class=\"note\">Paper rows: {html.escape(c)}</p>" for c in citations]
+        tests = test_lines(comparison, task)
+        if tests:
+            body.append("<pre>" + html.escape("\n".join(tests)) + "</pre>")
+        body += [f"<p>{html.escape(line)}</p>" for line in seed_lines(comparison, task)]
         body += list(_plots(comparison, task, columns))
         runs = [r for r in comparison.runs if r.task == task and r.run is not None]
         links = ", ".join(f"<a href=\"{html.escape((r.run / 'report.html').resolve().as_uri())}\">{html.escape(r.model)}</a>"

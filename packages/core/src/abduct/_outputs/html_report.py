@@ -24,7 +24,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from abduct._outputs.report import flatten_metrics, format_value
+from abduct._outputs.report import flatten_metrics, interval_note, with_interval
 
 COUNT_KEYS = frozenset({"n", "count", "instances", "images", "chunks"})  # sizes, not scores: not plotted
 MAX_BARS = 40
@@ -101,8 +101,9 @@ def _scores(row: Any) -> dict[str, float]:
     return {}
 
 
-def bars(title: str, groups: dict[str, Any]) -> bytes | None:
-    """Grouped bars: one group per key, one bar per metric in it."""
+def bars(title: str, groups: dict[str, Any], errors: dict[str, tuple[float, float]] | None = None) -> bytes | None:
+    """Grouped bars: one group per key, one bar per metric in it; ``errors`` (one metric per
+    group) draws each group's interval ``(low, high)`` as an error bar."""
     keys = list(groups)[:MAX_BARS]
     rows = [_scores(groups[k]) for k in keys]
     metrics = sorted({m for row in rows for m in row})
@@ -113,7 +114,13 @@ def bars(title: str, groups: dict[str, Any]) -> bytes | None:
         width = 0.8 / len(metrics)
         for j, metric in enumerate(metrics):
             xs = [i + (j - (len(metrics) - 1) / 2) * width for i in range(len(keys))]
-            ax.bar(xs, [row.get(metric, float("nan")) for row in rows], width, label=label(metric))
+            heights = [row.get(metric, float("nan")) for row in rows]
+            spans = [(errors or {}).get(k) for k in keys]
+            yerr = None
+            if len(metrics) == 1 and any(spans):
+                yerr = [[h - s[0] if s else 0.0 for h, s in zip(heights, spans)],
+                        [s[1] - h if s else 0.0 for h, s in zip(heights, spans)]]
+            ax.bar(xs, heights, width, label=label(metric), yerr=yerr, capsize=4 if yerr else 0)
         ax.set_xticks(range(len(keys)), [label(k) for k in keys], rotation=30 if len(keys) > 6 else 0)
         ax.set_title(label(title, 80))
         if len(metrics) > 1:
@@ -180,6 +187,14 @@ def plots(results: dict[str, Any], predictions: Sequence[dict[str, Any]]) -> Ite
                 continue
             if png is not None:
                 yield key, png
+    intervals = results.get("intervals") or {}
+    shown = {m: v for m, v in flatten_metrics(results.get("metrics") or {}) if m in intervals}
+    if shown:  # the headline metrics with their intervals as error bars
+        png = bars(f"{results['task']}: metrics with {100 * next(iter(intervals.values()))['level']:.0f}% intervals",
+                   {m: float(v) for m, v in shown.items()},
+                   {m: (float(intervals[m]["low"]), float(intervals[m]["high"])) for m in shown})
+        if png is not None:
+            yield "intervals", png
     for field in details.get("histograms") or []:
         png = histogram(str(field), predictions)
         if png is not None:
@@ -228,8 +243,11 @@ def html_report(results: dict[str, Any], predictions: Sequence[dict[str, Any]], 
                 f"limit {results['limit']}, {results.get('processes', 1)} process(es), "
                 f"{timings.get('total_seconds', 0.0):.1f} s") + "</p>",
             "<h2>Metrics</h2>",
-            table(["metric", "value"], [(html.escape(name + direction_arrow(results, name)), format_value(value))
+            table(["metric", "value"], [(html.escape(name + direction_arrow(results, name)),
+                                         with_interval(value, (results.get("intervals") or {}).get(name)))
                                         for name, value in flatten_metrics(results["metrics"])])]
+    if (note := interval_note(results)) is not None:
+        body.append(f"<p class=\"note\">{html.escape(note)}</p>")
     if have_matplotlib():
         figures = [f"<figure><img alt=\"{html.escape(caption)}\" src=\"{data_uri(png, 'image/png')}\">"
                    f"<figcaption>{html.escape(caption)}</figcaption></figure>"

@@ -24,6 +24,24 @@ def _flatten(metrics: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]
     return rows
 
 
+def with_interval(value: Any, interval: Any) -> str:
+    """``27.1 [25.8, 28.4]`` when the metric has an interval, the value alone otherwise."""
+    if isinstance(interval, dict) and isinstance(value, (int, float)):
+        return f"{_fmt(float(value))} [{_fmt(float(interval['low']))}, {_fmt(float(interval['high']))}]"
+    return _fmt(value)
+
+
+def interval_note(results: dict[str, Any]) -> str | None:
+    """One sentence on what the intervals are and which units they resample."""
+    intervals = results.get("intervals") or {}
+    if not intervals:
+        return None
+    first = next(iter(intervals.values()))
+    units = sorted({f"{i['unit']} ({i['units']})" for i in intervals.values()})
+    return (f"[low, high]: {100 * first['level']:.0f}% {first['method']} interval, {first['resamples']} resamples "
+            f"seeded by the run's seed, over {', '.join(units)}.")
+
+
 def _limit(results: dict[str, Any]) -> str:
     if results.get("limit") is None:
         return "none"
@@ -44,11 +62,14 @@ def markdown_report(results: dict[str, Any]) -> str:
         "|---|---|---|---|",
     ]
     info = results.get("metric_info", {})
+    intervals = results.get("intervals") or {}
     for name, value in _flatten(results["metrics"]):
         entry = info.get(name, {})
         better = f"{ARROWS[entry['better']]} {entry['better']}" if entry.get("better") in ARROWS else ""
         chance = _fmt(entry["chance"]) if entry.get("chance") is not None else ""
-        lines.append(f"| {name} | {_fmt(value)} | {better} | {chance} |")
+        lines.append(f"| {name} | {with_interval(value, intervals.get(name))} | {better} | {chance} |")
+    if (note := interval_note(results)) is not None:
+        lines += ["", note]
     if "judge" in results:
         judge = results["judge"]
         lines += ["", f"Judged by `{judge['spec']}` (prompt sha256 `{judge['prompt_sha256']}`): "

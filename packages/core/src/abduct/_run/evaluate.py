@@ -20,12 +20,15 @@ from abduct._registry.registry import Registry, get_registry
 from abduct._run.outdir import check_finished, locked
 from abduct._run.provenance import abduct_sources, file_hashes, package_versions
 from abduct._run.runner import PARTIAL_DIR, Run
+from abduct._stats.resampling import RESAMPLES, interval
+from abduct._stats.unitsfile import UNITS_FILE, checked, encode
 from abduct.contract.errors import AbductError
 from abduct.contract.metric_info import declared_info, resolve
 from abduct.contract.records import FEATURES
 from abduct.contract.spec import Settings, Spec
 from abduct.contract.task import Evaluation, Task
 from abduct.contract.traits import task_traits
+from abduct.contract.units import UnitScores
 from abduct.kit.distributed import Ranks, agree, eval_timeout_seconds, gather_objects, process_group, seed_everything
 from abduct.kit.io import atomic_write_bytes, atomic_write_text, ensure_writable_dir, require_dir
 
@@ -49,6 +52,7 @@ class EvalConfig:
     judge: str | None = None
     overwrite: bool = False
     datasets: tuple[str, ...] = ()  # dataset specs whose options apply when the task loads them
+    ci_resamples: int = RESAMPLES  # bootstrap resamples per metric interval; 0: no intervals
 
     @property
     def settings(self) -> Settings:
@@ -200,6 +204,8 @@ def _evaluate(config: EvalConfig, registry: Registry, ranks: Ranks) -> dict[str,
         _check_outcome(config, split, evaluation)
         engine = run.scoring or run.generation
         policy = engine.policy if engine is not None else None
+        units = checked(evaluation.units, dict(_numbers(evaluation.metrics)), f"task '{config.task}'")
+        intervals, interval_seconds = _intervals(units, config)
         metric_info, undeclared = resolve(declared_info(task_traits(task).metric_info, evaluation.metric_info), evaluation.metrics)
         results: dict[str, Any] = {
             "task": config.task,
@@ -212,6 +218,7 @@ def _evaluate(config: EvalConfig, registry: Registry, ranks: Ranks) -> dict[str,
             "inputs": {"ignored": sorted(policy.ignored) if policy is not None else []},
             "metrics": evaluation.metrics,
             "metric_info": metric_info,
+            "intervals": intervals,
             "details": evaluation.details,
             "versions": package_versions(),
             "sources": abduct_sources(),
@@ -220,6 +227,7 @@ def _evaluate(config: EvalConfig, registry: Registry, ranks: Ranks) -> dict[str,
             "timings": {
                 "total_seconds": time.perf_counter() - started,
                 "model_seconds": engine.timer.seconds if engine is not None else 0.0,
+                "interval_seconds": interval_seconds,
                 "stages": run.timings,
             },
             "created": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -232,7 +240,7 @@ def _evaluate(config: EvalConfig, registry: Registry, ranks: Ranks) -> dict[str,
             results["judge"] = run.judge.describe()
         gather_objects(None, ranks)  # every rank has finished its units before rank 0 tidies up
         if ranks.is_main:
-            write_outputs(config.out_dir, results, evaluation.predictions, run.artifacts)
+            write_outputs(config.out_dir, results, evaluation.predictions, run.artifacts, units)
             run.discard_partial()
     return results
 
@@ -252,19 +260,28 @@ def _numbers(values: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, fl
     for key, value in values.items():
         if isinstance(value, dict):
             yield from _numbers(value, f"{prefix}{key}.")
-        elif isinstance(value, float):
-            yield f"{prefix}{key}", value
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            yield f"{prefix}{key}", float(value)
+
+
+def _intervals(units: dict[str, UnitScores], config: EvalConfig) -> tuple[dict[str, Any], float]:
+    """Each metric's interval over its units (``--ci-resamples``, seeded by ``--seed``), and the seconds it took."""
+    started = time.perf_counter()
+    found = {metric: interval(scores, config.ci_resamples, config.seed, metric) for metric, scores in units.items()}
+    return {m: i for m, i in found.items() if i is not None}, time.perf_counter() - started
 
 
 def write_outputs(out_dir: Path, results: dict[str, Any], predictions: list[dict[str, Any]],
-                  artifacts: dict[str, Any] | None = None) -> None:
+                  artifacts: dict[str, Any] | None = None, units: dict[str, UnitScores] | None = None) -> None:
     """Render every output first (a failure leaves nothing new behind), then write each
-    atomically, results.json last: its presence marks a finished run. A task's artifacts
+    atomically, results.json last: its presence marks a finished run. units.json holds each
+    metric's per-unit data (``abduct compare`` pairs runs on it). A task's artifacts
     (``Run.write_artifact``) come first, so a finished run always has them."""
     texts: dict[str, str | bytes] = {
         **{name: content if isinstance(content, bytes) else json.dumps(content, indent=2, allow_nan=False) + "\n"
            for name, content in (artifacts or {}).items()},
         "predictions.jsonl": "".join(json.dumps(r, allow_nan=False) + "\n" for r in predictions),
+        UNITS_FILE: json.dumps(encode(units or {}), allow_nan=False) + "\n",
         "report.md": markdown_report(results),
         "report.html": html_report(results, predictions, out_dir),
         "results.json": json.dumps(results, indent=2, allow_nan=False) + "\n",

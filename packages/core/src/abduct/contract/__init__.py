@@ -22,12 +22,13 @@ from abduct.contract.records import FEATURES, Box, GenerationRequest, GroundedTe
 from abduct.contract.spec import Settings, Spec
 from abduct.contract.task import Evaluation, Generating, JudgeItem, Judging, RunContext, Scoring, Task
 from abduct.contract.traits import ModelTraits, TaskTraits, model_traits, task_traits
+from abduct.contract.units import UnitScores
 
 __all__ = [
     "COUNT", "FEATURES", "TEXT_METRICS", "AbductError", "Box", "DataError", "Dataset", "Decoding", "DualEncoder",
     "Evaluation", "GenerationRequest", "Generating", "Generator", "GroundedText", "JudgeItem", "Judging",
     "MatrixScorer", "Metric", "MetricInfo", "MetricResult", "ModelTraits", "PairDataset", "PluginError", "PublishedRow", "Region",
     "Registration", "RunContext", "Scorer", "Scoring", "Settings", "Spec", "Task", "TaskTraits", "TextPool",
-    "UnknownNameError", "VisualInput", "bind_options", "higher", "hookimpl", "lower", "model_traits", "options_of",
+    "UnitScores", "UnknownNameError", "VisualInput", "bind_options", "higher", "hookimpl", "lower", "model_traits", "options_of",
     "percent", "reference", "task_traits",
 ]

@@ -20,6 +20,7 @@ from abduct.contract.metric_info import MetricInfo
 from abduct.contract.protocols import Metric, TextPool
 from abduct.contract.records import GenerationRequest, VisualInput
 from abduct.contract.spec import Settings
+from abduct.contract.units import UnitScores
 
 T = TypeVar("T")
 
@@ -31,7 +32,9 @@ class Evaluation:
     ``predictions`` are JSON-able per-sample records; ``data_files`` are hashed into
     results.json; ``details`` holds anything else worth keeping (e.g. per-chunk values);
     ``metric_info`` declares metrics that depend on what ran, over the task's own
-    ``metric_info`` (see ``abduct.contract.metric_info``).
+    ``metric_info`` (see ``abduct.contract.metric_info``); ``units`` the per-unit data of the metrics
+    that have it (``UnitScores``), from which results.json gets their confidence intervals and
+    ``abduct compare`` its paired tests.
     """
 
     metrics: dict[str, Any]
@@ -39,6 +42,7 @@ class Evaluation:
     data_files: list[Path] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)
     metric_info: dict[str, MetricInfo] = field(default_factory=dict)
+    units: dict[str, UnitScores] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from abduct import COUNT, Evaluation, MetricInfo, RunContext, Settings, Spec, percent
+from abduct import COUNT, Evaluation, MetricInfo, RunContext, Settings, Spec, UnitScores, percent
 from abduct.kit import Choice, first_argmax, multiple_choice
 from abduct_cosim.breakdown import breakdowns, is_yes_no, sentence_bucket
 from abduct_cosim.loader import load_file, load_split, split_file
@@ -48,7 +48,8 @@ class CosimTask:
         ]
         metrics = breakdowns(records, correct)
         details = {"context": self.context, "scores_file": "predictions.jsonl (id = record index, scores = 4 choices)"}
-        return Evaluation(metrics, predictions, [split_file(run.data_dir, run.split)], details)
+        units = {"accuracy": UnitScores.means("instance", {a["id"]: a["correct"] for a in answers})}
+        return Evaluation(metrics, predictions, [split_file(run.data_dir, run.split)], details, units=units)
 
     def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, Any]:
         """``predictions``: a list of four scores per record in file order, or

@@ -41,6 +41,7 @@ from abduct import (
     Settings,
     Spec,
     TextPool,
+    UnitScores,
     VisualInput,
     lower,
     percent,
@@ -148,7 +149,12 @@ class TripletTask(_NleyeTask):
         if generate:
             metrics["unparseable"] = sum(r["unparseable"] for r in records)
         details = self._details(answered_by="generation" if generate else f"scores ({self.score_by})")
-        return Evaluation(metrics, records, self._data_files(run), details)
+        unit = "triplet (both orders)"  # a triplet's two presentations stay together when resampled
+        per_triplet = {"consistency_accuracy": UnitScores.means(unit, {r["id"]: r["order1"] == r["order2"] == r["gold"]
+                                                                      for r in records}),
+                       "order1_accuracy": UnitScores.means(unit, {r["id"]: r["order1"] == r["gold"] for r in records}),
+                       "order2_accuracy": UnitScores.means(unit, {r["id"]: r["order2"] == r["gold"] for r in records})}
+        return Evaluation(metrics, records, self._data_files(run), details, units=per_triplet)
 
     def _scored(self, run: RunContext) -> Any:
         def answer(batch: Sequence[NleyeSample]) -> list[dict[str, Any]]:
@@ -209,7 +215,9 @@ class PairsTask(_NleyeTask):
         records = self._with_captions(records)
         rows = {r["id"]: (r["gold"] + 1, r["scores"][0], r["scores"][1]) for r in records}
         metrics = with_tables(samples, rows, pairs_values)
-        return Evaluation(metrics, records, self._data_files(run), self._details(score_by=self.score_by))
+        units = {"accuracy": UnitScores.means("triplet", {r["id"]: r["scores"][r["gold"]] > r["scores"][1 - r["gold"]]
+                                                          for r in records})}
+        return Evaluation(metrics, records, self._data_files(run), self._details(score_by=self.score_by), units=units)
 
     def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, Any]:
         """``{sample_id: [score_h1, score_h2]}`` against ``test_set.csv``."""

@@ -16,7 +16,7 @@ Which of these inputs a model may go without is ``records.OPTIONAL_INPUTS``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,7 @@ from abduct import (
     Settings,
     Spec,
     TextPool,
+    UnitScores,
     VisualInput,
     higher,
     lower,
@@ -93,6 +94,27 @@ class SherlockTask:
     optional_inputs = OPTIONAL_INPUTS
 
 
+def _unique(ids: list[str]) -> list[str]:
+    """Unit ids as given, numbered only when one repeats (so they still pair across runs)."""
+    return ids if len(set(ids)) == len(ids) else [f"{i}:{x}" for i, x in enumerate(ids)]
+
+
+def _retrieval_units(records: Sequence[dict[str, Any]], per_chunk: dict[int, dict[str, float]]) -> dict[str, UnitScores]:
+    """Retrieval's figures are means over chunks of means over a chunk's instances: an
+    instance weighs N / (K n_k) (N instances, K chunks, n_k in its chunk), so that the plain
+    mean of the weighted values is the official figure. Resampling instances with these
+    weights approximates resampling each chunk on its own (chunks hold ~1,000 instances)."""
+    weight = {k: len(records) / (len(per_chunk) * c["n"]) for k, c in per_chunk.items()}
+    ids = [f"{r['split_idx']}:{r['instance_id']}" for r in records]
+    unit = "retrieval instance (weighted within its chunk)"
+
+    def weighted(value: Callable[[dict[str, Any]], float], scale: float) -> UnitScores:
+        return UnitScores.means(unit, {i: weight[r["split_idx"]] * value(r) for i, r in zip(ids, records)}, scale)
+
+    return {"im2txt": weighted(lambda r: r["im2txt_rank"], 1.0), "txt2im": weighted(lambda r: r["txt2im_rank"], 1.0),
+            "p_at_1": weighted(lambda r: float(r["im2txt_rank"] == 1.0), 100.0)}
+
+
 class RetrievalTask(SherlockTask):
     """Per validation chunk: im->txt and txt->im mean rank and P@1, averaged over chunks.
     Chance: a mean rank of (n + 1) / 2 and a P@1 of 100 / n in a chunk of n, averaged over
@@ -143,7 +165,8 @@ class RetrievalTask(SherlockTask):
                    "examples": _examples(instances, records)}
         rank, p1 = result["chance_mean_rank"], float(np.mean([100.0 / c["n"] for c in per_chunk.values()]))
         chance = {"im2txt": lower(1.0, chance=rank), "txt2im": lower(1.0, chance=rank), "p_at_1": percent(chance=p1)}
-        return Evaluation(result, records, [annotation_file(run.data_dir, run.split)], details, chance)
+        return Evaluation(result, records, [annotation_file(run.data_dir, run.split)], details, chance,
+                          units=_retrieval_units(records, per_chunk))
 
     def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, float]:
         key = RetrievalKey.read(answer_key)
@@ -292,7 +315,10 @@ class LocalizationTask(SherlockTask):
         result["images"] = len(records)
         boxes = [r["boxes"] for r in records if "boxes" in r]
         chance = {"gt_accuracy": percent(chance=metrics.macro_percent([1.0 / b for b in boxes]))} if boxes else {}
-        return Evaluation(result, records, data_files, {"source": source}, chance)
+        ids = _unique([str(r["image"]) for r in records])
+        per_image: dict[str, UnitScores] = {name: UnitScores.means("image", {i: r[name] for i, r in zip(ids, records)})
+                                            for name in ("gt_accuracy", "auto_accuracy") if name in result and all(name in r for r in records)}
+        return Evaluation(result, records, data_files, {"source": source}, chance, units=per_image)
 
     def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, float]:
         key = LocalizationKey.read(answer_key)
@@ -340,7 +366,8 @@ class ComparisonTask(SherlockTask):
         records = run.map_units("comparison", [(b[0].input_iid, b) for b in batches], score_batch)
         result: dict[str, Any] = {n: metrics.macro_percent([r[n] for r in records]) for n in ("accuracy", "human", "oracle")}
         result["sources"] = len(records)
-        return Evaluation(result, records, [files["instances"], files["answer_key"], clues.file])
+        units = {"accuracy": UnitScores.means("comparison source", {r["source"]: r["accuracy"] for r in records})}
+        return Evaluation(result, records, [files["instances"], files["answer_key"], clues.file], units=units)
 
     def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, float]:
         key = ComparisonKey.read(answer_key)

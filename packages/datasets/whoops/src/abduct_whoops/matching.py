@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from abduct import Evaluation, RunContext, Settings, Spec, VisualInput, percent
+from abduct import Evaluation, RunContext, Settings, Spec, UnitScores, VisualInput, percent
 from abduct.kit import Candidate, TwoWay, compare_two
 from abduct_whoops.common import declare, select, tables
 from abduct_whoops.scoring import score_matching, specificity_values
@@ -41,7 +41,12 @@ class MatchingTask:
         metrics, details = tables(selection, records, specificity_values)
         metrics["comparisons"] = len(records)
         details["detailed_caption"] = "selected_caption"
-        return Evaluation(metrics, records, selection.data_files, details)
+        wins: dict[str, tuple[float, float]] = {}
+        for r in records:  # the image is the unit: its comparisons are resampled together
+            won, seen = wins.get(r["image_id"], (0.0, 0.0))
+            wins[r["image_id"]] = (won + float(r["scores"][0] > r["scores"][1]), seen + 1.0)
+        units = {"specificity": UnitScores.ratio("image", wins)} if records else {}
+        return Evaluation(metrics, records, selection.data_files, details, units=units)
 
     def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, Any]:
         return score_matching(predictions, answer_key)

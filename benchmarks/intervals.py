@@ -1,0 +1,95 @@
+"""What do confidence intervals add to an evaluation's wall time?
+
+1. ``abduct eval sherlock-retrieval`` on a synthetic corpus (``--images``, 1,000 by default):
+   each repeat runs the evaluation twice in fresh processes, ``--ci-resamples 1000`` and
+   ``--ci-resamples 0`` (caches off, so both do the model's work), and the ratio of their wall
+   times is printed, with the seconds results.json records for the intervals alone (scipy's
+   import included, as a user pays it);
+2. a 10,000-unit per-unit mean: the interval and ``abduct compare``'s paired test (bootstrap
+   interval and sign-flip permutation), in seconds.
+
+Usage: python benchmarks/intervals.py [--model random] [--images 1000] [--repeats 3] [--json]
+(needs abduct-sherlock; any scoring model runs, e.g. --model clip:tiny with abduct-clip).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+
+def timed_eval(data: Path, out: Path, model: str, resamples: int) -> tuple[float, float]:
+    """(wall seconds of the whole process, seconds results.json gives the intervals)."""
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "abduct", "eval", "sherlock-retrieval", "--model", model, "--data",
+                    str(data), "--out", str(out), "--no-cache", "--quiet", "--overwrite",
+                    "--ci-resamples", str(resamples)], check=True, stdout=subprocess.DEVNULL)
+    wall = time.perf_counter() - started
+    results = json.loads((out / "results.json").read_text())
+    return wall, float(results["timings"]["interval_seconds"])
+
+
+def units_timing(n: int) -> dict[str, float]:
+    import numpy as np
+
+    from abduct import UnitScores
+    from abduct._stats.resampling import interval, paired_test
+
+    rng = np.random.default_rng(0)
+    first = UnitScores.means("unit", {i: bool(v) for i, v in enumerate(rng.integers(0, 2, n))})
+    other = UnitScores.means("unit", {i: bool(v) for i, v in enumerate(rng.integers(0, 2, n))})
+    interval(first, 10, 0, "warm-up")  # scipy's import outside the timings
+    started = time.perf_counter()
+    interval(first, 1000, 0, "accuracy")
+    middle = time.perf_counter()
+    paired_test(first, other, 1000, 0, "accuracy")
+    return {"units": n, "interval_seconds": middle - started, "paired_test_seconds": time.perf_counter() - middle}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="random")
+    parser.add_argument("--images", type=int, default=1000)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--units", type=int, default=10_000)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+
+    from abduct_sherlock.synth import synthesize
+
+    work = Path(tempfile.mkdtemp(prefix="abduct-intervals-bench-"))
+    data = synthesize(work / "data", images=args.images, seed=0)
+    with_ci, without, ci_seconds = [], [], []
+    for _ in range(args.repeats):  # alternated, so that a change in the machine's load hits both
+        wall, seconds = timed_eval(data, work / "with", args.model, 1000)
+        with_ci.append(wall)
+        ci_seconds.append(seconds)
+        without.append(timed_eval(data, work / "without", args.model, 0)[0])
+    instances = json.loads((work / "with" / "results.json").read_text())["metrics"]["instances"]
+    report: dict[str, Any] = {
+        "retrieval": {"model": args.model, "images": args.images, "instances": instances,
+                      "wall_with_intervals_s": statistics.median(with_ci), "wall_without_s": statistics.median(without),
+                      "interval_seconds": statistics.median(ci_seconds),
+                      "ratio": statistics.median(with_ci) / statistics.median(without)},
+        "units": units_timing(args.units),
+    }
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return
+    r, u = report["retrieval"], report["units"]
+    print(f"sherlock-retrieval, {r['model']}, {r['images']} images ({r['instances']} val instances), "
+          f"median of {args.repeats}: {r['wall_with_intervals_s']:.2f} s with intervals / "
+          f"{r['wall_without_s']:.2f} s without = ratio {r['ratio']:.3f} "
+          f"(intervals alone {r['interval_seconds']:.2f} s)")
+    print(f"{u['units']} units: interval {u['interval_seconds']:.2f} s, paired test {u['paired_test_seconds']:.2f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,89 @@
+"""The per-unit data behind a metric: what its confidence interval and paired tests resample.
+
+A task that can say what its official figure averages over returns, in ``Evaluation.units``,
+one ``UnitScores`` per metric (flattened name, as report.md shows it)::
+
+    Evaluation(metrics={"accuracy": 61.0, ...}, predictions=records,
+               units={"accuracy": UnitScores.means("instance", {r["id"]: r["correct"] for r in records})})
+
+Each unit has an id that stays the same across runs of the same data (paired tests in
+``abduct compare`` match runs on it) and either
+
+- one number, with ``aggregate="mean"``: the metric is ``scale`` x the mean of the values
+  (accuracy: 0/1 correctness x 100; a mean rank: the rank, scale 1); or
+- two numbers ``[numerator, denominator]``, with ``aggregate="ratio"``: the metric is ``scale``
+  x the ratio of their sums (a share pooled over items, resampled by the unit that owns them:
+  WHOOPS!' comparisons by image); or
+- a row of sufficient statistics, with a corpus aggregate (``"bleu-1"`` ... ``"bleu-4"``: the
+  row is ``[hypothesis length, closest reference length, guessed 1..4-grams, matched 1..4-grams]``
+  and the metric is ``scale`` x BLEU of their sums, as pycocoevalcap computes it).
+
+The runner recomputes each metric from its units and refuses a declaration that does not
+reproduce the reported value, so an interval always brackets the number shown beside it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from abduct.contract.errors import PluginError
+
+BLEU_COLUMNS = 10  # hypothesis length, reference length, guessed 1..4-grams, matched 1..4-grams
+WIDTHS = {"mean": 0, "ratio": 2, **{f"bleu-{n}": BLEU_COLUMNS for n in range(1, 5)}}
+AGGREGATES = tuple(WIDTHS)
+
+
+@dataclass(frozen=True)
+class UnitScores:
+    """``unit``: what one entry is, in words ("instance", "triplet (both orders)"); ``ids`` and
+    ``values`` one per unit (a number for ``mean``, a statistics row for a corpus aggregate)."""
+
+    unit: str
+    ids: tuple[str, ...]
+    values: tuple[Any, ...]
+    aggregate: str = "mean"
+    scale: float = 1.0
+
+    @classmethod
+    def means(cls, unit: str, values: Mapping[Any, float | bool], scale: float = 100.0) -> UnitScores:
+        """A metric that is ``scale`` x the mean of per-unit numbers (booleans count 0/1)."""
+        return cls(unit, tuple(str(k) for k in values), tuple(float(v) for v in values.values()), "mean", scale)
+
+    @classmethod
+    def ratio(cls, unit: str, rows: Mapping[Any, tuple[float, float]], scale: float = 100.0) -> UnitScores:
+        """A metric that is ``scale`` x sum(numerators) / sum(denominators) over the units."""
+        return cls.corpus(unit, "ratio", rows, scale)
+
+    @classmethod
+    def corpus(cls, unit: str, aggregate: str, rows: Mapping[Any, Sequence[float]], scale: float = 1.0) -> UnitScores:
+        """A corpus metric recomputed from per-unit sufficient statistics (``AGGREGATES``)."""
+        return cls(unit, tuple(str(k) for k in rows), tuple(tuple(float(x) for x in r) for r in rows.values()),
+                   aggregate, scale)
+
+    def describe(self) -> dict[str, Any]:
+        """The JSON form written to units.json (and read back by ``abduct compare``)."""
+        return {"unit": self.unit, "aggregate": self.aggregate, "scale": self.scale,
+                "ids": list(self.ids), "values": [list(v) if isinstance(v, tuple) else v for v in self.values]}
+
+
+def check_units(units: object, owner: str) -> dict[str, UnitScores]:
+    """``units`` as declared, its shape checked; PluginError naming ``owner`` and the metric otherwise."""
+    if not isinstance(units, Mapping) or not all(isinstance(v, UnitScores) for v in units.values()):
+        raise PluginError(f"{owner} returned Evaluation.units that is not a mapping of UnitScores")
+    for metric, scores in units.items():
+        where = f"{owner}: units of metric '{metric}'"
+        if scores.aggregate not in AGGREGATES:
+            raise PluginError(f"{where}: unknown aggregate '{scores.aggregate}' (known: {', '.join(AGGREGATES)})")
+        if len(scores.ids) != len(scores.values):
+            raise PluginError(f"{where}: {len(scores.ids)} ids for {len(scores.values)} values")
+        if len(set(scores.ids)) != len(scores.ids):
+            raise PluginError(f"{where}: unit ids repeat")
+        width = WIDTHS[scores.aggregate]
+        bad = next((i for i, v in zip(scores.ids, scores.values)
+                    if (len(v) if isinstance(v, tuple) else 0) != width), None)
+        if bad is not None:
+            shape = "a number" if width == 0 else f"a row of {width} statistics"
+            raise PluginError(f"{where}: unit '{bad}' is not {shape}")
+    return dict(units)
