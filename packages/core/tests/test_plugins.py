@@ -97,7 +97,8 @@ def test_register_published_hook_feeds_compare_and_refuses_other_records() -> No
     broken = build_registry(extra_plugins=[("wrong", Wrong())])
     assert all(r.model != "a paper's model" for r in broken.published())
     info = next(p for p in broken.plugins if p.name == "wrong")
-    assert info.error == "PluginError: returned dict from register_published, expected abduct.PublishedRow"
+    assert info.published_error == "PluginError: returned dict from register_published, expected abduct.PublishedRow"
+    assert info.error is None  # its other components and commands keep working
 
 
 def test_register_commands_hook(capsys: pytest.CaptureFixture[str]) -> None:

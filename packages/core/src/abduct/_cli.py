@@ -38,6 +38,8 @@ def plugins_cmd(as_json: bool) -> None:
         click.echo(head)
         if info.error:
             click.echo(f"  ERROR: {info.error}")
+        if info.published_error:
+            click.echo(f"  published rows left out: {info.published_error}")
         for kind, names in info.registers.items():
             click.echo(f"  {kind}s: {', '.join(names)}")
 

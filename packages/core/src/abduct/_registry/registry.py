@@ -62,6 +62,7 @@ class PluginInfo:
     version: str | None
     registers: dict[str, list[str]] = field(default_factory=dict)
     error: str | None = None
+    published_error: str | None = None  # its published rows are malformed: left out, the plugin still works
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -70,6 +71,7 @@ class PluginInfo:
             "version": self.version,
             "registers": self.registers,
             "error": self.error,
+            **({"published_error": self.published_error} if self.published_error else {}),
         }
 
 
@@ -129,7 +131,8 @@ class Registry:
 
     def published(self) -> list[PublishedRow]:
         """Every healthy plugin's published rows (hook ``register_published``), in plugin order; a
-        plugin whose rows are malformed is reported (``abduct plugins``) and its rows left out."""
+        plugin whose rows are malformed is reported (``abduct plugins``) and its rows left out; its
+        components and commands keep working."""
         by_name = {info.name: info for info in self.plugins}
         rows: list[PublishedRow] = []
         for impl in reversed(self.manager.hook.register_published.get_hookimpls()):  # pluggy lists the last first
@@ -143,7 +146,7 @@ class Registry:
                 if wrong:
                     raise PluginError(f"returned {wrong[0]} from register_published, expected abduct.PublishedRow")
             except Exception as exc:
-                info.error = _describe(exc)
+                info.published_error = _describe(exc)
                 continue
             rows.extend(found)
         return rows

@@ -244,11 +244,14 @@ def _units_from_leaderboard(data_dir: Path, split: str, files: dict[str, Path]) 
     return list(units.values())
 
 
-def _units_from_annotations(instances: Sequence[SherlockInstance], data_dir: Path) -> list[_ImageUnit]:
+def _units_from_annotations(data_dir: Path, split: str,
+                            instances: Sequence[SherlockInstance] | None = None) -> list[_ImageUnit]:
     """GT rows from the annotation file (every box x every inference of an image) and, when
     ``sherlock_val_autoboxes.json`` exists, auto rows (every proposal x every inference)."""
     from abduct_sherlock.proposals import read_proposals
 
+    if instances is None:
+        instances = load_instances(data_dir, split)
     proposal_file = Path(data_dir) / AUTOBOX_FILE
     proposals = read_proposals(proposal_file) if proposal_file.is_file() else {}
     units = []
@@ -290,7 +293,7 @@ class LocalizationTask(SherlockTask):
             source = "leaderboard"
             data_files = [files["instances"], files["answer_key"], annotation_file(run.data_dir, run.split)]
         else:
-            units = _units_from_annotations(run.dataset(DATASET).load(run.data_dir, run.split), run.data_dir)
+            units = _units_from_annotations(run.data_dir, run.split, run.dataset(DATASET).load(run.data_dir, run.split))
             source, data_files = "annotations", [annotation_file(run.data_dir, run.split)]
             if (run.data_dir / AUTOBOX_FILE).is_file():
                 data_files.append(run.data_dir / AUTOBOX_FILE)
