@@ -21,5 +21,5 @@ def test_report_has_per_category_bars(tmp_path: Path) -> None:
 
 def test_published_rows() -> None:
     rows = published_rows("nleye-triplet", get_registry())
-    assert {r.model: r.metrics["consistency_accuracy"] for r in rows} == {"Random": 25.0, "Human": 85.0}
+    assert {r.model: r.metrics["consistency_accuracy"] for r in rows} == {"Human": 85.0, "GPT-4o": 60.0}
     assert all("ICLR 2025" in (r.citation or "") for r in rows)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import math
 import os
 import tempfile
 import threading
@@ -118,17 +119,48 @@ def _no_constants(name: str) -> Any:
     raise _NotStrictJSON(f"{name} is not a JSON number (only finite numbers are allowed)")
 
 
+def _beyond_floats(text: str, allow: bool) -> float:
+    if not allow:
+        raise _NotStrictJSON(f"{text[:20]}{'...' if len(text) > 20 else ''} is beyond the range of a "
+                             "64-bit float (only finite numbers are allowed)")
+    return -math.inf if text.startswith("-") else math.inf
+
+
+def _number_readers(allow: bool) -> dict[str, Any]:
+    """``1e400`` would read as infinity and a 400-digit integer as an int no float holds (a
+    later ``float()`` or ``isfinite`` raises): both are read as +-inf when non-finite numbers
+    are allowed (the caller names the record), else refused."""
+    def read_float(text: str) -> float:
+        value = float(text)
+        return value if math.isfinite(value) else _beyond_floats(text, allow)
+
+    def read_int(text: str) -> int | float:
+        if len(text.lstrip("-")) <= 309:  # more digits cannot be a float (and int() may refuse them)
+            value = int(text)
+            try:
+                float(value)
+                return value
+            except OverflowError:
+                pass
+        return _beyond_floats(text, allow)
+
+    return {"parse_float": read_float, "parse_int": read_int}
+
+
 def read_json(path: Path, what: str = "file", *, allow_non_finite: bool = False) -> Any:
     """Parse a JSON file strictly; a missing file, malformed JSON, a duplicate key in an
-    object or a NaN/Infinity number becomes a one-line DataError naming the file.
+    object or a NaN/Infinity number (also one beyond the float range, ``1e400``) becomes a
+    one-line DataError naming the file.
 
-    ``allow_non_finite`` lets NaN/Infinity through for readers that check every number
-    themselves and can then name the record holding it (predictions files)."""
+    ``allow_non_finite`` lets NaN/Infinity (and numbers beyond the float range, read as
+    +-inf) through for readers that check every number themselves and can then name the
+    record holding it (predictions files)."""
     require_file(path, what)
     constants = None if allow_non_finite else _no_constants
     try:
         with open(path, encoding="utf-8-sig") as handle:
-            return json.load(handle, object_pairs_hook=_no_duplicate_keys, parse_constant=constants)
+            return json.load(handle, object_pairs_hook=_no_duplicate_keys, parse_constant=constants,
+                             **_number_readers(allow_non_finite))
     except _NotStrictJSON as exc:
         raise DataError(str(exc), file=path) from None
     except RecursionError:

@@ -53,11 +53,14 @@ from abduct.kit.cache import TextCache
 from abduct.kit.io import read_json
 from abduct.kit.offline import patched_hub
 from abduct.testing.fuzzing import CliOutcome, clean_failure_problem, fuzz_cli_input, half_written_problem, run_cli
+from abduct.testing.scaling import EXTREME_SCALES, ScaledScorer, base_score, scaled_models
 
 __all__ = [
-    "CliOutcome", "GeneratorContract", "MetricContract", "PairsFile", "ScorerContract", "TaskContract",
-    "clean_failure_problem", "contract_visuals", "fuzz_cli_input", "half_written_problem", "make_images",
-    "fast_one_line_failure", "finished_judgments", "make_pairs_file", "registry_with_models", "run_cli", "shared_data_dir", "write_pairs",
+    "base_score", "clean_failure_problem", "CliOutcome", "contract_visuals", "EXTREME_SCALES",
+    "fast_one_line_failure", "finished_judgments", "fuzz_cli_input", "GeneratorContract",
+    "half_written_problem", "make_images", "make_pairs_file", "MetricContract", "PairsFile",
+    "registry_with_models", "run_cli", "scaled_models", "ScaledScorer", "ScorerContract", "shared_data_dir",
+    "TaskContract", "write_pairs",
 ]
 
 
