@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from abduct import DataError
+from abduct import AbductError, DataError
 from abduct.kit import first_argmax, read_json, strictly_higher
 from abduct.testing import EXTREME_SCALES
 
@@ -69,3 +69,21 @@ def test_large_numbers_inside_the_range_are_read_exactly(tmp_path: Path) -> None
     assert data["f"] == 1e308 and data["s"] == 5e-324 and data["n"] == -(2**1023)
     near = int(np.finfo(np.float64).max)  # the largest float as an integer still fits
     assert read_json(_write(tmp_path, str(near))) == near
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), float("-inf")])
+def test_a_model_returning_a_non_finite_score_is_refused_naming_it(bad: float) -> None:
+    from abduct import VisualInput
+    from abduct.testing import ScoringEngine
+
+    class Broken:
+        accepts = frozenset({"context"})
+
+        def score(self, visuals: object, texts: list[str]) -> np.ndarray:
+            scores = np.arange(len(texts), dtype=np.float64)
+            scores[-1] = bad
+            return scores
+
+    engine = ScoringEngine(Broken())
+    with pytest.raises(AbductError, match=r"model 'Broken' returned 1 non-finite value\(s\)"):
+        engine.score_pairs([VisualInput(None, context="c")] * 3, ["a", "b", "c"])

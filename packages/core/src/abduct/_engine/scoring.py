@@ -68,8 +68,15 @@ class ModelCalls:
         self.calls = 0
 
     def _timed(self, fn: Callable[[], np.ndarray]) -> np.ndarray:
+        """One call of the model, timed; a score or an embedding that is NaN or infinite is
+        refused here, where every task's numbers come from, rather than ranked as if it were one."""
         self.calls += 1
-        return self.timer.timed(fn)
+        out = self.timer.timed(fn)
+        if isinstance(out, np.ndarray) and out.dtype.kind == "f" and not np.isfinite(out).all():
+            bad = int(np.size(out) - np.isfinite(out).sum())
+            raise AbductError(f"model '{self.policy.model_name}' returned {bad} non-finite value(s) (NaN or "
+                              "infinity) among its scores or embeddings; they must be finite numbers")
+        return out
 
     def _each_batch(self, batches: Sequence[B], compute: Callable[[B], R], desc: str, unit: str = "batch") -> list[R]:
         """``compute`` of every batch, in order, with a progress bar. Under torchrun the ranks
