@@ -34,17 +34,18 @@ HERE = Path(__file__).resolve().parent
 
 # The arguments of a --quick run, per script (a full run uses each script's own defaults).
 QUICK: dict[str, list[str]] = {
-    "caption_metrics": ["--n", "2000", "--loop-sample", "10", "--bertscore-pairs", "32", "--repeat", "1"],
-    "cascade": ["--chunk", "60", "--k", "5", "--steps", "30", "--dual-steps", "30"],
+    "caption_metrics": ["--n", "300", "--loop-sample", "3", "--bertscore-pairs", "8", "--repeat", "1"],
+    "cascade": ["--chunk", "24", "--k", "4", "--steps", "10", "--dual-steps", "10"],
     "cli_startup": ["--runs", "3"],
-    "clip_eval": ["--models", "clip:tiny", "--chunk", "200", "--small-chunk", "30"],
-    "sharded_eval": ["--images", "24", "--chunk-size", "12", "--model", "clip:tiny"],
+    "clip_eval": ["--models", "clip:tiny", "--chunk", "60", "--small-chunk", "12"],
+    "sharded_eval": ["--images", "16", "--chunk-size", "8", "--model", "clip:tiny"],
     "sherlock_scoring": ["--chunks", "3"],
-    "t5_scoring": ["--pairs", "128", "--requests", "32", "--repeats", "1"],
-    "video_sampling": ["--videos", "2", "--seconds", "6", "--clips", "32", "--repeat", "2", "--memory-clips", "60"],
-    "vlm_generation": ["--requests", "8", "--batch", "4", "--repeats", "1", "--limits", "1", "4",
-                       "--served-requests", "16"],
-    "whoops": ["--images", "60", "--repeat", "1"],
+    "t5_scoring": ["--pairs", "64", "--requests", "16", "--max-new-tokens", "8", "--repeats", "1"],
+    "video_sampling": ["--videos", "2", "--seconds", "4", "--width", "160", "--height", "120", "--clips", "16",
+                       "--repeat", "1", "--memory-clips", "30"],
+    "vlm_generation": ["--requests", "4", "--batch", "2", "--tokens", "4", "--repeats", "1", "--limits", "1", "4",
+                       "--served-requests", "8"],
+    "whoops": ["--images", "24", "--repeat", "1"],
 }
 SCRIPTS = tuple(QUICK)
 
@@ -94,11 +95,11 @@ def parse_report(stdout: str) -> dict[str, Any]:
     raise ValueError(f"no JSON object in the output: {stdout[-300:]!r}")
 
 
-def run_once(name: str, args: list[str], timeout: float) -> tuple[dict[str, Any], float]:
+def run_once(name: str, args: list[str], timeout: float, env: dict[str, str]) -> tuple[dict[str, Any], float]:
     command = [sys.executable, str(HERE / f"{name}.py"), "--json", *args]
     started = time.perf_counter()
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False, env=env)
     except subprocess.TimeoutExpired as exc:
         raise RuntimeError(f"timed out after {timeout:.0f} s") from exc
     seconds = time.perf_counter() - started
@@ -125,14 +126,14 @@ def summarise(reports: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, 
     return figures, facts
 
 
-def bench(name: str, args: list[str], repeats: int, timeout: float) -> dict[str, Any]:
+def bench(name: str, args: list[str], repeats: int, timeout: float, env: dict[str, str]) -> dict[str, Any]:
     entry: dict[str, Any] = {"command": ["python", f"benchmarks/{name}.py", "--json", *args],
                              "seconds": [], "load_1min": []}
     reports = []
     for run in range(repeats):
         load_before = os.getloadavg()[0]
         try:
-            report, seconds = run_once(name, args, timeout)
+            report, seconds = run_once(name, args, timeout, env)
         except (RuntimeError, ValueError) as exc:
             entry["error"] = f"run {run + 1}: {exc}"
             break
@@ -146,14 +147,14 @@ def bench(name: str, args: list[str], repeats: int, timeout: float) -> dict[str,
     return entry
 
 
-def machine() -> dict[str, Any]:
+def machine(env: dict[str, str]) -> dict[str, Any]:
     try:
         torch = metadata.version("torch")
     except metadata.PackageNotFoundError:
         torch = None
     return {"cpu_count": os.cpu_count(), "platform": platform.platform(), "machine": platform.machine(),
             "python": platform.python_version(), "torch": torch,
-            "omp_num_threads": os.environ.get("OMP_NUM_THREADS")}
+            "omp_num_threads": env.get("OMP_NUM_THREADS")}
 
 
 def table(results: dict[str, Any]) -> str:
@@ -177,18 +178,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="+", choices=SCRIPTS, metavar="NAME", help=f"among: {', '.join(SCRIPTS)}")
     parser.add_argument("--out", type=Path, default=HERE / "results.json")
     parser.add_argument("--timeout", type=float, default=3600, help="seconds one run may take")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="OMP_NUM_THREADS and MKL_NUM_THREADS of the scripts (default: as the environment has them)")
     args = parser.parse_args(argv)
-    if args.repeats < 1:
-        parser.error("--repeats must be at least 1")
+    if args.repeats < 1 or (args.threads is not None and args.threads < 1):
+        parser.error("--repeats and --threads must be at least 1")
+    env = dict(os.environ)
+    if args.threads is not None:
+        # torch's intra-op pool on a shared, oversubscribed machine: see benchmarks/README.md (T5)
+        env.update(OMP_NUM_THREADS=str(args.threads), MKL_NUM_THREADS=str(args.threads))
     started = datetime.datetime.now(datetime.UTC)
     results: dict[str, Any] = {
         "date": started.date().isoformat(), "started": started.isoformat(timespec="seconds"),
-        "quick": args.quick, "repeats": args.repeats, "machine": machine(),
+        "quick": args.quick, "repeats": args.repeats, "machine": machine(env),
         "load_average_start": list(os.getloadavg()), "scripts": {},
     }
     for name in args.only or SCRIPTS:
         print(f"{name} ({args.repeats} runs{', quick' if args.quick else ''})", file=sys.stderr, flush=True)
-        results["scripts"][name] = bench(name, QUICK[name] if args.quick else [], args.repeats, args.timeout)
+        results["scripts"][name] = bench(name, QUICK[name] if args.quick else [], args.repeats, args.timeout, env)
     results["load_average_end"] = list(os.getloadavg())
     results["failed"] = [name for name, entry in results["scripts"].items() if not entry["ok"]]
     args.out.parent.mkdir(parents=True, exist_ok=True)
