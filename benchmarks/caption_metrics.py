@@ -1,7 +1,7 @@
 """Caption metrics: overhead against pycocoevalcap, speed-up against per-sentence tokenisation,
 and BERTScore throughput on CPU. All ratios come from one run of this script.
 
-    python benchmarks/caption_metrics.py [--n 20000] [--loop-sample 40] [--bertscore-pairs 256] [--repeat 3]
+    python benchmarks/caption_metrics.py [--n 20000] [--loop-sample 40] [--bertscore-pairs 256] [--repeat 3] [--json]
 
 * ``cider``, ``bleu``, ``meteor`` (abduct-metrics, one PTB tokenizer call) against the same
   scorer called directly the way COCOEvalCap does (one tokenizer call for references, one for
@@ -16,6 +16,7 @@ and BERTScore throughput on CPU. All ratios come from one run of this script.
 from __future__ import annotations
 
 import argparse
+import json
 import tempfile
 import time
 from pathlib import Path
@@ -66,10 +67,13 @@ def main() -> None:
     parser.add_argument("--bertscore-pairs", type=int, default=256)
     parser.add_argument("--repeat", type=int, default=3, help="runs of each, best time kept")
     parser.add_argument("--skip-meteor", action="store_true")
+    parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    say = (lambda *_: None) if args.json else print
+    report: dict[str, object] = {"pairs": args.n}
 
     predictions, references = generated_data(args.n, seed=0, max_refs=1, related=True)
-    print(f"{args.n} generated prediction/reference pairs")
+    say(f"{args.n} generated prediction/reference pairs")
     per_pair_loop = _per_sentence_tokenisation_seconds(predictions, references, args.loop_sample)
     metrics = [("cider", "cider"), ("bleu", "bleu_4")] + ([] if args.skip_meteor else [("meteor", "meteor")])
     for name, key in metrics:
@@ -89,7 +93,9 @@ def main() -> None:
         # The loop's scoring cost equals the direct run minus its two batched tokenizer calls,
         # which ours (one call) bounds from above: use ours_s as the scoring estimate.
         loop_s = per_pair_loop * args.n + ours_s
-        print(f"{name:7s} ours {ours_s:7.2f}s  pycocoevalcap {theirs_s:7.2f}s  overhead x{ours_s / theirs_s:.3f}  "
+        report[name] = {"ours_seconds": ours_s, "pycocoevalcap_seconds": theirs_s, "overhead": ours_s / theirs_s,
+                        "loop_seconds_extrapolated": loop_s, "speedup": loop_s / ours_s, "value": ours.corpus[key]}
+        say(f"{name:7s} ours {ours_s:7.2f}s  pycocoevalcap {theirs_s:7.2f}s  overhead x{ours_s / theirs_s:.3f}  "
               f"per-sentence loop ~{loop_s:8.0f}s (extrapolated from {args.loop_sample} pairs)  "
               f"speed-up x{loop_s / ours_s:.0f}  value {ours.corpus[key]:.6f}")
 
@@ -99,8 +105,11 @@ def main() -> None:
         metric = BertScore(model=str(model_dir), num_layers=12, device="cpu", batch_size=64)
         _, seconds = _timed(lambda: metric.compute(preds, refs))
         sentences = 2 * args.bertscore_pairs
-        print(f"bertscore (BERT-base size, 12 layers, CPU): {sentences / seconds:.1f} sentences/s "
+        report["bertscore"] = {"pairs": args.bertscore_pairs, "sentences_per_s": sentences / seconds}
+        say(f"bertscore (BERT-base size, 12 layers, CPU): {sentences / seconds:.1f} sentences/s "
               f"({args.bertscore_pairs} pairs in {seconds:.2f}s)")
+    if args.json:
+        print(json.dumps(report, indent=2))
 
 
 if __name__ == "__main__":

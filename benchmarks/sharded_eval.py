@@ -2,7 +2,7 @@
 (gloo on CPU), on the same synthetic Sherlock corpus; the speed-up and whether the metrics and
 predictions.jsonl are identical. All figures come from one run of this script.
 
-    python benchmarks/sharded_eval.py [--images 120] [--chunk-size 60] [--model clip:ViT-B-32] [--threads 1]
+    python benchmarks/sharded_eval.py [--images 120] [--chunk-size 60] [--model clip:ViT-B-32] [--threads 1] [--json]
 
 Each process gets ``--threads`` intra-op threads (OMP_NUM_THREADS), so 2 processes use twice
 the cores of one: the ratio is what splitting the work buys on as many more cores. The wall
@@ -62,6 +62,7 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--json", action="store_true")
     options = parser.parse_args()
 
     from abduct_sherlock.synth import synthesize
@@ -78,6 +79,14 @@ def main() -> None:
             rows.append((processes, seconds, results["timings"]["model_seconds"], results["metrics"]))
             predictions.append((out / "predictions.jsonl").read_bytes())
         instances = rows[0][3].get("instances", "?")
+        if options.json:
+            print(json.dumps({
+                "task": options.task, "model": options.model, "instances": instances, "threads": options.threads,
+                **{f"processes_{p}": {"wall_seconds": w, "model_seconds": m} for p, w, m, _ in rows},
+                "wall_speedup": rows[0][1] / rows[1][1], "model_speedup": rows[0][2] / rows[1][2],
+                "metrics_equal": rows[0][3] == rows[1][3], "predictions_identical": predictions[0] == predictions[1],
+            }, indent=2))
+            return
         print(f"{options.task}, {options.model}, {instances} instances, {options.images} images, "
               f"device {options.device}, {options.threads} thread(s) per process")
         print(f"{'processes':>9}  {'wall s':>8}  {'wall speed-up':>13}  {'model s (rank 0)':>16}  {'model speed-up':>14}")

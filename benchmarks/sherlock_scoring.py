@@ -5,7 +5,7 @@ matrices (average-tie ranks both ways, P@1), checks both give the same numbers, 
 the speed-up. With ``--files`` it also times ``score_files`` on one chunk in the official
 formats (a float32 .npy in sorted-test_id order + its answer key JSON).
 
-    python benchmarks/sherlock_scoring.py [--files] [--seed 0]
+    python benchmarks/sherlock_scoring.py [--files] [--seed 0] [--chunks 23] [--json]
 """
 
 from __future__ import annotations
@@ -78,16 +78,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--files", action="store_true", help="also time official-format file scoring of one chunk")
+    parser.add_argument("--chunks", type=int, default=len(CHUNK_SIZES), help="chunks of the validation-sized run")
+    parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    report: dict[str, object] = {}
 
     (one,) = matrices((1000,), args.seed)
     fast, t_fast = timed(retrieval_scores, one)
     slow, t_slow = timed(loop_scores, one)
     assert fast == slow, (fast, slow)
-    print(f"one 1000x1000 chunk: vectorised {t_fast * 1e3:.1f} ms, per-pair loop {t_slow:.2f} s, "
+    report["one_chunk"] = {"vectorised_seconds": t_fast, "loop_seconds": t_slow, "speedup": t_slow / t_fast}
+    if not args.json:
+        print(f"one 1000x1000 chunk: vectorised {t_fast * 1e3:.1f} ms, per-pair loop {t_slow:.2f} s, "
           f"speed-up x{t_slow / t_fast:.0f}")
 
-    chunks = matrices(CHUNK_SIZES, args.seed + 1)
+    sizes = CHUNK_SIZES[: args.chunks]
+    chunks = matrices(sizes, args.seed + 1)
     start = time.perf_counter()
     fast_all = [retrieval_scores(s) for s in chunks]
     t_fast = time.perf_counter() - start
@@ -96,10 +102,17 @@ def main() -> None:
     t_slow = time.perf_counter() - start
     assert fast_all == slow_all
     mean = {k: float(np.mean([c[k] for c in fast_all])) for k in ("im2txt", "txt2im", "p_at_1")}
-    print(f"23-chunk validation-sized run ({sum(CHUNK_SIZES)} instances): vectorised {t_fast:.3f} s, "
+    report["run"] = {"chunks": len(sizes), "instances": sum(sizes), "vectorised_seconds": t_fast,
+                     "loop_seconds": t_slow, "speedup": t_slow / t_fast}
+    if args.files:
+        report["score_files_seconds"] = bench_files(one)
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return
+    print(f"{len(sizes)}-chunk validation-sized run ({sum(sizes)} instances): vectorised {t_fast:.3f} s, "
           f"per-pair loop {t_slow:.1f} s, speed-up x{t_slow / t_fast:.0f}; random means {mean}")
     if args.files:
-        print(f"score_files on one chunk (.npy of 1M float32 + 1M-entry answer key JSON): {bench_files(one):.2f} s")
+        print(f"score_files on one chunk (.npy of 1M float32 + 1M-entry answer key JSON): {report['score_files_seconds']:.2f} s")
 
 
 if __name__ == "__main__":

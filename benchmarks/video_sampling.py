@@ -4,7 +4,7 @@ frame indices; then with the frame cache on; then memory over 1,000 consecutive 
 All ratios come from one run of this script.
 
     python benchmarks/video_sampling.py [--videos 6] [--seconds 20] [--width 320] [--height 240]
-        [--clips 96] [--frames 8] [--workers 2] [--repeat 5] [--memory-clips 1000]
+        [--clips 96] [--frames 8] [--workers 2] [--repeat 5] [--memory-clips 1000] [--json]
 
 * corpus: ``--videos`` synthetic H.264 mp4 files (moving, textured content; libx264 defaults,
   so a keyframe every 250 frames, as in much real footage), written once to a temp folder;
@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import multiprocessing
 import os
 import random
@@ -169,7 +170,10 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--memory-clips", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    say = (lambda *_: None) if args.json else print
+    report: dict[str, object] = {"clips": args.clips, "frames": args.frames, "workers": args.workers}
     rng = random.Random(args.seed)
     settings = SamplingSettings(frames_per_span=args.frames)
 
@@ -180,7 +184,7 @@ def main() -> None:
         for v in range(args.videos):
             frames = moving_frames(count, height=args.height, width=args.width, seed=v)
             paths.append(str(write_video(Path(tmp) / f"video{v}.mp4", frames, fps=args.fps)))
-        print(f"corpus: {args.videos} videos, {args.seconds:g} s each, {args.width}x{args.height} at "
+        say(f"corpus: {args.videos} videos, {args.seconds:g} s each, {args.width}x{args.height} at "
               f"{args.fps:g} fps (written in {time.perf_counter() - started:.1f} s)")
 
         infos = {path: probe(path) for path in paths}
@@ -240,23 +244,28 @@ def main() -> None:
         by_name = {name: frames / seconds for name, seconds, frames in rows}
         naive = by_name["pyav loop (seek + decode per frame)"]
         raw = by_name["decord raw, batched reads + seek(0)"]
-        print(f"\n{args.clips} clips x {args.frames} frames (uniform), best of {args.repeat}, "
+        say(f"\n{args.clips} clips x {args.frames} frames (uniform), best of {args.repeat}, "
               f"{os.cpu_count()} CPU cores\n")
         cpu_ms = {name: 1000 * used / frames for name, (used, frames) in cpu.items()}
         raw_cpu = cpu_ms["decord raw, batched reads + seek(0)"]
-        print(f"{'method':<48} {'frames/s':>10} {'vs pyav loop':>13} {'vs raw same calls':>18} "
+        say(f"{'method':<48} {'frames/s':>10} {'vs pyav loop':>13} {'vs raw same calls':>18} "
               f"{'CPU ms/frame':>13} {'CPU vs raw':>11}")
         for name, seconds, frames in rows:
             rate = frames / seconds
-            print(f"{name:<48} {rate:>10.0f} {rate / naive:>12.2f}x {rate / raw:>17.2f}x "
+            say(f"{name:<48} {rate:>10.0f} {rate / naive:>12.2f}x {rate / raw:>17.2f}x "
                   f"{cpu_ms[name]:>13.2f} {cpu_ms[name] / raw_cpu:>10.2f}x")
         one = by_name["ours, decord, 1 worker(s), cache off"]
         one_cpu = cpu_ms["ours, decord, 1 worker(s), cache off"]
-        print(f"\noverhead of ours (1 worker) over the same decord calls (goal <= +15%): "
+        report["methods"] = {name: {"frames_per_s": frames / seconds, "cpu_ms_per_frame": cpu_ms[name]}
+                             for name, seconds, frames in rows}
+        report["overhead_1_worker_wall"] = raw / one - 1
+        report["overhead_1_worker_cpu"] = one_cpu / raw_cpu - 1
+        say(f"\noverhead of ours (1 worker) over the same decord calls (goal <= +15%): "
               f"{100 * (raw / one - 1):+.1f}% wall time per frame, {100 * (one_cpu / raw_cpu - 1):+.1f}% CPU time "
               f"per frame (this process and the workers)")
         best_ours = by_name[f"ours, decord, {args.workers} worker(s), cache off"]
-        print(f"ours ({args.workers} workers) vs pyav loop: {best_ours / naive:.1f}x (goal >= 3x)")
+        report["speedup_vs_pyav_loop"] = best_ours / naive
+        say(f"ours ({args.workers} workers) vs pyav loop: {best_ours / naive:.1f}x (goal >= 3x)")
 
         # memory over consecutive clips
         memory_requests = random_requests(args.memory_clips)
@@ -277,10 +286,14 @@ def main() -> None:
         process.start()
         raw_start, raw_end = queue.get()
         process.join()
-        print(f"\nmemory over {args.memory_clips} consecutive clips (RSS after 20 clips -> after all):")
-        print(f"  ours ({args.workers} workers, never recycled, parent + workers): "
+        report["memory_mb"] = {"clips": args.memory_clips, "ours_growth": end_rss - start_rss,
+                               "raw_decord_growth": raw_end - raw_start}
+        if args.json:
+            print(json.dumps(report, indent=2))
+        say(f"\nmemory over {args.memory_clips} consecutive clips (RSS after 20 clips -> after all):")
+        say(f"  ours ({args.workers} workers, never recycled, parent + workers): "
               f"{start_rss:.0f} MB -> {end_rss:.0f} MB ({end_rss - start_rss:+.0f} MB)")
-        print(f"  raw decord get_batch without seek(0), one process: "
+        say(f"  raw decord get_batch without seek(0), one process: "
               f"{raw_start:.0f} MB -> {raw_end:.0f} MB ({raw_end - raw_start:+.0f} MB)")
 
 

@@ -9,7 +9,7 @@
    synthetic captions are made distinct per image first, as the release's are); and a naive loop scoring every (image, caption) comparison on its own (the image
    encoded again for each of its 6 captions) against the run.
 
-Usage: python benchmarks/whoops.py [--images 500] [--repeat 3]
+Usage: python benchmarks/whoops.py [--images 500] [--repeat 3] [--json]
 """
 
 from __future__ import annotations
@@ -67,6 +67,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--images", type=int, default=500)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         data = synthesize(Path(tmp) / "data", images=args.images, seed=0)
@@ -110,6 +111,11 @@ def main() -> None:
         ("whoops-matching clip:tiny end to end / model encoding once", eval_seconds, model_seconds),
         ("naive per-comparison scoring / whoops-matching end to end", naive_seconds, eval_seconds),
     ]
+    if args.json:
+        names = ("load_vs_pandas", "eval_vs_model_encoding", "naive_vs_eval")
+        print(json.dumps({"images": args.images, **{name: {"a_seconds": a, "b_seconds": b, "ratio": a / b}
+                                                        for name, (_, a, b) in zip(names, rows)}}, indent=2))
+        return
     print(f"WHOOPS! synthetic corpus, {args.images} images ({5 * args.images} comparisons), best of {args.repeat}")
     print(f"{'measure':<66} {'a (s)':>8} {'b (s)':>8} {'a/b':>6}")
     for name, a, b in rows:
