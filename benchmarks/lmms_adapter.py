@@ -19,6 +19,7 @@ medians are printed too). Needs abduct-lmms and abduct-nleye installed; no downl
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import tempfile
 import time
@@ -39,6 +40,7 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=12)
     parser.add_argument("--max-new-tokens", type=int, default=8)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="lmms-bench-"))
     synthesize(root / "nleye", args.samples, 0)
@@ -79,6 +81,10 @@ def main() -> None:
         assert a == b, "the two paths disagree"
     d, o = min(timings["direct"]), min(timings["abduct"])
     dm, om = statistics.median(timings["direct"]), statistics.median(timings["abduct"])
+    if args.json:
+        print(json.dumps({"requests": len(seen), "direct_seconds": dm, "abduct_seconds": om,
+                          "overhead": om / dm - 1, "overhead_fastest": o / d - 1}))
+        return
     print(f"{len(seen)} requests, max_new_tokens={args.max_new_tokens}, tiny LLaVA on CPU, {args.repeat} runs each")
     print(f"direct lmms-eval generate_until: {d:.3f} s fastest, {dm:.3f} s median")
     print(f"abduct lmms: (GenerationEngine): {o:.3f} s fastest, {om:.3f} s median")
