@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import math
 import os
 import tempfile
 import threading
@@ -40,6 +41,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     usual 022): ``mkstemp`` creates its temporary file 0o600, which would make every output
     unreadable to colleagues on a shared machine."""
     path = Path(path)
+    require_new_or_regular(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -92,6 +94,16 @@ def require_file(path: Path, what: str = "file") -> Path:
     return path
 
 
+def require_new_or_regular(path: Path, what: str = "output") -> Path:
+    """Refuse to write over anything but a regular file: replacing ``/dev/sda`` or a FIFO with
+    a regular file is never what the user meant."""
+    path = Path(path)
+    if (path.exists() or path.is_symlink()) and not path.is_file():
+        kind = "a directory" if path.is_dir() else "not a regular file (a device, FIFO or socket)"
+        raise AbductError(f"{what} {path} is {kind}; refusing to replace it")
+    return path
+
+
 def require_dir(path: Path, what: str = "directory") -> Path:
     path = Path(path)
     if not path.exists():
@@ -114,6 +126,13 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return table
 
 
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e400 reads as inf without a word
+        raise _NotStrictJSON(f"{text[:24]} overflows to infinity (only finite numbers are allowed)")
+    return value
+
+
 def _no_constants(name: str) -> Any:
     raise _NotStrictJSON(f"{name} is not a JSON number (only finite numbers are allowed)")
 
@@ -128,7 +147,8 @@ def read_json(path: Path, what: str = "file", *, allow_non_finite: bool = False)
     constants = None if allow_non_finite else _no_constants
     try:
         with open(path, encoding="utf-8-sig") as handle:
-            return json.load(handle, object_pairs_hook=_no_duplicate_keys, parse_constant=constants)
+            return json.load(handle, object_pairs_hook=_no_duplicate_keys, parse_constant=constants,
+                             parse_float=None if allow_non_finite else _finite_float)
     except _NotStrictJSON as exc:
         raise DataError(str(exc), file=path) from None
     except RecursionError:
