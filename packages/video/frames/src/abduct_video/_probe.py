@@ -43,14 +43,21 @@ def check_readable(path: str) -> None:
         raise VideoError(path, "video file is empty (0 bytes)")
 
 
+_IMAGE_FORMATS = {"image2", "gif", "webp", "apng"}  # what ffmpeg opens as a one-frame "video"
+
+
 def probe(path: str) -> VideoInfo:
     import av
 
     check_readable(path)
+    if not os.path.isfile(path):  # probing runs without the sampler's time limit: a FIFO would block forever
+        raise VideoError(path, "is not a regular file (a device, FIFO or socket)")
     try:
         with av.open(path) as container:
             if not container.streams.video:
                 raise VideoError(path, "has no video stream")
+            if container.format.name in _IMAGE_FORMATS or container.format.name.endswith("_pipe"):
+                raise VideoError(path, f"is an image ({container.format.name}), not a video")
             stream = container.streams.video[0]
             height, width = stream.codec_context.height, stream.codec_context.width
             time_base = stream.time_base
