@@ -46,12 +46,18 @@ def check_readable(path: str) -> None:
 _IMAGE_FORMATS = {"image2", "gif", "webp", "apng"}  # what ffmpeg opens as a one-frame "video"
 
 
+def require_regular(path: str) -> None:
+    """For callers without the sampler's time limit (``abduct video probe``): a FIFO or a
+    device would block the decoder forever."""
+    check_readable(path)
+    if not os.path.isfile(path):
+        raise VideoError(path, "is not a regular file (a device, FIFO or socket)")
+
+
 def probe(path: str) -> VideoInfo:
     import av
 
     check_readable(path)
-    if not os.path.isfile(path):  # probing runs without the sampler's time limit: a FIFO would block forever
-        raise VideoError(path, "is not a regular file (a device, FIFO or socket)")
     try:
         with av.open(path) as container:
             if not container.streams.video:

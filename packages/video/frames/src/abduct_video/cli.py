@@ -27,8 +27,10 @@ def _parse_span(text: str) -> tuple[float, float]:
 def probe(videos: tuple[Path, ...], as_json: bool) -> None:
     """Frames, duration, average rate and size of each VIDEO, from its packets."""
     from abduct_video._probe import probe as probe_video
+    from abduct_video._probe import require_regular
 
     for video in videos:
+        require_regular(str(video))
         info = probe_video(str(video))
         facts = {"video": str(video), "frames": info.frame_count, "duration": round(info.duration, 4),
                  "fps": round(info.frame_count / info.duration, 3) if info.duration else None,
