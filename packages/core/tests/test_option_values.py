@@ -70,3 +70,24 @@ def test_bad_values_from_the_cli_exit_2_in_one_line(toy_registry: Registry, toy_
                        "--quiet"])
     assert outcome.code == 2 and outcome.crash is None, outcome
     assert outcome.err.count("\n") == 1 and needle in outcome.err, outcome.err
+
+
+def test_any_text_for_a_ranged_option_binds_in_range_or_fails_in_one_line() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    numbers = st.one_of(st.floats(allow_nan=True, allow_infinity=True).map(repr), st.integers().map(str), st.text())
+
+    @settings(max_examples=300, deadline=None)
+    @given(key=st.sampled_from(["beams", "p", "scale", "cap"]), text=numbers)
+    def check(key: str, text: str) -> None:
+        try:
+            value = bind_options("model", "toy", _factory, {key: text})[key]
+        except AbductError as exc:
+            assert "\n" not in str(exc) and f"option '{key}'" in str(exc)
+            return
+        if value is not None:
+            assert math.isfinite(value)
+            assert {"beams": value >= 1, "p": 0 < value <= 1, "scale": True, "cap": value >= 1}[key]
+
+    check()

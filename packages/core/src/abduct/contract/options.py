@@ -118,6 +118,11 @@ def options_of(factory: Callable[..., Any]) -> dict[str, Option]:
     return found
 
 
+def _shown(value: str) -> str:
+    """A value as an error shows it: quoted, escaped (a newline stays on the line), cut short."""
+    return repr(value if len(value) <= 40 else value[:40] + "...")
+
+
 def _convert(value: Any, annotation: Any, where: str) -> Any:
     annotation, _ = constraints_of(annotation)
     if not isinstance(value, str) or annotation in (Any, str):
@@ -137,17 +142,17 @@ def _convert(value: Any, annotation: Any, where: str) -> Any:
     if origin is typing.Literal:
         if value in args:
             return value
-        raise AbductError(f"{where}: '{value}' is not one of {', '.join(map(str, args))}")
+        raise AbductError(f"{where}: {_shown(value)} is not one of {', '.join(map(str, args))}")
     if annotation is bool:
         lowered = value.strip().lower()
         if lowered in _TRUE | _FALSE:
             return lowered in _TRUE
-        raise AbductError(f"{where}: '{value}' is not a boolean (true/false)")
+        raise AbductError(f"{where}: {_shown(value)} is not a boolean (true/false)")
     if annotation in (int, float):
         try:
             return annotation(value)
         except ValueError:
-            raise AbductError(f"{where}: '{value}' is not {'an integer' if annotation is int else 'a number'}") from None
+            raise AbductError(f"{where}: {_shown(value)} is not {'an integer' if annotation is int else 'a number'}") from None
     if annotation is Path:
         return Path(value)
     return value
