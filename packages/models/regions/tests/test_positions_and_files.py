@@ -114,3 +114,16 @@ def test_hostile_feature_files_are_one_line_errors_naming_file_and_field(tmp_pat
             FeatureFile(path).get("img1")
         message = str(caught.value)
         assert "\n" not in message and str(path).split("/")[-1] in message, message
+
+
+@pytest.mark.parametrize(("text", "needle"), [
+    ('{"size": "600"}', "field 'size'"), ('{"max_text": 0}', "field 'max_text'"), ('"size"', "a JSON str"),
+    ('{"grid": 1e400}', "overflows"),
+])
+def test_checkpoint_region_settings_are_checked_before_use(tmp_path: Path, text: str, needle: str) -> None:
+    from abduct_regions.scoring import SETTINGS_FILE, InputSettings
+
+    (tmp_path / SETTINGS_FILE).write_text(text)
+    with pytest.raises(AbductError, match=needle) as caught:
+        InputSettings.load(tmp_path, InputSettings())
+    assert SETTINGS_FILE in str(caught.value) and "\n" not in str(caught.value)
