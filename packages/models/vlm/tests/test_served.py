@@ -89,7 +89,7 @@ def test_at_most_concurrency_requests_in_flight(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("fault", ["rate_limit", "server_error", "invalid_json", "timeout", "truncated", "not_http",
-                                   "reset", "bad_retry_after", "nan_logprob"])
+                                   "reset", "bad_retry_after", "nan_logprob", "slow_drip"])
 def test_transient_faults_are_retried(fault: str, tmp_path: Path) -> None:
     with FakeOpenAIServer(faults=[fault, fault], hang=1.5) as fake:
         model = served(fake, None)

@@ -124,7 +124,7 @@ class ChatClient:
             self.sent += 1
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                raw = response.read(MAX_BODY + 1)
+                raw = self._read_body(response)
                 missing = getattr(response, "length", None)  # what Content-Length promised and never came
                 if missing and len(raw) <= MAX_BODY:
                     raise TransientError(f"a truncated reply ({len(raw)} of {len(raw) + missing} bytes)")
@@ -151,6 +151,22 @@ class ChatClient:
         if not isinstance(parsed, dict) or not isinstance(parsed.get("choices"), list) or not parsed["choices"]:
             raise TransientError(f"a response without choices ({str(parsed)[:60]})")
         return parsed
+
+    def _read_body(self, response: Any) -> bytes:
+        """At most MAX_BODY + 1 bytes, within ``timeout`` in all: the socket timeout alone lets a
+        server dripping one byte at a time hold a request forever."""
+        deadline = time.monotonic() + self.timeout
+        chunks: list[bytes] = []
+        size = 0
+        while size <= MAX_BODY:
+            chunk = response.read1(1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if time.monotonic() > deadline:
+                raise TransientError(f"the reply took longer than {self.timeout:g} s to arrive")
+        return b"".join(chunks)
 
     def post(self, body: dict[str, Any]) -> dict[str, Any]:
         """The response to ``body``: from the cache, else from the server (retried), then cached."""

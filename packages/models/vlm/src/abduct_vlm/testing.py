@@ -16,7 +16,8 @@ log-probabilities when asked, waits ``latency`` seconds per request, serves at m
 - ``"not_http"``: bytes that are not an HTTP response;
 - ``"reset"``: the connection dropped without a reply;
 - ``"bad_retry_after"``: HTTP 429 with ``Retry-After: nan``;
-- ``"nan_logprob"``: a 200 whose JSON holds ``NaN`` (as some servers write it).
+- ``"nan_logprob"``: a 200 whose JSON holds ``NaN`` (as some servers write it);
+- ``"slow_drip"``: a 200 whose body comes one byte every ``hang / 20`` seconds.
 
 ``always`` makes one fault permanent. ``requests`` holds every body received, ``served`` the
 number answered normally, ``peak`` the most requests in flight at once.
@@ -40,7 +41,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 FAULTS = ("refuse", "rate_limit", "server_error", "invalid_json", "timeout", "truncated", "not_http", "reset",
-          "bad_retry_after", "nan_logprob")
+          "bad_retry_after", "nan_logprob", "slow_drip")
 
 
 def request_text(body: dict[str, Any]) -> str:
@@ -157,6 +158,18 @@ class FakeOpenAIServer:
                     self.send_header("Content-Length", str(len(payload) + 100))
                     self.end_headers()
                     self.wfile.write(payload[: len(payload) // 2])
+                elif fault == "slow_drip":
+                    payload = json.dumps(server.completion(body={"messages": []})).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    try:
+                        for i in range(len(payload)):
+                            self.wfile.write(payload[i:i + 1])
+                            self.wfile.flush()
+                            time.sleep(server.hang / 20)
+                    except (BrokenPipeError, ConnectionResetError):  # the client gave up, as it should
+                        return
                 elif fault == "not_http":
                     self.wfile.write(b"\x00\x01 this is not HTTP\r\n\r\n")
                 else:  # reset: RST instead of FIN
@@ -204,7 +217,7 @@ class FakeOpenAIServer:
                     spoilt = server.completion({**body, "logprobs": True})
                     spoilt["choices"][0]["logprobs"]["content"][0]["logprob"] = math.nan
                     return 200, json.dumps(spoilt).encode(), {}  # json.dumps writes NaN
-                if fault in ("truncated", "not_http", "reset"):
+                if fault in ("truncated", "not_http", "reset", "slow_drip"):
                     self._misbehave(fault)
                     return None
                 with server._lock:
