@@ -1,5 +1,5 @@
 """Under umask 022 every kind of output abduct writes is world-readable: evaluation outputs,
-caches, the leaderboard zip, training checkpoints (CLIP and T5) and the synthetic corpora."""
+caches, the leaderboard zip, training checkpoints (CLIP, T5, LXMERT, UNITER) and the synthetic corpora."""
 
 from __future__ import annotations
 
@@ -47,11 +47,17 @@ def test_every_kind_of_output_is_world_readable(tmp_path: Path, umask_022: None,
         ("train", "clip", "--data", "sherlock", "--out", "runs/clip", "--steps", "2", "--batch-size", "8",
          "--checkpoint-every", "2", "--workers", "0", "--quiet"),
         ("train", "t5", "--data", "sherlock", "--out", "runs/t5", "--steps", "2", "--eval-every", "2", "--quiet"),
+        ("train", "lxmert", "--task", "cosim", "--data", "cosim", "--out", "runs/lxmert", "--steps", "2",
+         "--batch-size", "2", "--checkpoint-every", "2", "--device", "cpu", "--model", "lxmert:tiny,cache=false",
+         "--quiet"),
+        ("train", "uniter", "--task", "cosim", "--data", "cosim", "--out", "runs/uniter", "--steps", "2",
+         "--batch-size", "2", "--checkpoint-every", "2", "--device", "cpu", "--model", "uniter:tiny,cache=false",
+         "--quiet"),
     ]
     for args in steps:
         assert main(list(args)) == 0, " ".join(args)
     for expected in ("runs/ret/results.json", "runs/ret/predictions.jsonl", "runs/ret/report.md",
-                     "runs/submit/test_set_predictions.zip", "runs/clip/best.pt", "runs/t5/best", "sherlock/SYNTHETIC",
+                     "runs/submit/test_set_predictions.zip", "runs/clip/best.pt", "runs/t5/best", "runs/lxmert/best", "runs/uniter/best", "sherlock/SYNTHETIC",
                      "cosim/val.json", "nleye/test_set.csv"):
         assert (tmp_path / expected).exists(), expected
     assert unreadable(tmp_path) == []

@@ -171,3 +171,19 @@ def test_a_video_is_shown_as_sampled_frames(tmp_path: Path, cache: dict[str, str
     assert len(shown) == 8 and shown[0].getpixel((16, 16))[0] < shown[-1].getpixel((16, 16))[0]
     text = model.generate([GenerationRequest(clip, "What happens?")], Decoding(max_new_tokens=3), None)
     assert len(text) == 1
+
+
+def test_failed_requests_leave_no_results_and_a_more_patient_rerun_resumes(nleye: Path, tmp_path: Path,
+                                                                          cache: dict[str, str]) -> None:
+    out = tmp_path / "run"
+    with FakeOpenAIServer(faults=["truncated", "not_http"]) as fake:  # the first request: both of its tries
+        spec = f"openai:fake,base_url={fake.base_url},concurrency=1,retries=1,backoff=0.01,cache_dir={tmp_path / 'c'}"
+        failed = abduct("eval", "nleye-triplet", "--model", spec, "--data", str(nleye), "--out", str(out), "--quiet",
+                        env=cache)
+        assert failed.returncode == 2 and failed.stderr.count("\n") == 1, failed.stderr
+        assert "1 of 12 requests failed" in failed.stderr and not (out / "results.json").exists()
+        sent = len(fake.requests)
+        patient = abduct("eval", "nleye-triplet", "--model", spec.replace("retries=1", "retries=10"), "--data",
+                         str(nleye), "--out", str(out), "--quiet", env=cache)
+        assert patient.returncode == 0, patient.stderr
+        assert len(fake.requests) == sent + 1 and (out / "results.json").exists()

@@ -16,7 +16,7 @@ from PIL import Image
 from abduct._cli import main
 from abduct._registry.registry import Registry
 from abduct._run.outdir import LOCK_FILE, locked
-from abduct.contract.errors import DataError
+from abduct.contract.errors import AbductError, DataError
 from abduct.kit.io import read_json
 from abduct.testing.fuzzing import OUTPUT_FILES, clean_failure_problem, fuzz_cli_input, half_written_problem, run_cli
 
@@ -43,6 +43,7 @@ def _no_outputs(out: Path) -> None:
     ('{"a": Infinity}', "Infinity is not a JSON number"),
     ('[1, -Infinity]', "-Infinity is not a JSON number"),
     ('{"x": [NaN]}', "NaN is not a JSON number"),
+    ('{"x": 1e400}', "1e400 is beyond the range of a 64-bit float"),
     ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
 ])
 def test_read_json_refuses_what_json_allows_but_numbers_must_not_hold(tmp_path: Path, text: str, reason: str) -> None:
@@ -232,3 +233,20 @@ def _metric_argv(directory: Path) -> list[str]:
 
 test_fuzz_metric_predictions = fuzz_cli_input(_write_metric_inputs, "preds.json", _metric_argv, out=None)
 test_fuzz_metric_references = fuzz_cli_input(_write_metric_inputs, "refs.json", _metric_argv, out=None)
+
+
+# -- outputs never replace a device, FIFO or socket -------------------------------------------
+def test_atomic_writes_refuse_what_is_not_a_regular_file(tmp_path: Path) -> None:
+    from abduct.kit.io import atomic_write_text
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for target in (fifo, Path("/dev/null"), tmp_path):
+        with pytest.raises(AbductError, match="refusing to replace it") as caught:
+            atomic_write_text(target, "x")
+        assert "\n" not in str(caught.value)
+    assert fifo.exists() and not fifo.is_file() and Path("/dev/null").is_char_device()
+    atomic_write_text(tmp_path / "new.txt", "x")  # a new path and a regular file are fine
+    atomic_write_text(tmp_path / "new.txt", "y")
+    assert (tmp_path / "new.txt").read_text() == "y"
+

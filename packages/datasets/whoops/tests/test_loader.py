@@ -217,3 +217,11 @@ def test_training_pairs_are_fold_zero_crowd_captions(corpus: Path) -> None:
     assert len(train) == 5 * 12 and train[0].text == load_release(corpus).by_id()[str(train[0].group)].crowd_captions[0]
     assert [i.image_id for i in dataset.load(corpus, "fold3-test")] == [
         i.image_id for i in load_release(corpus).images if i.image_id in folds.part(3, "test")]
+
+
+def test_a_deeply_nested_list_cell_is_one_line() -> None:
+    from abduct_whoops.rows import parse_list
+
+    with pytest.raises(DataError, match="nested too deeply") as caught:
+        parse_list("[" * 100_000 + "]" * 100_000, file=Path("whoops.json"), record="row 1", column="crowd_captions")
+    assert "\n" not in str(caught.value) and "crowd_captions" in str(caught.value)

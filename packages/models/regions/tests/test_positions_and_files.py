@@ -76,3 +76,54 @@ def test_broken_tsv_rows(tmp_path: Path) -> None:
         FeatureFile(path).get("img1")
     with pytest.raises(AbductError, match="does not exist"):
         FeatureFile(tmp_path / "absent.tsv")
+
+
+def _h5(path: Path, fill: object) -> Path:
+    with h5py.File(path, "w") as handle:
+        fill(handle)  # type: ignore[operator]
+    return path
+
+
+def _group(handle: h5py.File, **attrs: object) -> h5py.Group:
+    group = handle.create_group("img1")
+    group["boxes"], group["features"] = BOXES, FEATS
+    group.attrs.update(attrs)
+    return group
+
+
+def test_hostile_feature_files_are_one_line_errors_naming_file_and_field(tmp_path: Path) -> None:
+    bad_utf8 = tmp_path / "latin1.tsv"
+    bad_utf8.write_bytes(b"img\xe9\t1\t2\t3\t4\t5\n")
+    npz = tmp_path / "npz"
+    npz.mkdir()
+    np.savez(npz / "img1.npz", boxes=BOXES, features=FEATS, image_w=np.nan, image_h=40)
+    text_boxes = tmp_path / "npz_text"
+    text_boxes.mkdir()
+    np.savez(text_boxes / "img1.npz", boxes=np.array([["a", "b", "c", "d"]] * 2), features=FEATS)
+    cases = [
+        (bad_utf8, "not UTF-8"),
+        (npz, "field 'image_w'"),
+        (text_boxes, "field 'boxes'"),
+        (_h5(tmp_path / "dataset.h5", lambda h: h.create_dataset("img1", data=FEATS)), "is a dataset"),
+        (_h5(tmp_path / "strings.h5", lambda h: h.create_group("img1").update(
+            boxes=np.array([b"a", b"b"]), features=FEATS)), "field 'boxes'"),
+        (_h5(tmp_path / "size.h5", lambda h: _group(h, image_w="wide", image_h=40)), "field 'image_w'"),
+    ]
+    for path, needle in cases:
+        with pytest.raises(AbductError, match=needle) as caught:
+            FeatureFile(path).get("img1")
+        message = str(caught.value)
+        assert "\n" not in message and str(path).split("/")[-1] in message, message
+
+
+@pytest.mark.parametrize(("text", "needle"), [
+    ('{"size": "600"}', "field 'size'"), ('{"max_text": 0}', "field 'max_text'"), ('"size"', "a JSON str"),
+    ('{"grid": 1e400}', "overflows"),
+])
+def test_checkpoint_region_settings_are_checked_before_use(tmp_path: Path, text: str, needle: str) -> None:
+    from abduct_regions.scoring import SETTINGS_FILE, InputSettings
+
+    (tmp_path / SETTINGS_FILE).write_text(text)
+    with pytest.raises(AbductError, match=needle) as caught:
+        InputSettings.load(tmp_path, InputSettings())
+    assert SETTINGS_FILE in str(caught.value) and "\n" not in str(caught.value)

@@ -130,7 +130,11 @@ def _bad_dirs(tmp_path: Path) -> dict[str, str]:
     broken.mkdir()
     (broken / "config.json").write_text("{not json")
     (tmp_path / "file.bin").write_text("x")
-    return {str(empty): "no config.json", str(corrupt): "cannot load the weights", str(bert): "not T5",
+    untokenized = tmp_path / "untokenized"
+    save_checkpoint(model, tokenizer, untokenized, "clue: {context}")
+    for name in ("tokenizer.json", "spiece.model", "tokenizer_config.json", "special_tokens_map.json"):
+        (untokenized / name).unlink(missing_ok=True)
+    return {str(untokenized): "holds no tokenizer",str(empty): "no config.json", str(corrupt): "cannot load the weights", str(bert): "not T5",
             str(broken): "cannot read a model configuration", str(tmp_path / "file.bin"): "is a file",
             str(tmp_path / "missing" / "dir"): "no such directory"}
 

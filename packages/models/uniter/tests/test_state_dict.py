@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -114,3 +115,30 @@ def test_a_checkpoint_of_another_shape_is_refused_in_one_line(tmp_path: Path) ->
     directory = write_official_dir(tmp_path / "broken", state)
     with pytest.raises(AbductError, match=r"1 missing, e.g. \['uniter.encoder.layer.1.output.dense.weight'\]; 1 unexpected"):
         load_model(f"uniter:{directory},backbone=resnet18-c4", Settings(), get_registry())
+
+
+@pytest.mark.parametrize(("change", "needle"), [
+    (lambda c: {**c, "hidden_size": c["num_attention_heads"] * 3 + 1}, "not a multiple of num_attention_heads"),
+    (lambda c: {**c, "img_dim": -1}, "field 'img_dim'"),
+    (lambda c: {**c, "num_hidden_layers": "two"}, "field 'num_hidden_layers'"),
+    (lambda c: json.dumps(c), "a JSON str, expected an object"),
+])
+def test_a_hostile_config_is_one_line_naming_the_field(tmp_path: Path, change: Any, needle: str) -> None:
+    directory = write_official_dir(tmp_path / "hostile", official_state())
+    (directory / "config.json").write_text(json.dumps(change(config())))
+    with pytest.raises(AbductError, match=needle) as caught:
+        load_model(f"uniter:{directory},backbone=resnet18-c4", Settings(), get_registry())
+    assert "config.json" in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_a_truncated_safetensors_file_is_one_line(tmp_path: Path) -> None:
+    directory = write_official_dir(tmp_path / "cut", official_state())
+    from safetensors.torch import save_file
+
+    (directory / "uniter-base.pt").unlink()
+    save_file(official_state(), str(directory / "model.safetensors"))
+    data = (directory / "model.safetensors").read_bytes()
+    (directory / "model.safetensors").write_bytes(data[: len(data) // 2])
+    with pytest.raises(AbductError, match="not a readable safetensors file") as caught:
+        load_model(f"uniter:{directory},backbone=resnet18-c4", Settings(), get_registry())
+    assert "\n" not in str(caught.value)

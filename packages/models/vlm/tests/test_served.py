@@ -88,7 +88,8 @@ def test_at_most_concurrency_requests_in_flight(tmp_path: Path) -> None:
     assert took >= 0.3  # 9 requests, 3 at a time, 0.1 s each
 
 
-@pytest.mark.parametrize("fault", ["rate_limit", "server_error", "invalid_json", "timeout"])
+@pytest.mark.parametrize("fault", ["rate_limit", "server_error", "invalid_json", "timeout", "truncated", "not_http",
+                                   "reset", "bad_retry_after", "nan_logprob", "slow_drip"])
 def test_transient_faults_are_retried(fault: str, tmp_path: Path) -> None:
     with FakeOpenAIServer(faults=[fault, fault], hang=1.5) as fake:
         model = served(fake, None)
@@ -184,3 +185,29 @@ def test_fake_server_refuses_unknown_faults() -> None:
     with pytest.raises(ValueError, match="unknown fault"):
         FakeOpenAIServer(faults=["explode"])
     assert json.loads(json.dumps(default_reply({"messages": [{"content": "yes or no?"}]}))) in {"Yes", "No"}
+
+
+def test_nothing_non_finite_is_cached(tmp_path: Path) -> None:
+    with FakeOpenAIServer(faults=["nan_logprob"]) as fake:
+        served(fake, tmp_path / "cache").generate(requests_for(tmp_path, 1), Decoding(), None)
+        assert len(fake.requests) == 2  # the NaN reply was refused and asked again
+    for cached in (tmp_path / "cache").rglob("*.json"):
+        assert "NaN" not in cached.read_text() and "Infinity" not in cached.read_text()
+
+
+def test_one_exhausted_request_does_not_stop_the_others_and_a_rerun_sends_only_it(tmp_path: Path) -> None:
+    requests = requests_for(tmp_path, 4)
+    with FakeOpenAIServer(faults=["truncated"] * 2) as fake:  # the first request fails twice: its last try
+        with pytest.raises(AbductError) as err:
+            served(fake, tmp_path / "cache", ",concurrency=1,retries=1").generate(requests, Decoding(), None)
+        assert fake.served == 3
+        message = str(err.value)
+        assert "1 of 4 requests failed" in message and "truncated reply" in message and "\n" not in message
+        again = served(fake, tmp_path / "cache", ",concurrency=1,retries=10")  # more patience: same model
+        assert len(again.generate(requests, Decoding(), None)) == 4 and again.client.sent == 1
+
+
+def test_transport_settings_are_not_part_of_the_model_identity(server: FakeOpenAIServer) -> None:
+    base = served(server, None)
+    patient = served(server, None, ",retries=10,concurrency=2")
+    assert base.fingerprint == patient.fingerprint

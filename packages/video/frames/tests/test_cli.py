@@ -45,3 +45,24 @@ def test_bad_video_exits_2_with_one_line(videos: dict[str, Path], tmp_path: Path
         assert not (tmp_path / "x.png").exists()
     code, _, err = _run(capsys, "video", "frames", str(videos["counter"]), "--span", "2,1", "--out", str(tmp_path / "x.png"))
     assert code == 2 and "START <= END" in err
+
+
+def test_probe_refuses_a_fifo_and_an_image_posing_as_a_video(tmp_path: Path) -> None:
+    import os
+
+    from abduct.testing import fast_one_line_failure
+
+    fifo = tmp_path / "stuck.mp4"
+    os.mkfifo(fifo)
+    assert "not a regular file" in fast_one_line_failure(["video", "probe", str(fifo)], within=10)
+    png = tmp_path / "still.mp4"
+    Image.new("RGB", (16, 16), "red").save(png, format="PNG")
+    assert "is an image" in fast_one_line_failure(["video", "probe", str(png)], within=10)
+
+
+def test_frames_out_pointed_at_a_device_is_refused_and_left_alone(videos: dict[str, Path]) -> None:
+    from abduct.testing import fast_one_line_failure
+
+    err = fast_one_line_failure(["video", "frames", str(videos["counter"]), "--span", "0,1", "--frames", "1",
+                                 "--out", "/dev/null"], within=30)
+    assert "refusing to replace it" in err and Path("/dev/null").is_char_device()

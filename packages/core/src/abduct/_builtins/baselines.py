@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -107,6 +108,9 @@ def make_constant(spec: Spec, settings: Settings) -> ConstantScorer:
     if spec.argument is None:
         return ConstantScorer()
     try:
-        return ConstantScorer(float(spec.argument))
+        value = float(spec.argument)
     except ValueError:
         raise AbductError(f"constant: value must be a number, got '{spec.argument}'") from None
+    if not math.isfinite(value):  # a NaN or inf score breaks every metric's ranking
+        raise AbductError(f"constant: value must be a finite number, got '{spec.argument}'")
+    return ConstantScorer(value)

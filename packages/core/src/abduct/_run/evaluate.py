@@ -98,13 +98,22 @@ def build_judge(config: EvalConfig, registry: Registry) -> JudgeEngine | None:
     return JudgeEngine(engines.generation, str(loaded.spec), loaded.fingerprint)
 
 
+def _resumable_part(signature: dict[str, Any]) -> dict[str, Any]:
+    """What must match to resume: the models' fingerprints, not their spec text, so a model that
+    declares its fingerprint may be resumed with other transport settings (``retries=10``)."""
+    kept = {k: v for k, v in signature.items() if k != "model"}
+    if isinstance(kept.get("judge"), dict):
+        kept["judge"] = kept["judge"].get("fingerprint")
+    return kept
+
+
 def _check_resume(out_dir: Path, signature: dict[str, Any]) -> bool:
     """True when ``out_dir`` holds an unfinished run of this same configuration."""
     marker = out_dir / PARTIAL_DIR / "run.json"
     if not marker.exists():
         return False
     previous = json.loads(marker.read_text())
-    if previous != signature:
+    if _resumable_part(previous) != _resumable_part(signature):
         differs = ", ".join(k for k in signature if previous.get(k) != signature[k])
         raise AbductError(
             f"{out_dir} holds an unfinished run with a different {differs}; "

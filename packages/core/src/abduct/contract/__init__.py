@@ -5,7 +5,7 @@ everything else in abduct stands on it."""
 from abduct.contract.errors import AbductError, DataError, PluginError, UnknownNameError
 from abduct.contract.hooks import PublishedRow, Registration, hookimpl
 from abduct.contract.metric_info import COUNT, TEXT_METRICS, MetricInfo, higher, lower, percent, reference
-from abduct.contract.options import bind_options, options_of
+from abduct.contract.options import NonFinite, Range, bind_options, check_fields, constraints_of, options_of
 from abduct.contract.protocols import (
     Dataset,
     Decoding,
@@ -27,8 +27,8 @@ from abduct.contract.units import UnitScores
 __all__ = [
     "COUNT", "FEATURES", "TEXT_METRICS", "AbductError", "Box", "DataError", "Dataset", "Decoding", "DualEncoder",
     "Evaluation", "GenerationRequest", "Generating", "Generator", "GroundedText", "JudgeItem", "Judging",
-    "MatrixScorer", "Metric", "MetricInfo", "MetricResult", "ModelTraits", "PairDataset", "PluginError", "PublishedRow", "Region",
+    "MatrixScorer", "Metric", "MetricInfo", "MetricResult", "ModelTraits", "NonFinite", "PairDataset", "PluginError", "PublishedRow", "Range", "Region",
     "Registration", "RunContext", "Scorer", "Scoring", "Settings", "Spec", "Task", "TaskTraits", "TextPool",
-    "UnitScores", "UnknownNameError", "VisualInput", "bind_options", "higher", "hookimpl", "lower", "model_traits", "options_of",
+    "UnitScores", "UnknownNameError", "VisualInput", "bind_options", "check_fields", "constraints_of", "higher", "hookimpl", "lower", "model_traits", "options_of",
     "percent", "reference", "task_traits",
 ]

@@ -6,12 +6,17 @@ converted to the annotated type (``int``, ``float``, ``bool``, ``str``, ``Path``
 ``Literal[...]`` choices, and ``X | None``); unknown keys are refused with the valid ones,
 unless the factory also has ``**kwargs``: then they reach it as text (a wrapped harness's own
 model arguments).
+
+Values are checked where the option is declared: ``Annotated[int, Range(ge=1)]``,
+``Annotated[float, Range(gt=0, le=1)]``. Every float option is finite unless it is declared
+``Annotated[float, NonFinite()]``: NaN and inf are one-line errors, not silent scores.
 """
 
 from __future__ import annotations
 
 import difflib
 import inspect
+import math
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -24,6 +29,69 @@ from abduct.contract.errors import AbductError
 _TRUE = {"true", "yes", "1", "on"}
 _FALSE = {"false", "no", "0", "off"}
 _NONE = {"none", "null"}
+
+
+@dataclass(frozen=True)
+class Range:
+    """Bounds on a number option (any of them may be left out)."""
+
+    ge: float | None = None
+    gt: float | None = None
+    le: float | None = None
+    lt: float | None = None
+
+    def describe(self) -> str:
+        parts = [f"{op} {bound:g}" for op, bound in ((">=", self.ge), (">", self.gt), ("<=", self.le), ("<", self.lt))
+                 if bound is not None]
+        return " and ".join(parts)
+
+    def admits(self, value: float) -> bool:
+        return ((self.ge is None or value >= self.ge) and (self.gt is None or value > self.gt)
+                and (self.le is None or value <= self.le) and (self.lt is None or value < self.lt))
+
+    def outside(self) -> list[float]:
+        """Values just outside the bounds: what the generated tests try."""
+        return [b - 1 for b in (self.ge, self.gt) if b is not None] + [b + 1 for b in (self.le, self.lt) if b is not None]
+
+
+@dataclass(frozen=True)
+class NonFinite:
+    """Marks a float option that may be NaN or infinite (off by default)."""
+
+
+def constraints_of(annotation: Any) -> tuple[Any, tuple[Any, ...]]:
+    """``(type, constraints)`` of an option's annotation; ``Annotated`` metadata are the constraints."""
+    if typing.get_origin(annotation) is typing.Annotated:
+        inner, *extras = typing.get_args(annotation)
+        return inner, tuple(extras)
+    return annotation, ()
+
+
+def is_float(annotation: Any) -> bool:
+    """``float`` or a union holding it (``float | None``)."""
+    if annotation is float:
+        return True
+    return typing.get_origin(annotation) in (typing.Union, types.UnionType) and float in typing.get_args(annotation)
+
+
+def check_value(value: Any, annotation: Any, where: str) -> None:
+    """Refuse ``value`` when it breaks the constraints ``annotation`` declares (one line)."""
+    inner, extras = constraints_of(annotation)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return
+    if isinstance(value, float) and not math.isfinite(value) and is_float(inner) \
+            and not any(isinstance(e, NonFinite) for e in extras):
+        raise AbductError(f"{where}: {value} is not a finite number")
+    for extra in extras:
+        if isinstance(extra, Range) and not (isinstance(value, float) and math.isnan(value)) and not extra.admits(value):
+            raise AbductError(f"{where}: {value:g} is out of range (must be {extra.describe()})")
+
+
+def check_fields(instance: Any, owner: str) -> None:
+    """Check a dataclass's fields against their declared constraints (for direct construction)."""
+    hints = typing.get_type_hints(type(instance), include_extras=True)
+    for name, annotation in hints.items():
+        check_value(getattr(instance, name), annotation, f"{owner} '{name}'")
 
 
 @dataclass(frozen=True)
@@ -40,7 +108,7 @@ def options_of(factory: Callable[..., Any]) -> dict[str, Option]:
     """The keyword-only parameters of ``factory`` (of ``__init__`` for a class)."""
     target = factory.__init__ if inspect.isclass(factory) else factory
     try:
-        hints = typing.get_type_hints(target)
+        hints = typing.get_type_hints(target, include_extras=True)
     except Exception:  # unresolvable annotations: options stay text
         hints = {}
     found = {}
@@ -50,7 +118,13 @@ def options_of(factory: Callable[..., Any]) -> dict[str, Option]:
     return found
 
 
+def _shown(value: str) -> str:
+    """A value as an error shows it: quoted, escaped (a newline stays on the line), cut short."""
+    return repr(value if len(value) <= 40 else value[:40] + "...")
+
+
 def _convert(value: Any, annotation: Any, where: str) -> Any:
+    annotation, _ = constraints_of(annotation)
     if not isinstance(value, str) or annotation in (Any, str):
         return value
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
@@ -68,17 +142,17 @@ def _convert(value: Any, annotation: Any, where: str) -> Any:
     if origin is typing.Literal:
         if value in args:
             return value
-        raise AbductError(f"{where}: '{value}' is not one of {', '.join(map(str, args))}")
+        raise AbductError(f"{where}: {_shown(value)} is not one of {', '.join(map(str, args))}")
     if annotation is bool:
         lowered = value.strip().lower()
         if lowered in _TRUE | _FALSE:
             return lowered in _TRUE
-        raise AbductError(f"{where}: '{value}' is not a boolean (true/false)")
+        raise AbductError(f"{where}: {_shown(value)} is not a boolean (true/false)")
     if annotation in (int, float):
         try:
             return annotation(value)
         except ValueError:
-            raise AbductError(f"{where}: '{value}' is not {'an integer' if annotation is int else 'a number'}") from None
+            raise AbductError(f"{where}: {_shown(value)} is not {'an integer' if annotation is int else 'a number'}") from None
     if annotation is Path:
         return Path(value)
     return value
@@ -104,5 +178,7 @@ def bind_options(kind: str, name: str, factory: Callable[..., Any], given: Mappi
             hint = f"; did you mean '{close[0]}'?" if close else ""
             valid = ", ".join(o.describe() for o in accepted.values()) or "none"
             raise AbductError(f"{kind} '{name}' has no option '{key}'{hint} (valid: {valid})")
-        bound[key] = _convert(value, accepted[key].annotation, f"{kind} '{name}' option '{key}'")
+        where = f"{kind} '{name}' option '{key}'"
+        bound[key] = _convert(value, accepted[key].annotation, where)
+        check_value(bound[key], accepted[key].annotation, where)
     return bound

@@ -16,10 +16,11 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Annotated, Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from abduct.contract.options import Range, check_fields
 from abduct.contract.records import GenerationRequest, GroundedText, VisualInput
 
 
@@ -54,12 +55,15 @@ class Decoding:
     """How a generator decodes; greedy unless told otherwise. With sampling, text must depend
     only on (seed, request), never on batching: use ``seed_for``."""
 
-    max_new_tokens: int = 32
-    num_beams: int = 1
+    max_new_tokens: Annotated[int, Range(ge=1)] = 32
+    num_beams: Annotated[int, Range(ge=1)] = 1
     do_sample: bool = False
-    temperature: float = 1.0
-    top_p: float = 1.0
+    temperature: Annotated[float, Range(gt=0)] = 1.0
+    top_p: Annotated[float, Range(gt=0, le=1)] = 1.0
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        check_fields(self, "decoding option")
 
     def describe(self) -> str:
         return (f"max_new_tokens={self.max_new_tokens}|num_beams={self.num_beams}|do_sample={self.do_sample}"

@@ -41,6 +41,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     usual 022): ``mkstemp`` creates its temporary file 0o600, which would make every output
     unreadable to colleagues on a shared machine."""
     path = Path(path)
+    require_new_or_regular(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -90,6 +91,16 @@ def require_file(path: Path, what: str = "file") -> Path:
         raise AbductError(f"{what} not found: {path}")
     if not path.is_file():
         raise AbductError(f"{what} is not a file: {path}")
+    return path
+
+
+def require_new_or_regular(path: Path, what: str = "output") -> Path:
+    """Refuse to write over anything but a regular file: replacing ``/dev/sda`` or a FIFO with
+    a regular file is never what the user meant."""
+    path = Path(path)
+    if (path.exists() or path.is_symlink()) and not path.is_file():
+        kind = "a directory" if path.is_dir() else "not a regular file (a device, FIFO or socket)"
+        raise AbductError(f"{what} {path} is {kind}; refusing to replace it")
     return path
 
 

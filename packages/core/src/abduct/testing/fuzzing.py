@@ -266,3 +266,39 @@ def fuzz_cli_input(
 
     test.__doc__ = f"abduct {' '.join(argv(Path('DATA')))} ends cleanly on mutations of {target}"
     return test
+
+
+@dataclass(frozen=True)
+class OptionViolation:
+    """A value just outside one option's declared range: what ``bind_options`` must refuse."""
+
+    kind: str
+    name: str
+    factory: Callable[..., Any]
+    option: str
+    value: str
+
+
+def declared_violations(registry: Any, kinds: tuple[str, ...] = ("model", "task", "metric")) -> Iterator[OptionViolation]:
+    """Every registered component's ranged options, each with the values just outside its range:
+    tests generated from the declarations, so a new option is covered the day it is declared."""
+    from abduct.contract.options import NonFinite, Range, constraints_of, is_float, options_of
+    from abduct.contract.protocols import Decoding
+
+    factories: list[tuple[str, str, Callable[..., Any]]] = [("model", "decoding", Decoding)]
+    for kind in kinds:
+        for component in registry.components(kind):
+            try:
+                factories.append((kind, component.name, component.registration.load()))
+            except Exception:  # noqa: S112 - a plugin that fails to load is the plugin tests' concern
+                continue
+    for kind, name, factory in factories:
+        for option in options_of(factory).values():
+            for extra in constraints_of(option.annotation)[1]:
+                for bad in extra.outside() if isinstance(extra, Range) else []:
+                    yield OptionViolation(kind, name, factory, option.name, f"{bad:g}")
+        for option in options_of(factory).values():  # finite unless declared otherwise
+            inner, extras = constraints_of(option.annotation)
+            if is_float(inner) and not any(isinstance(e, NonFinite) for e in extras):
+                yield OptionViolation(kind, name, factory, option.name, "nan")
+

@@ -24,6 +24,8 @@ def parse_list(value: Any, *, file: Path, record: str, column: str) -> list[Any]
     text = value.strip()
     try:
         parsed = json.loads(text)
+    except RecursionError:
+        raise DataError("a list nested too deeply", file=file, record=record, field=column) from None
     except json.JSONDecodeError as exc:
         try:
             parsed = ast.literal_eval(text)

@@ -13,12 +13,12 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Annotated, Any, Protocol
 
 import torch
 
-from abduct import AbductError, Settings, Spec, bind_options
-from abduct.kit import default_cache_dir
+from abduct import AbductError, Range, Settings, Spec, bind_options
+from abduct.kit import default_cache_dir, honour_umask
 from abduct_regions.featurizer import FeatureSettings
 from abduct_regions.positions import PositionKind
 from abduct_regions.scoring import CrossEncoderScorer, InputSettings
@@ -46,17 +46,20 @@ class Family(Protocol):
         ...
 
 
+Count = Annotated[int | None, Range(ge=1)]  # a size or a count: 0 or less means nothing to score
+
+
 @dataclass(frozen=True, kw_only=True)
 class FeatureOptions:
     """The options every cross-encoder spec takes (None: the checkpoint's or the default)."""
 
     backbone: str | None = None
     backbone_weights: Path | None = None
-    image_size: int | None = None
-    grid: int | None = None
+    image_size: Count = None
+    grid: Count = None
     features: Path | None = None
-    max_boxes: int | None = None
-    max_text: int | None = None
+    max_boxes: Count = None
+    max_text: Count = None
     cache: bool = True  # keep extracted region features in the on-disk cache
 
     def apply(self, inputs: InputSettings) -> InputSettings:
@@ -118,6 +121,7 @@ def save_checkpoint(family: Family, scorer: CrossEncoderScorer, directory: Path,
     scorer.inputs.save(fresh)
     for name, data in (extra or {}).items():
         (fresh / name).write_bytes(data)
+    honour_umask(fresh)  # safetensors writes 0o600
     if directory.exists():
         shutil.rmtree(old, ignore_errors=True)
         os.replace(directory, old)
@@ -139,8 +143,8 @@ def scorer_factory(family: Family, name: str, doc: str) -> Callable[..., CrossEn
     ``abduct.contract.options``) are declared once for every cross-encoder."""
 
     def make(spec: Spec, settings: Settings, *, backbone: str | None = None, backbone_weights: Path | None = None,
-             image_size: int | None = None, grid: int | None = None, features: Path | None = None,
-             max_boxes: int | None = None, max_text: int | None = None, cache: bool = True) -> CrossEncoderScorer:
+             image_size: Count = None, grid: Count = None, features: Path | None = None,
+             max_boxes: Count = None, max_text: Count = None, cache: bool = True) -> CrossEncoderScorer:
         options = FeatureOptions(backbone=backbone, backbone_weights=backbone_weights, image_size=image_size,
                                  grid=grid, features=features, max_boxes=max_boxes, max_text=max_text, cache=cache)
         return build_scorer(family, spec, settings, options)

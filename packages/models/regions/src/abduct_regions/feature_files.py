@@ -50,8 +50,14 @@ def image_id(media: str) -> str:
 
 def _checked(file: Path, image: str, boxes: Any, features: Any, width: Any, height: Any,
              dim: int | None) -> ImageFeatures:
-    boxes = np.asarray(boxes, dtype=np.float32)
-    features = np.asarray(features, dtype=np.float32)
+    arrays = {}
+    for name, value in (("boxes", boxes), ("features", features)):
+        try:
+            arrays[name] = np.asarray(value, dtype=np.float32)
+        except (TypeError, ValueError):
+            raise DataError(f"is not numbers (dtype {getattr(value, 'dtype', type(value).__name__)})", file=file,
+                            record=f"image {image}", field=name) from None
+    boxes, features = arrays["boxes"], arrays["features"]
     if boxes.ndim != 2 or boxes.shape[1] != 4:
         raise DataError(f"boxes have shape {tuple(boxes.shape)}, expected [N, 4]", file=file, record=f"image {image}",
                         field="boxes")
@@ -63,9 +69,21 @@ def _checked(file: Path, image: str, boxes: Any, features: Any, width: Any, heig
                         record=f"image {image}", field="features")
     if not (np.isfinite(boxes).all() and np.isfinite(features).all()):
         raise DataError("holds NaN or infinite values", file=file, record=f"image {image}")
-    w = float(width) if width is not None else None
-    h = float(height) if height is not None else None
-    return ImageFeatures(boxes, features, w, h)
+    return ImageFeatures(boxes, features, _size(file, image, "image_w", width), _size(file, image, "image_h", height))
+
+
+def _size(file: Path, image: str, name: str, value: Any) -> float | None:
+    """An image width or height: absent, or a finite positive number (text or NaN are refused)."""
+    if value is None:
+        return None
+    try:
+        size = float(np.asarray(value).item()) if not isinstance(value, (str, bytes)) else None
+    except (TypeError, ValueError):
+        size = None
+    if size is None or not np.isfinite(size) or size <= 0:
+        raise DataError(f"is {str(value)[:30]!r}, not a positive number", file=file, record=f"image {image}",
+                        field=name)
+    return size
 
 
 class FeatureFile:
@@ -100,15 +118,20 @@ class FeatureFile:
     def _index_tsv(self) -> dict[str, list[str]]:
         if self._tsv is None:
             rows: dict[str, list[str]] = {}
-            with open(self.path, encoding="utf-8") as handle:
-                for number, line in enumerate(handle, 1):
-                    if not line.strip():
-                        continue
-                    fields = line.rstrip("\n").split("\t")
-                    if len(fields) not in TSV_FIELDS:
-                        raise DataError(f"has {len(fields)} tab-separated fields, expected 6 or 10", file=self.path,
-                                        record=f"line {number}")
-                    rows[fields[0]] = fields
+            number = 0
+            try:
+                with open(self.path, encoding="utf-8") as handle:
+                    for number, line in enumerate(handle, 1):
+                        if not line.strip():
+                            continue
+                        fields = line.rstrip("\n").split("\t")
+                        if len(fields) not in TSV_FIELDS:
+                            raise DataError(f"has {len(fields)} tab-separated fields, expected 6 or 10",
+                                            file=self.path, record=f"line {number}")
+                        rows[fields[0]] = fields
+            except UnicodeDecodeError as exc:
+                raise DataError(f"is not UTF-8 text ({exc.reason} at byte {exc.start})", file=self.path,
+                                record=f"line {number + 1}") from None
             self._tsv = rows
         return self._tsv
 
@@ -146,6 +169,9 @@ class FeatureFile:
                 if image not in handle:
                     raise DataError("is not in the features file", file=self.path, record=f"image {image}")
                 group = handle[image]
+                if not isinstance(group, h5py.Group):
+                    raise DataError("is a dataset, expected a group holding boxes and features", file=self.path,
+                                    record=f"image {image}")
                 for name in ("boxes", "features"):
                     if name not in group:
                         raise DataError("missing", file=self.path, record=f"image {image}", field=name)

@@ -19,7 +19,8 @@ from typing import Any, Protocol
 import numpy as np
 import torch
 
-from abduct import AbductError, VisualInput
+from abduct import AbductError, DataError, VisualInput
+from abduct.kit import read_json
 from abduct_regions.featurizer import FeatureSettings, RegionFeaturizer, VisualTokens
 from abduct_regions.positions import PositionKind, box_positions
 from abduct_regions.threads import threads_for
@@ -53,8 +54,13 @@ class InputSettings:
         path = Path(directory) / SETTINGS_FILE
         if not path.is_file():
             return default
+        values = read_json(path, "abduct-regions settings file")
+        if not isinstance(values, dict):
+            raise DataError(f"is a JSON {type(values).__name__}, expected an object", file=path)
+        for key in ("size", "pool", "grid", "max_boxes", "max_text"):  # a text "600" would break much later
+            if key in values and (isinstance(values[key], bool) or not isinstance(values[key], int) or values[key] < 1):
+                raise DataError(f"is {values[key]!r}, expected a positive integer", file=path, field=key)
         try:
-            values = json.loads(path.read_text())
             max_text = int(values.pop("max_text", default.max_text))
             return cls(FeatureSettings(**values), max_text)
         except (ValueError, TypeError) as exc:

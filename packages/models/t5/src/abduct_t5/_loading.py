@@ -125,6 +125,11 @@ def _read_pretrained(source: str, where: str) -> Loaded:
         raise AbductError(f"t5:{where}: cannot read a model configuration ({_first_line(exc)})") from None
     if getattr(config, "model_type", None) not in T5_TYPES:
         raise AbductError(f"t5:{where}: the configuration is a '{getattr(config, 'model_type', None)}' model, not T5")
+    local = Path(source)
+    if local.is_dir() and not any((local / name).is_file() for name in TOKENIZER_FILES):
+        # AutoTokenizer would fall back to something that gives every pair the same score
+        raise AbductError(f"t5:{where}: {local} holds no tokenizer (expected one of {', '.join(TOKENIZER_FILES)}; "
+                          "save it with tokenizer.save_pretrained)")
     try:
         model = T5ForConditionalGeneration.from_pretrained(source)
     except Exception as exc:
@@ -142,6 +147,9 @@ def _read_pretrained(source: str, where: str) -> Loaded:
         except (ValueError, KeyError, TypeError) as exc:
             raise AbductError(f"{meta}: not an abduct-t5 metadata file ({_first_line(exc)})") from None
     return Loaded(model, tokenizer, template, source)
+
+
+TOKENIZER_FILES = ("tokenizer.json", "spiece.model")
 
 
 def load(argument: str | None) -> Loaded:

@@ -20,7 +20,8 @@ from typing import Any
 import torch
 from transformers import AutoTokenizer
 
-from abduct import AbductError
+from abduct import AbductError, DataError
+from abduct.kit import read_json
 from abduct_regions.family import scorer_factory
 from abduct_regions.positions import PositionKind
 from abduct_regions.scoring import InputSettings
@@ -67,11 +68,31 @@ def state_dict_problems(net: torch.nn.Module, state: dict[str, Any]) -> tuple[li
     return missing, unexpected
 
 
+_POSITIVE = (IMG_DIM_KEY, "vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
+             "intermediate_size", "max_position_embeddings", "type_vocab_size")
+
+
+def _check_sizes(config_file: Path, values: dict[str, Any]) -> None:
+    """Sizes are positive integers and the heads divide the hidden size (one line naming the field)."""
+    for key in _POSITIVE:
+        value = values.get(key)
+        if key in values and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise DataError(f"is {value!r}, expected a positive integer", file=config_file, field=key)
+    hidden, heads = values.get("hidden_size"), values.get("num_attention_heads")
+    if isinstance(hidden, int) and isinstance(heads, int) and hidden % heads:
+        raise DataError(f"{hidden} is not a multiple of num_attention_heads {heads}", file=config_file,
+                        field="hidden_size")
+
+
 def _read_weights(directory: Path) -> dict[str, Any]:
     if (directory / WEIGHTS_FILE).is_file():
         from safetensors.torch import load_file
 
-        return dict(load_file(str(directory / WEIGHTS_FILE)))
+        try:
+            return dict(load_file(str(directory / WEIGHTS_FILE)))
+        except Exception as exc:  # safetensors' own error type: a truncated or foreign file
+            raise AbductError(f"{directory / WEIGHTS_FILE}: not a readable safetensors file "
+                              f"({str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__})") from None
     found = sorted(directory.glob("*.pt")) + sorted(directory.glob("*.pth")) + sorted(directory.glob("*.bin"))
     if not found:
         raise AbductError(f"uniter:{directory}: no weights ({WEIGHTS_FILE} or an official .pt checkpoint)")
@@ -102,15 +123,19 @@ class UniterFamily:
         config_file = directory / CONFIG_FILE
         if not config_file.is_file():
             raise AbductError(f"uniter:{directory}: no {CONFIG_FILE} (UNITER's model configuration)")
+        values = read_json(config_file, "UNITER configuration")
+        if not isinstance(values, dict):
+            raise AbductError(f"{config_file}: not a UNITER configuration (a JSON {type(values).__name__}, "
+                              "expected an object)")
+        _check_sizes(config_file, values)
         try:
-            values = json.loads(config_file.read_text())
             img_dim = int(values.pop(IMG_DIM_KEY, 2048))
             config = uniter_config({k: v for k, v in values.items() if k in CONFIG_KEYS})
-        except (ValueError, TypeError) as exc:
-            raise AbductError(f"{config_file}: not a UNITER configuration ({exc})") from None
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(seed)
-            net = UniterScoringNet(config, img_dim=img_dim)
+            with torch.random.fork_rng(devices=[]):
+                torch.manual_seed(seed)
+                net = UniterScoringNet(config, img_dim=img_dim)
+        except (ValueError, TypeError, RuntimeError) as exc:
+            raise AbductError(f"{config_file}: not a UNITER configuration ({str(exc).splitlines()[0]})") from None
         state, _ = official_keys(_read_weights(directory))
         missing, unexpected = state_dict_problems(net, state)
         if missing or unexpected:

@@ -18,13 +18,13 @@ from __future__ import annotations
 import importlib.util
 import inspect
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 import torch
 from PIL import Image
 
-from abduct import AbductError, Decoding, GenerationRequest, Settings, Spec, TextPool, VisualInput
+from abduct import AbductError, Decoding, GenerationRequest, Range, Settings, Spec, TextPool, VisualInput
 from abduct.kit import torch_seeded
 from abduct_vlm._loading import Loaded, load
 from abduct_vlm.images import input_images
@@ -164,8 +164,8 @@ class VisionLanguageModel:
 
 def make_vlm(spec: Spec, settings: Settings, *, template: str | None = None, score_template: str | None = None,
              answer_template: str | None = None, question: str | None = None, answer: str = "yes",
-             score: ScoreMode = "auto", reduce: Literal["mean", "sum"] = "mean", max_images: int | None = None,
-             dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto", device_map: str | None = None
+             score: ScoreMode = "auto", reduce: Literal["mean", "sum"] = "mean",
+             max_images: Annotated[int | None, Range(ge=1)] = None, dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto", device_map: str | None = None
              ) -> VisionLanguageModel:
     """``vlm:DIR|NAME|tiny[,template=...][,score_template=...][,answer_template=...][,question=...]
     [,answer=yes][,score=auto|text|answer][,reduce=mean|sum][,max_images=N][,dtype=auto|float32|bfloat16|float16]

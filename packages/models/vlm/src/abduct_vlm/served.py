@@ -26,8 +26,10 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import http.client
 import io
 import json
+import math
 import os
 import threading
 import time
@@ -36,18 +38,19 @@ import urllib.request
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 from PIL import Image
 
-from abduct import AbductError, Decoding, GenerationRequest, Settings, Spec, TextPool, VisualInput
+from abduct import AbductError, Decoding, GenerationRequest, Range, Settings, Spec, TextPool, VisualInput
 from abduct.kit import atomic_write_json, default_cache_dir, progress
 from abduct_vlm.images import input_images
 from abduct_vlm.prompts import DEFAULT_ANSWER_TEMPLATE, Prompts, ScoreMode
 
 KEY_VARIABLES = ("ABDUCT_OPENAI_API_KEY", "OPENAI_API_KEY")
 RETRY_STATUS = {408, 409, 429} | set(range(500, 600))
+MAX_BODY = 64 << 20  # bytes: a reply larger than this is refused, not read into memory
 
 
 class ServedError(AbductError):
@@ -121,7 +124,10 @@ class ChatClient:
             self.sent += 1
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                raw = response.read()
+                raw = self._read_body(response)
+                missing = getattr(response, "length", None)  # what Content-Length promised and never came
+                if missing and len(raw) <= MAX_BODY:
+                    raise TransientError(f"a truncated reply ({len(raw)} of {len(raw) + missing} bytes)")
         except urllib.error.HTTPError as exc:
             message = _server_message(exc)
             if exc.code in RETRY_STATUS:
@@ -129,18 +135,38 @@ class ChatClient:
             raise ServedError(f"{self.url} refused the request: HTTP {exc.code}{message}") from None
         except TimeoutError:
             raise TransientError(f"no answer within {self.timeout:g} s") from None
+        except http.client.HTTPException as exc:  # a truncated body, a reply that is not HTTP
+            raise TransientError(f"a broken reply ({type(exc).__name__})") from None
         except (urllib.error.URLError, ConnectionError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
             if isinstance(reason, TimeoutError):
                 raise TransientError(f"no answer within {self.timeout:g} s") from None
             raise TransientError(f"cannot reach the server ({reason})") from None
-        try:
-            parsed = json.loads(raw)
-        except ValueError:
-            raise TransientError(f"invalid JSON in the response ({raw[:60]!r})") from None
+        if len(raw) > MAX_BODY:
+            raise ServedError(f"{self.url} sent a reply larger than {MAX_BODY >> 20} MiB; refused")
+        try:  # NaN/Infinity refused: nothing non-finite reaches a score or the cache
+            parsed = json.loads(raw, parse_constant=_no_constant, parse_float=_finite_float)
+        except ValueError as exc:
+            raise TransientError(f"invalid JSON in the response ({str(exc)[:80]})") from None
         if not isinstance(parsed, dict) or not isinstance(parsed.get("choices"), list) or not parsed["choices"]:
             raise TransientError(f"a response without choices ({str(parsed)[:60]})")
         return parsed
+
+    def _read_body(self, response: Any) -> bytes:
+        """At most MAX_BODY + 1 bytes, within ``timeout`` in all: the socket timeout alone lets a
+        server dripping one byte at a time hold a request forever."""
+        deadline = time.monotonic() + self.timeout
+        chunks: list[bytes] = []
+        size = 0
+        while size <= MAX_BODY:
+            chunk = response.read1(1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if time.monotonic() > deadline:
+                raise TransientError(f"the reply took longer than {self.timeout:g} s to arrive")
+        return b"".join(chunks)
 
     def post(self, body: dict[str, Any]) -> dict[str, Any]:
         """The response to ``body``: from the cache, else from the server (retried), then cached."""
@@ -166,7 +192,7 @@ class ChatClient:
         """Responses in order, ``concurrency`` at a time. Each is cached when it arrives, so a
         failure of one loses none of the others; the first failure is raised after all ended."""
         results: list[dict[str, Any] | None] = [None] * len(bodies)
-        errors: list[BaseException] = []
+        errors: list[Exception] = []
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
             futures = [pool.submit(self.post, body) for body in bodies]
             for i, future in enumerate(progress(futures, desc="requests", quiet=self.quiet or len(bodies) < 2,
@@ -175,8 +201,11 @@ class ChatClient:
                     results[i] = future.result()
                 except Exception as exc:  # keep collecting: the others are cached meanwhile
                     errors.append(exc)
-        if errors:
+        if len(errors) == len(bodies) == 1:
             raise errors[0]
+        if errors:  # the answered ones are cached: a rerun sends only these
+            raise ServedError(f"{len(errors)} of {len(bodies)} requests failed (first: {errors[0]}); the "
+                              f"{len(bodies) - len(errors)} answered are cached, so a rerun sends only the failed ones")
         return [r for r in results if r is not None]
 
 
@@ -192,9 +221,21 @@ def _server_message(exc: urllib.error.HTTPError) -> str:
 def _retry_after(exc: urllib.error.HTTPError) -> float | None:
     value = exc.headers.get("Retry-After") if exc.headers is not None else None
     try:
-        return float(value) if value is not None else None
+        wait = float(value) if value is not None else None
     except ValueError:
         return None
+    return wait if wait is not None and math.isfinite(wait) and wait >= 0 else None  # nan, -1: our own backoff
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a finite number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e400 overflows to inf
+        raise ValueError(f"{text[:20]} overflows")
+    return value
 
 
 def reply_text(response: dict[str, Any], url: str) -> str:
@@ -214,6 +255,8 @@ def answer_logprob(response: dict[str, Any], answer: str, url: str) -> float:
     except (KeyError, IndexError, TypeError, ValueError):
         raise ServedError(f"{url} returned no logprobs, so this model cannot score; drop logprobs=true "
                           "(generation tasks) or use a server that returns them (e.g. vLLM)") from None
+    if not all(math.isfinite(lp) for _, lp in pairs):
+        raise ServedError(f"{url} returned a non-finite logprob for the answer; refused")
     wanted = answer.strip().lower()
     matching = [lp for token, lp in pairs if token.strip().lower() == wanted]
     return max(matching) if matching else min(lp for _, lp in pairs)
@@ -284,13 +327,15 @@ def api_key(variable: str | None) -> str | None:
     return next((os.environ[n] for n in names if os.environ.get(n)), None)
 
 
-def make_openai(spec: Spec, settings: Settings, *, base_url: str | None = None, concurrency: int = 8,
-                timeout: float = 60.0, retries: int = 5, backoff: float = 1.0, max_backoff: float = 30.0,
-                logprobs: bool = False, top_logprobs: int = 20, api_key_env: str | None = None,
+def make_openai(spec: Spec, settings: Settings, *, base_url: str | None = None,
+                concurrency: Annotated[int, Range(ge=1)] = 8, timeout: Annotated[float, Range(gt=0)] = 60.0,
+                retries: Annotated[int, Range(ge=0)] = 5, backoff: Annotated[float, Range(ge=0)] = 1.0,
+                max_backoff: Annotated[float, Range(ge=0)] = 30.0, logprobs: bool = False,
+                top_logprobs: Annotated[int, Range(ge=0, le=20)] = 20, api_key_env: str | None = None,
                 cache: bool = True, cache_dir: Path | None = None, template: str | None = None,
                 score_template: str | None = None, answer_template: str | None = None,
                 question: str | None = None, answer: str = "yes", score: ScoreMode = "answer",
-                max_images: int | None = None) -> ServedModel:
+                max_images: Annotated[int | None, Range(ge=1)] = None) -> ServedModel:
     """``openai:MODEL,base_url=URL[,concurrency=8][,timeout=60][,retries=5][,backoff=1][,max_backoff=30]
     [,logprobs=false][,top_logprobs=20][,api_key_env=NAME][,cache=true][,cache_dir=DIR][,template=...]
     [,answer_template=...][,question=...][,answer=yes][,score=answer][,max_images=N]``."""

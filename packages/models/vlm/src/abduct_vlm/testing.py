@@ -11,7 +11,13 @@ log-probabilities when asked, waits ``latency`` seconds per request, serves at m
 - ``"rate_limit"``: HTTP 429 with ``Retry-After: 0``;
 - ``"server_error"``: HTTP 500;
 - ``"invalid_json"``: HTTP 200 whose body is not JSON;
-- ``"timeout"``: no answer for ``hang`` seconds (longer than the client's timeout).
+- ``"timeout"``: no answer for ``hang`` seconds (longer than the client's timeout);
+- ``"truncated"``: a 200 whose body stops short of its Content-Length;
+- ``"not_http"``: bytes that are not an HTTP response;
+- ``"reset"``: the connection dropped without a reply;
+- ``"bad_retry_after"``: HTTP 429 with ``Retry-After: nan``;
+- ``"nan_logprob"``: a 200 whose JSON holds ``NaN`` (as some servers write it);
+- ``"slow_drip"``: a 200 whose body comes one byte every ``hang / 20`` seconds.
 
 ``always`` makes one fault permanent. ``requests`` holds every body received, ``served`` the
 number answered normally, ``peak`` the most requests in flight at once.
@@ -25,6 +31,8 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import socket
+import struct
 import threading
 import time
 from collections import deque
@@ -32,7 +40,8 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-FAULTS = ("refuse", "rate_limit", "server_error", "invalid_json", "timeout")
+FAULTS = ("refuse", "rate_limit", "server_error", "invalid_json", "timeout", "truncated", "not_http", "reset",
+          "bad_retry_after", "nan_logprob", "slow_drip")
 
 
 def request_text(body: dict[str, Any]) -> str:
@@ -142,6 +151,32 @@ class FakeOpenAIServer:
                 except (BrokenPipeError, ConnectionResetError):  # the client went away (a killed run)
                     pass
 
+            def _misbehave(self, fault: str) -> None:
+                if fault == "truncated":
+                    payload = json.dumps(server.completion(body={"messages": []})).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Length", str(len(payload) + 100))
+                    self.end_headers()
+                    self.wfile.write(payload[: len(payload) // 2])
+                elif fault == "slow_drip":
+                    payload = json.dumps(server.completion(body={"messages": []})).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    try:
+                        for i in range(len(payload)):
+                            self.wfile.write(payload[i:i + 1])
+                            self.wfile.flush()
+                            time.sleep(server.hang / 20)
+                    except (BrokenPipeError, ConnectionResetError):  # the client gave up, as it should
+                        return
+                elif fault == "not_http":
+                    self.wfile.write(b"\x00\x01 this is not HTTP\r\n\r\n")
+                else:  # reset: RST instead of FIN
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                self.wfile.flush()
+                self.close_connection = True
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
@@ -176,6 +211,15 @@ class FakeOpenAIServer:
                     return 500, b'{"error": {"message": "internal error"}}', {}
                 if fault == "invalid_json":
                     return 200, b"{not json", {}
+                if fault == "bad_retry_after":
+                    return 429, b'{"error": {"message": "slow down"}}', {"Retry-After": "nan"}
+                if fault == "nan_logprob":
+                    spoilt = server.completion({**body, "logprobs": True})
+                    spoilt["choices"][0]["logprobs"]["content"][0]["logprob"] = math.nan
+                    return 200, json.dumps(spoilt).encode(), {}  # json.dumps writes NaN
+                if fault in ("truncated", "not_http", "reset", "slow_drip"):
+                    self._misbehave(fault)
+                    return None
                 with server._lock:
                     server.served += 1
                 return 200, json.dumps(server.completion(body)).encode(), {}

@@ -43,6 +43,17 @@ def check_readable(path: str) -> None:
         raise VideoError(path, "video file is empty (0 bytes)")
 
 
+_IMAGE_FORMATS = {"image2", "gif", "webp", "apng"}  # what ffmpeg opens as a one-frame "video"
+
+
+def require_regular(path: str) -> None:
+    """For callers without the sampler's time limit (``abduct video probe``): a FIFO or a
+    device would block the decoder forever."""
+    check_readable(path)
+    if not os.path.isfile(path):
+        raise VideoError(path, "is not a regular file (a device, FIFO or socket)")
+
+
 def probe(path: str) -> VideoInfo:
     import av
 
@@ -51,6 +62,8 @@ def probe(path: str) -> VideoInfo:
         with av.open(path) as container:
             if not container.streams.video:
                 raise VideoError(path, "has no video stream")
+            if container.format.name in _IMAGE_FORMATS or container.format.name.endswith("_pipe"):
+                raise VideoError(path, f"is an image ({container.format.name}), not a video")
             stream = container.streams.video[0]
             height, width = stream.codec_context.height, stream.codec_context.width
             time_base = stream.time_base

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import click
 
+from abduct.kit import require_new_or_regular
+
 
 def _parse_span(text: str) -> tuple[float, float]:
     try:
@@ -25,8 +27,10 @@ def _parse_span(text: str) -> tuple[float, float]:
 def probe(videos: tuple[Path, ...], as_json: bool) -> None:
     """Frames, duration, average rate and size of each VIDEO, from its packets."""
     from abduct_video._probe import probe as probe_video
+    from abduct_video._probe import require_regular
 
     for video in videos:
+        require_regular(str(video))
         info = probe_video(str(video))
         facts = {"video": str(video), "frames": info.frame_count, "duration": round(info.duration, 4),
                  "fps": round(info.frame_count / info.duration, 3) if info.duration else None,
@@ -58,6 +62,7 @@ def frames(video: Path, spans: tuple[str, ...], mode: str, frames_per_span: int,
     from abduct_video._settings import SamplingSettings
     from abduct_video.sheet import write_contact_sheet
 
+    require_new_or_regular(out_path, "--out")  # before any decoding
     settings = SamplingSettings(mode="rate" if mode == "rate" else "uniform", frames_per_span=frames_per_span,
                                 fps=fps, max_frames_per_span=max_frames, size=size)
     with warnings.catch_warnings(record=True) as caught, \
