@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from abduct import AbductError, Spec, get_registry
-from abduct.testing.fuzzing import declared_violations, run_cli
+from abduct.testing import declared_violations, run_cli
 
 VIOLATIONS = list(declared_violations(get_registry()))
 
