@@ -260,5 +260,6 @@ def html_report(results: dict[str, Any], predictions: Sequence[dict[str, Any]], 
     if shown:
         body += ["<h2>Examples</h2>", *shown]
     where = f" in {out_dir}" if out_dir is not None else ""
+    body.append("<p><a href=\"samples.html\">Browse every sample</a> (images, texts, answers; filter and sort).</p>")
     body.append(f"<p class=\"note\">Per-sample predictions: predictions.jsonl; full record: results.json{html.escape(where)}.</p>")
     return page(title, body)
