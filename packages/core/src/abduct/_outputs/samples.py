@@ -9,8 +9,9 @@ generic view reads the record's own fields. The views go into the page as JSON; 
 
 Images become JPEG thumbnails (a side cap, one file per source image, shared between samples)
 in ``samples/`` beside the page, so the page loads them by relative path from ``file://``.
-A run with more distinct images than ``MAX_THUMBNAILS`` links the rest to their originals: the
-time and disk of a 20,000-sample run stay bounded (``benchmarks/samples_browser.py``).
+A run with more distinct images than ``MAX_THUMBNAILS`` shows the rest from their originals
+(a path relative to the page): the time and disk of a large run stay bounded
+(``benchmarks/samples_browser.py``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import hashlib
 import html
 import json
 import math
+import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
@@ -128,13 +130,21 @@ class Thumbnails:
             self.names[source] = None  # unreadable: the page shows the path and says so
 
 
-def _image_entries(views: list[dict[str, Any]], thumbs: Thumbnails) -> None:
-    """Give every image its thumbnail (or none) and the source size its boxes are measured in."""
+def _original(path: str, out_dir: Path | None) -> str | None:
+    """The image itself, relative to the page (file:// resolves it), when it exists."""
+    source = Path(path)
+    if out_dir is None or not source.is_file():
+        return None
+    return Path(os.path.relpath(source.resolve(), out_dir.resolve())).as_posix()
+
+
+def _image_entries(views: list[dict[str, Any]], thumbs: Thumbnails, out_dir: Path | None) -> None:
+    """Give every image its thumbnail (past the cap: its original) and the size its boxes are measured in."""
     for view in views:
         for image in view.get("images") or []:
             path = str(image.get("path", ""))
             name = thumbs.names.get(path)
-            image["thumb"] = f"{THUMB_DIR}/{name}" if name else None
+            image["thumb"] = f"{THUMB_DIR}/{name}" if name else _original(path, out_dir)
             size = thumbs.sizes.get(path)
             if size is not None and "size" not in image:
                 image["size"] = list(size)
@@ -146,8 +156,8 @@ def _script_json(value: Any) -> str:
 
 
 def render_samples(title: str, predictions: list[dict[str, Any]], hook: SampleView | None,
-                   workers: int = 4) -> tuple[str, Path | None]:
-    """The page and a temporary folder of its thumbnails (None when it has no image); the
+                   out_dir: Path | None = None, workers: int = 4) -> tuple[str, Path | None]:
+    """The page (to sit in ``out_dir``) and a temporary folder of its thumbnails (None when it has no image); the
     caller publishes both (``publish``) or removes the folder."""
     views, failed = sample_views(predictions, hook)
     thumbs = None
@@ -159,7 +169,7 @@ def render_samples(title: str, predictions: list[dict[str, Any]], hook: SampleVi
         except BaseException:
             shutil.rmtree(thumbs.folder, ignore_errors=True)
             raise
-        _image_entries(views, thumbs)
+        _image_entries(views, thumbs, out_dir)
     script = (files("abduct._outputs") / "samples_page.js").read_text(encoding="utf-8")
     style = (files("abduct._outputs") / "samples_page.css").read_text(encoding="utf-8")
     note = f"the task's sample view failed on {failed} record(s); they show the generic view" if failed else ""

@@ -109,19 +109,22 @@
     if (v.score != null) head.push("score " + (+v.score.toPrecision(4)));
     if (v.margin != null) head.push("margin " + (+v.margin.toPrecision(4)));
     node.appendChild(el("h3", {}, [el("span", {text: head.join(" · ") + " "}), verdict ? el("span", {"class": "verdict " + verdict, text: verdict}) : null]));
-    if (v.images && v.images.length) node.appendChild(el("div", {"class": "images"}, v.images.map(image)));
+    var body = el("div", {"class": "body"}), side = el("div", {"class": "side"});
+    if (v.images && v.images.length) body.appendChild(el("div", {"class": "images"}, v.images.map(image)));
     if (v.texts && v.texts.length) {
       var dl = el("dl", {"class": "texts"});
       v.texts.forEach(function (t) { dl.appendChild(el("dt", {text: t.label})); dl.appendChild(el("dd", {text: t.text})); });
-      node.appendChild(dl);
+      side.appendChild(dl);
     }
     var keys = Object.keys(v.fields || {});
     if (keys.length) {
-      node.appendChild(el("table", {"class": "fields"}, keys.map(function (k) {
+      side.appendChild(el("table", {"class": "fields"}, keys.map(function (k) {
         var value = v.fields[k];
         return el("tr", {}, [el("td", {text: k}), el("td", {text: typeof value === "string" ? value : JSON.stringify(value)})]);
       })));
     }
+    body.appendChild(side);
+    node.appendChild(body);
     return node;
   }
   function pager(id, s, pages) {

@@ -292,7 +292,7 @@ def write_outputs(out_dir: Path, results: dict[str, Any], predictions: list[dict
     }
     # rendered last (its thumbnails are files), and published before the page that points into them
     samples_page, thumbnails = render_samples(f"{results['task']} — {results['model']['spec']}", predictions,
-                                              sample_view)
+                                              sample_view, out_dir)
     texts = {**{k: v for k, v in texts.items() if k != "results.json"}, SAMPLES_PAGE: samples_page,
              "results.json": texts["results.json"]}
     publish(out_dir, thumbnails)
