@@ -90,11 +90,10 @@ def sample_views(predictions: Iterable[Mapping[str, Any]], hook: SampleView | No
                 rich = hook(record)
             except Exception:  # noqa: BLE001 - a view is presentation only: it must not cost the run its outputs
                 rich, failed = None, failed + 1
-            if rich:  # the task's fields and texts first, then what else the record holds
+            if rich:  # the task's fields first, then the record's; the task's texts replace the raw ones
                 rich = dict(rich)
                 fields = {**dict(rich.pop("fields", None) or {}), **view["fields"]}
-                view.update({k: v for k, v in rich.items() if v is not None}, fields=fields,
-                            texts=list(rich.get("texts") or []) + view["texts"])
+                view.update({k: v for k, v in rich.items() if v is not None}, fields=fields)
         views.append(view)
     return views, failed
 
