@@ -275,7 +275,7 @@ def compare_cmd(run_dirs: tuple[Path, ...], html_out: Path | None, no_published:
     """Put finished runs (their --out directories) side by side: models x tasks, the papers'
     published rows for reference, each run's difference from the first run of its task with a
     paired test on the units both scored, and mean ± std over runs differing only in --seed."""
-    from abduct._outputs.compare import compare, html_page, text_table
+    from abduct._outputs.compare import compare, disagreement_pages, html_page, text_table
 
     comparison = compare(run_dirs, published=not no_published, resamples=ci_resamples, seed=seed)
     if html_out is not None:
@@ -283,7 +283,10 @@ def compare_cmd(run_dirs: tuple[Path, ...], html_out: Path | None, no_published:
 
         if html_out.is_dir():
             raise AbductError(f"--html {html_out} is a directory; give a file name (e.g. compare.html)")
-        atomic_write_text(html_out, html_page(comparison))
+        pages = disagreement_pages(comparison, html_out)  # rendered before anything is written
+        for name, text in pages.items():
+            atomic_write_text(html_out.parent / name, text)
+        atomic_write_text(html_out, html_page(comparison, list(pages)))
     if as_json:
         emit_json({"runs": [{"dir": str(r.run), "task": r.task, "model": r.model, "split": r.split,
                              "metrics": r.metrics, "intervals": r.intervals,

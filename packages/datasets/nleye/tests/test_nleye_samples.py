@@ -50,3 +50,24 @@ def test_counts_filters_and_images_in_chromium(run: Path) -> None:
         assert 0 < physical.count < only_wrong.count
         for state in (everything, only_wrong, one, second):
             assert state.console_errors == [] and state.outside_requests == []
+
+
+def test_compare_links_where_two_runs_disagree(run: Path, tmp_path: Path) -> None:
+    chromium = browser_or_skip()
+    other = tmp_path / "seed5"
+    assert main(["eval", "nleye-triplet", "--model", "random", "--seed", "5", "--data", str(run.parent / "data"),
+                 "--out", str(other), "--quiet"]) == 0
+    html_out = tmp_path / "cmp" / "compare.html"
+    html_out.parent.mkdir()
+    assert main(["compare", str(run), str(other), "--html", str(html_out)]) == 0
+    verdicts = [{json.loads(line)["id"]: json.loads(line)["consistent"]
+                 for line in (d / "predictions.jsonl").read_text().splitlines()} for d in (run, other)]
+    differ = sorted(i for i in verdicts[0] if verdicts[0][i] != verdicts[1][i])
+    assert differ
+    page_name = "compare-disagree-nleye-triplet-1.html"
+    assert f'href="{page_name}"' in html_out.read_text()
+    with samples_browser(chromium) as page:
+        shown = view(page, html_out.parent / page_name)
+    assert shown.count == len(differ) and sorted(shown.ids) == differ[:50]
+    assert shown.images == 3 * len(shown.ids) and shown.broken_images == []  # thumbnails of the run's folder
+    assert shown.console_errors == [] and shown.outside_requests == []

@@ -21,6 +21,7 @@ import html
 import json
 import math
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
@@ -169,19 +170,58 @@ def render_samples(title: str, predictions: list[dict[str, Any]], hook: SampleVi
             shutil.rmtree(thumbs.folder, ignore_errors=True)
             raise
         _image_entries(views, thumbs, out_dir)
+    note = f"the task's sample view failed on {failed} record(s); they show the generic view" if failed else ""
+    return samples_page(title, views, note), thumbs.folder if thumbs is not None else None
+
+
+def samples_page(title: str, views: list[dict[str, Any]], note: str = "", back: str = "report.html") -> str:
+    """The self-contained page showing ``views`` (its script and styles inlined)."""
     script = (files("abduct._outputs") / "samples_page.js").read_text(encoding="utf-8")
     style = (files("abduct._outputs") / "samples_page.css").read_text(encoding="utf-8")
-    note = f"the task's sample view failed on {failed} record(s); they show the generic view" if failed else ""
-    page = (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{html.escape(title)} — samples</title><style>{style}</style></head><body>\n"
-            f"<h1>{html.escape(title)} — samples</h1><p><a href=\"report.html\">report</a> · "
+            f"<h1>{html.escape(title)} — samples</h1><p><a href=\"{html.escape(back)}\">report</a> · "
             f"<span id=\"sample-count\">{len(views)}</span> of {len(views)} samples"
             f"<span class=\"note\"> {html.escape(note)}</span></p>\n"
             "<div id=\"controls\"></div><div id=\"pager\"></div><div id=\"samples\"></div>"
             "<div id=\"pager-bottom\"></div>\n"
             f"<script type=\"application/json\" id=\"samples-data\">{_script_json(views)}</script>\n"
             f"<script>{script}</script></body></html>\n")
-    return page, thumbs.folder if thumbs is not None else None
+
+
+def read_views(run_dir: Path) -> list[dict[str, Any]] | None:
+    """The views a finished run's samples.html holds (None for a run written before it had one)."""
+    path = Path(run_dir) / SAMPLES_PAGE
+    if not path.is_file():
+        return None
+    found = re.search(r'<script type="application/json" id="samples-data">(.*?)</script>', path.read_text("utf-8"), re.S)
+    return None if found is None else list(json.loads(found.group(1).replace("<\\/", "</")))
+
+
+def disagreement(first: tuple[str, Path], second: tuple[str, Path], page_dir: Path) -> list[dict[str, Any]]:
+    """The samples two runs of a task judge differently (one right, the other wrong), shown as
+    the second run (B) saw them, with both verdicts and the first's (A) score; image paths made relative to ``page_dir``."""
+    (name_a, dir_a), (name_b, dir_b) = first, second
+    views_a, views_b = read_views(dir_a) or [], read_views(dir_b) or []
+    by_id = {v["id"]: v for v in views_a}
+    out = []
+    for view in views_b:
+        other = by_id.get(view["id"])
+        if other is None or other.get("correct") is None or view.get("correct") is None \
+                or other["correct"] == view["correct"]:
+            continue
+        for image in view.get("images") or []:
+            if image.get("thumb"):
+                image["thumb"] = Path(os.path.relpath((Path(dir_b) / image["thumb"]).resolve(),
+                                                      page_dir.resolve())).as_posix()
+        verdict = {True: "right", False: "wrong"}
+        view["fields"] = {f"A ({name_a})": verdict[other["correct"]], f"B ({name_b})": verdict[view["correct"]],
+                          **({f"A ({name_a}) score": other["score"]} if other.get("score") is not None else {}),
+                          **view.get("fields", {})}
+        if view.get("score") is not None and other.get("score") is not None:
+            view["margin"] = view["score"] - other["score"]  # sort by it: the largest score differences
+        out.append(view)
+    return out
 
 
 def publish(out_dir: Path, folder: Path | None) -> None:
