@@ -300,9 +300,24 @@ def compare_cmd(run_dirs: tuple[Path, ...], html_out: Path | None, no_published:
         click.echo(f"wrote {html_out}")
 
 
+class _Commands(click.Group):
+    """Names the package to install for a first-party command that is missing (``abduct sherlock``
+    with only abduct-core: ``pip install abduct-sherlock``) instead of "No such command"."""
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        from abduct._registry.providers import provider
+
+        name = args[0] if args else None
+        package = provider("command", name) if name is not None and name not in self.commands else None
+        if package is not None:
+            raise click.UsageError(f"command '{name}' comes with {package}, which is not installed: "
+                                   f"pip install {package}", ctx)
+        return super().resolve_command(ctx, args)
+
+
 def build_cli() -> click.Group:
     """The CLI with every healthy plugin's commands added."""
-    group = click.Group(
+    group = _Commands(
         name="abduct", commands=dict(cli.commands), params=list(cli.params),
         help=cli.help, context_settings=cli.context_settings,
     )
