@@ -12,7 +12,7 @@ from abduct._cli import build_cli
 from abduct._registry.providers import PROVIDERS
 
 KINDS = ("task", "model", "dataset", "metric")
-NOT_PROVIDED = {"abduct-core", "abduct-plugin-example", "abduct-plugin-tutorial"}
+NOT_PROVIDED = {"core", "abduct-core", "abduct-plugin-example", "abduct-tutorial"}  # core: always there
 
 
 def _distribution_of_plugin() -> dict[str, str]:
