@@ -295,3 +295,17 @@ def test_two_distributions_with_one_plugin_name(tmp_path: Path) -> None:
     assert len(clash) == 2
     assert sum(p["error"] is None for p in clash) == 1
     assert any("already taken" in (p["error"] or "") for p in clash)
+
+
+def test_a_missing_first_party_component_names_its_package(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from abduct.testing import main
+
+    data = tmp_path / "data"
+    data.mkdir()
+    assert main(["eval", "whoops-vqa", "--model", "random", "--data", str(data), "--out", str(tmp_path / "o")]) == 2
+    assert "task 'whoops-vqa' comes with abduct-whoops, which is not installed: pip install abduct-whoops" \
+        in capsys.readouterr().err
+    assert main(["whoops", "synth"]) == 2
+    assert "pip install abduct-whoops" in capsys.readouterr().err
+    assert main(["eval", "cosim", "--model", "clip:tiny", "--data", str(data), "--out", str(tmp_path / "o")]) == 2
+    assert "pip install abduct-cosim" in capsys.readouterr().err  # the task is resolved first

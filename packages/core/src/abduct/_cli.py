@@ -275,7 +275,7 @@ def compare_cmd(run_dirs: tuple[Path, ...], html_out: Path | None, no_published:
     """Put finished runs (their --out directories) side by side: models x tasks, the papers'
     published rows for reference, each run's difference from the first run of its task with a
     paired test on the units both scored, and mean ± std over runs differing only in --seed."""
-    from abduct._outputs.compare import compare, html_page, text_table
+    from abduct._outputs.compare import compare, disagreement_pages, html_page, text_table
 
     comparison = compare(run_dirs, published=not no_published, resamples=ci_resamples, seed=seed)
     if html_out is not None:
@@ -283,7 +283,10 @@ def compare_cmd(run_dirs: tuple[Path, ...], html_out: Path | None, no_published:
 
         if html_out.is_dir():
             raise AbductError(f"--html {html_out} is a directory; give a file name (e.g. compare.html)")
-        atomic_write_text(html_out, html_page(comparison))
+        pages = disagreement_pages(comparison, html_out)  # rendered before anything is written
+        for name, text in pages.items():
+            atomic_write_text(html_out.parent / name, text)
+        atomic_write_text(html_out, html_page(comparison, list(pages)))
     if as_json:
         emit_json({"runs": [{"dir": str(r.run), "task": r.task, "model": r.model, "split": r.split,
                              "metrics": r.metrics, "intervals": r.intervals,
@@ -297,9 +300,24 @@ def compare_cmd(run_dirs: tuple[Path, ...], html_out: Path | None, no_published:
         click.echo(f"wrote {html_out}")
 
 
+class _Commands(click.Group):
+    """Names the package to install for a first-party command that is missing (``abduct sherlock``
+    with only abduct-core: ``pip install abduct-sherlock``) instead of "No such command"."""
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        from abduct._registry.providers import provider
+
+        name = args[0] if args else None
+        package = provider("command", name) if name is not None and name not in self.commands else None
+        if package is not None:
+            raise click.UsageError(f"command '{name}' comes with {package}, which is not installed: "
+                                   f"pip install {package}", ctx)
+        return super().resolve_command(ctx, args)
+
+
 def build_cli() -> click.Group:
     """The CLI with every healthy plugin's commands added."""
-    group = click.Group(
+    group = _Commands(
         name="abduct", commands=dict(cli.commands), params=list(cli.params),
         help=cli.help, context_settings=cli.context_settings,
     )

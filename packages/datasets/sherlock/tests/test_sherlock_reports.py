@@ -48,3 +48,20 @@ def test_compare_shows_runs_beside_the_paper(corpus: Path, tmp_path: Path, capsy
     page = (tmp_path / "cmp.html").read_text()
     assert "(paper" in page and all(src.startswith("data:image/png;base64,")
                                     for src in re.findall(r'<img [^>]*src="([^"]+)"', page))
+
+
+def test_samples_page_shows_the_region_clue_gold_and_top_inferences(corpus: Path, tmp_path: Path) -> None:
+    out = tmp_path / "samples-run"
+    assert main(["eval", "sherlock-retrieval", "--model", "random", "--data", str(corpus), "--out", str(out),
+                 "--quiet"]) == 0
+    found = re.search(r'id="samples-data">(.*?)</script>', (out / "samples.html").read_text())
+    assert found is not None
+    views = json.loads(found.group(1))
+    records = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
+    assert [v["id"] for v in views] == [r["instance_id"] for r in records]
+    assert [v["correct"] for v in views] == [r["im2txt_rank"] == 1.0 for r in records]
+    first = views[0]
+    assert first["images"][0]["boxes"] and first["images"][0]["thumb"].startswith("samples/")
+    labels = [t["label"] for t in first["texts"]]
+    assert labels[:2] == ["clue", "gold inference"] and len(labels) == 5  # and the model's top three, as text
+    assert (out / first["images"][0]["thumb"]).is_file()

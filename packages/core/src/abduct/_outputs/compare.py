@@ -24,6 +24,7 @@ from typing import Any
 from abduct._outputs.html_report import bars, data_uri, direction_arrow, have_matplotlib, page, table
 from abduct._outputs.paired import ALPHA, seed_groups, versus
 from abduct._outputs.report import flatten_metrics, format_value
+from abduct._outputs.samples import disagreement, samples_page
 from abduct._registry.registry import Registry, get_registry
 from abduct._stats.resampling import RESAMPLES
 from abduct.contract.errors import AbductError, DataError
@@ -217,7 +218,24 @@ def _plots(comparison: Comparison, task: str, columns: list[str], most: int = 6)
                    f"src=\"{data_uri(png, 'image/png')}\"></figure>")
 
 
-def html_page(comparison: Comparison) -> str:
+def disagreement_pages(comparison: Comparison, html_out: Path) -> dict[str, str]:
+    """``{file name: page}``: for each task, each later run against its first, the samples
+    one got right and the other wrong (the pages sit beside ``html_out``)."""
+    pages = {}
+    for task in comparison.tasks:
+        runs = [r for r in comparison.runs if r.task == task and r.run is not None]
+        for i, row in enumerate(runs[1:], start=1):
+            base = runs[0]
+            assert base.run is not None and row.run is not None
+            views = disagreement((base.model, base.run), (row.model, row.run), html_out.parent)
+            name = f"{html_out.stem}-disagree-{task}-{i}.html"
+            pages[name] = samples_page(f"{task}: {base.model} vs {row.model}, where they disagree", views,
+                                       "one run right, the other wrong; sort by margin: the largest score differences",
+                                       back=html_out.name)
+    return pages
+
+
+def html_page(comparison: Comparison, disagreements: Sequence[str] = ()) -> str:
     body = ["<h1>abduct compare</h1>",
             "<p class=\"note\">Δ: difference from the first run of the task; "
             "<span class=\"better\">green</span> better, <span class=\"worse\">red</span> worse by the metric's "
@@ -260,4 +278,9 @@ def html_page(comparison: Comparison) -> str:
         links = ", ".join(f"<a href=\"{html.escape((r.run / 'report.html').resolve().as_uri())}\">{html.escape(r.model)}</a>"
                           for r in runs if r.run is not None)
         body.append(f"<p class=\"note\">Run reports: {links}</p>")
+        mine = [n for n in disagreements if n.split("-disagree-", 1)[-1].rsplit("-", 1)[0] == task]
+        if mine:
+            body.append("<p>Samples where the runs disagree: " + ", ".join(
+                f"<a href=\"{html.escape(n)}\">{html.escape(runs[int(n.rsplit('-', 1)[1][:-5])].model)} vs "
+                f"{html.escape(runs[0].model)}</a>" for n in mine) + "</p>")
     return page("abduct compare", body)

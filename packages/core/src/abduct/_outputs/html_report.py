@@ -24,7 +24,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from abduct._outputs.report import flatten_metrics, interval_note, with_interval
+from abduct._outputs.report import _fmt, _limit, flatten_metrics, interval_note, with_interval
 
 COUNT_KEYS = frozenset({"n", "count", "instances", "images", "chunks"})  # sizes, not scores: not plotted
 MAX_BARS = 40
@@ -233,6 +233,12 @@ def examples(details: dict[str, Any]) -> Iterator[str]:
 
 
 # -- the page -------------------------------------------------------------------------------
+def _chance(results: dict[str, Any], metric: str) -> str:
+    """The metric's chance level, as report.md shows it (blank when none is declared)."""
+    chance = ((results.get("metric_info") or {}).get(metric) or {}).get("chance")
+    return _fmt(chance) if chance is not None else ""
+
+
 def html_report(results: dict[str, Any], predictions: Sequence[dict[str, Any]], out_dir: Path | None = None) -> str:
     """The run's report.html (``out_dir`` only names where it sits)."""
     title = f"{results['task']} — {results['model']['spec']}"
@@ -240,12 +246,13 @@ def html_report(results: dict[str, Any], predictions: Sequence[dict[str, Any]], 
     body = [f"<h1>{html.escape(title)}</h1>",
             "<p class=\"note\">" + html.escape(
                 f"data {results['data']['dir']} (split {results['split']}), seed {results['seed']}, "
-                f"limit {results['limit']}, {results.get('processes', 1)} process(es), "
+                f"limit {_limit(results)}, {results.get('processes', 1)} process(es), "
                 f"{timings.get('total_seconds', 0.0):.1f} s") + "</p>",
             "<h2>Metrics</h2>",
-            table(["metric", "value"], [(html.escape(name + direction_arrow(results, name)),
-                                         with_interval(value, (results.get("intervals") or {}).get(name)))
-                                        for name, value in flatten_metrics(results["metrics"])])]
+            table(["metric", "value", "chance"], [(html.escape(name + direction_arrow(results, name)),
+                                                   with_interval(value, (results.get("intervals") or {}).get(name)),
+                                                   _chance(results, name))
+                                                  for name, value in flatten_metrics(results["metrics"])])]
     if (note := interval_note(results)) is not None:
         body.append(f"<p class=\"note\">{html.escape(note)}</p>")
     if have_matplotlib():
@@ -260,5 +267,6 @@ def html_report(results: dict[str, Any], predictions: Sequence[dict[str, Any]], 
     if shown:
         body += ["<h2>Examples</h2>", *shown]
     where = f" in {out_dir}" if out_dir is not None else ""
+    body.append("<p><a href=\"samples.html\">Browse every sample</a> (images, texts, answers; filter and sort).</p>")
     body.append(f"<p class=\"note\">Per-sample predictions: predictions.jsonl; full record: results.json{html.escape(where)}.</p>")
     return page(title, body)

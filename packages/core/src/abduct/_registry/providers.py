@@ -5,12 +5,35 @@ from __future__ import annotations
 
 from abduct.contract.errors import AbductError
 
-PROVIDERS: dict[tuple[str, str], str] = {
-    **{("metric", name): "abduct-metrics" for name in ("bleu", "meteor", "rouge-l", "cider", "bertscore", "bem")},
-    ("dataset", "sherlock"): "abduct-sherlock",
-    ("dataset", "cosim"): "abduct-cosim",
-    ("dataset", "nleye"): "abduct-nleye",
+_FIRST_PARTY: dict[str, dict[str, tuple[str, ...]]] = {  # package -> kind -> names (test_first_steps checks it)
+    "abduct-metrics": {"metric": ("bleu", "meteor", "rouge-l", "cider", "bertscore", "bem")},
+    "abduct-sherlock": {"dataset": ("sherlock",), "command": ("sherlock",),
+                        "task": ("sherlock-retrieval", "sherlock-localization", "sherlock-comparison",
+                                 "sherlock-generation")},
+    "abduct-cosim": {"dataset": ("cosim",), "task": ("cosim",), "command": ("cosim",)},
+    "abduct-nleye": {"dataset": ("nleye",), "command": ("nleye",), "model": ("dumb-pixel",),
+                     "task": ("nleye-triplet", "nleye-pairs", "nleye-explanation")},
+    "abduct-whoops": {"dataset": ("whoops",), "command": ("whoops",),
+                      "task": ("whoops-captioning", "whoops-matching", "whoops-vqa", "whoops-identification",
+                               "whoops-explanation")},
+    "abduct-var": {"dataset": ("var",), "command": ("var",), "model": ("var-gen", "var-retrieval"),
+                   "task": ("var", "var-explanation", "var-premise")},
+    "abduct-video": {"command": ("video",)},
+    "abduct-clip": {"model": ("clip",), "command": ("train",)},
+    "abduct-t5": {"model": ("t5",)},
+    "abduct-lxmert": {"model": ("lxmert",)},
+    "abduct-uniter": {"model": ("uniter",)},
+    "abduct-vlm": {"model": ("vlm", "openai")},
+    "abduct-lmms": {"model": ("lmms",), "command": ("export",)},
 }
+PROVIDERS: dict[tuple[str, str], str] = {
+    (kind, name): package for package, kinds in _FIRST_PARTY.items() for kind, names in kinds.items() for name in names
+}
+
+
+def provider(kind: str, name: str) -> str | None:
+    """The first-party distribution that provides ``name`` of ``kind`` ("task", "command", ...)."""
+    return PROVIDERS.get((kind, name))
 
 
 def not_installed(kind: str, name: str, needed_by: str) -> AbductError | None:

@@ -19,6 +19,7 @@ from typing import Any
 
 import pluggy
 
+from abduct._registry.providers import provider
 from abduct.contract import hooks as hookspecs
 from abduct.contract.errors import AbductError, PluginError, UnknownNameError
 from abduct.contract.hooks import PublishedRow, Registration
@@ -177,7 +178,7 @@ class Registry:
             )
         table = self._components[kind]
         if name not in table:
-            raise UnknownNameError(kind, name, table)
+            raise UnknownNameError(kind, name, table, provider(kind, name))
         return table[name]
 
     def create(self, kind: str, spec: Spec | str, settings: Settings | None = None, **options: Any) -> Any:

@@ -16,6 +16,7 @@ from abduct._engine.judging import JudgeEngine
 from abduct._engine.models import LoadedModel, engine_for, load_model
 from abduct._outputs.html_report import html_report
 from abduct._outputs.report import markdown_report
+from abduct._outputs.samples import SAMPLES_PAGE, SampleView, publish, render_samples
 from abduct._registry.registry import Registry, get_registry
 from abduct._run.outdir import check_finished, locked
 from abduct._run.provenance import abduct_sources, file_hashes, package_versions
@@ -249,7 +250,8 @@ def _evaluate(config: EvalConfig, registry: Registry, ranks: Ranks) -> dict[str,
             results["judge"] = run.judge.describe()
         gather_objects(None, ranks)  # every rank has finished its units before rank 0 tidies up
         if ranks.is_main:
-            write_outputs(config.out_dir, results, evaluation.predictions, run.artifacts, units)
+            write_outputs(config.out_dir, results, evaluation.predictions, run.artifacts, units,
+                          task_traits(task).sample_view)
             run.discard_partial()
     return results
 
@@ -281,11 +283,13 @@ def _intervals(units: dict[str, UnitScores], config: EvalConfig) -> tuple[dict[s
 
 
 def write_outputs(out_dir: Path, results: dict[str, Any], predictions: list[dict[str, Any]],
-                  artifacts: dict[str, Any] | None = None, units: dict[str, UnitScores] | None = None) -> None:
+                  artifacts: dict[str, Any] | None = None, units: dict[str, UnitScores] | None = None,
+                  sample_view: SampleView | None = None) -> None:
     """Render every output first (a failure leaves nothing new behind), then write each
     atomically, results.json last: its presence marks a finished run. units.json holds each
     metric's per-unit data (``abduct compare`` pairs runs on it). A task's artifacts
-    (``Run.write_artifact``) come first, so a finished run always has them."""
+    (``Run.write_artifact``) come first, so a finished run always has them. samples.html and
+    its thumbnails (``samples/``, staged in a temporary folder) show every sample."""
     texts: dict[str, str | bytes] = {
         **{name: content if isinstance(content, bytes) else json.dumps(content, indent=2, allow_nan=False) + "\n"
            for name, content in (artifacts or {}).items()},
@@ -295,6 +299,12 @@ def write_outputs(out_dir: Path, results: dict[str, Any], predictions: list[dict
         "report.html": html_report(results, predictions, out_dir),
         "results.json": json.dumps(results, indent=2, allow_nan=False) + "\n",
     }
+    # rendered last (its thumbnails are files), and published before the page that points into them
+    samples_page, thumbnails = render_samples(f"{results['task']} — {results['model']['spec']}", predictions,
+                                              sample_view, out_dir)
+    texts = {**{k: v for k, v in texts.items() if k != "results.json"}, SAMPLES_PAGE: samples_page,
+             "results.json": texts["results.json"]}
+    publish(out_dir, thumbnails)
     for name, text in texts.items():
         if isinstance(text, bytes):
             atomic_write_bytes(out_dir / name, text)

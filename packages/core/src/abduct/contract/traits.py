@@ -18,12 +18,15 @@ A task may declare:
 - ``default_split`` (required by ``Task``);
 - ``optional_inputs`` — features its inputs carry that a model may go without (default none);
 - ``needs_answer_key`` — False when its predictions file carries its own references (default True);
-- ``metric_info`` — ``{metric or pattern: MetricInfo}`` for the numbers it reports (default none).
+- ``metric_info`` — ``{metric or pattern: MetricInfo}`` for the numbers it reports (default none);
+- ``sample_view(record)`` — a method: one ``predictions.jsonl`` record -> what ``samples.html``
+  shows of it (images with boxes, texts, fields, correct, category; see ``_outputs.samples``),
+  or None for the generic view (default: the generic view for every record).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,6 +87,7 @@ class TaskTraits:
     optional_inputs: frozenset[str] = frozenset()
     needs_answer_key: bool = True
     metric_info: Mapping[str, MetricInfo] = field(default_factory=dict)
+    sample_view: Callable[[Mapping[str, Any]], Mapping[str, Any] | None] | None = None
 
 
 def task_traits(task: object, name: str = "task") -> TaskTraits:
@@ -99,4 +103,7 @@ def task_traits(task: object, name: str = "task") -> TaskTraits:
     info: Any = getattr(task, "metric_info", None) or {}
     if not isinstance(info, Mapping) or not all(isinstance(v, MetricInfo) for v in info.values()):
         raise PluginError(f"{owner} declares a metric_info that is not a mapping of MetricInfo")
-    return TaskTraits(split, optional, needs_key, dict(info))
+    view = getattr(task, "sample_view", None)
+    if view is not None and not callable(view):
+        raise PluginError(f"{owner} declares sample_view = {view!r}; expected a method record -> view")
+    return TaskTraits(split, optional, needs_key, dict(info), view)

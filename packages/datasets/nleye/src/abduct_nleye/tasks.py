@@ -25,7 +25,7 @@ hypothesis scores strictly higher.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -77,12 +77,36 @@ class _NleyeTask:
         self.score_by: ScoreBy = score_by
         self.captioner = captioner
         self.captions: dict[str, list[str]] = {}
+        self._seen: dict[str, NleyeSample] = {}  # what the last run evaluated, for sample_view
+
+    def sample_view(self, record: Mapping[str, Any]) -> dict[str, Any] | None:
+        """samples.html: the premise and both hypotheses (gold marked), the category fields,
+        what the model answered in each presentation order."""
+        sample = self._seen.get(str(record.get("id")))
+        if sample is None:
+            return None
+        texts = sample.hypothesis_texts or ("", "")
+        images = [{"path": sample.premise_image, "caption": f"premise: {sample.premise_text or ''}"}]
+        images += [{"path": path, "caption": f"hypothesis {k}{' (gold)' if k == sample.gold else ''}: {texts[k - 1]}"}
+                   for k, path in ((1, sample.hypothesis_images[0]), (2, sample.hypothesis_images[1]))]
+        fields = {"gold hypothesis": sample.gold, **sample.categories}
+        if "order1" in record:
+            fields.update({"answer, shown (1, 2)": record["order1"], "answer, shown (2, 1)": record["order2"]})
+        view: dict[str, Any] = {"images": images, "fields": fields,
+                                "category": sample.categories.get("reasoning_category")}
+        if sample.explanation:
+            view["texts"] = [{"label": "explanation", "text": sample.explanation}]
+        if isinstance(record.get("scores"), list) and len(record["scores"]) == 2:
+            s1, s2 = record["scores"]
+            view["margin"] = (s1 - s2) if sample.gold == 1 else (s2 - s1)  # > 0: the gold hypothesis scored higher
+        return view
 
     def _samples(self, run: RunContext) -> list[NleyeSample]:
         samples = load_samples(run.data_dir, run.split)
         if self.setup == "text":
             require_descriptions(samples, run.data_dir / CSV_NAME)
         samples = list(run.apply_limit(samples, "samples"))
+        self._seen = {s.sample_id: s for s in samples}
         if self.setup == "captions":
             assert self.captioner is not None
             samples, self.captions = caption_samples(run, samples, self.captioner)

@@ -16,7 +16,7 @@ Which of these inputs a model may go without is ``records.OPTIONAL_INPUTS``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -125,10 +125,27 @@ class RetrievalTask(SherlockTask):
         "chunks": COUNT, "instances": COUNT, "chance_mean_rank": reference(1.0),
     }
 
+    _seen: dict[str, SherlockInstance] = {}  # what the last run evaluated, for sample_view
+
+    def sample_view(self, record: Mapping[str, Any]) -> dict[str, Any] | None:
+        """samples.html: the image with the clue's region drawn, the clue, the gold inference,
+        the gold's ranks (right: ranked first among its chunk's inferences), the model's top three."""
+        inst = self._seen.get(str(record.get("instance_id")))
+        if inst is None:
+            return None
+        boxes = [[b.left, b.top, b.width, b.height, "clue"] for b in inst.region.boxes] if inst.region else []
+        texts = [{"label": "clue", "text": inst.clue}, {"label": "gold inference", "text": inst.inference}]
+        texts += [{"label": f"model's #{i + 1}" + (" (gold)" if tid == inst.instance_id else ""),
+                   "text": self._seen[tid].inference if tid in self._seen else tid}
+                  for i, tid in enumerate(record.get("top_inferences") or [])]
+        return {"id": inst.instance_id, "images": [{"path": inst.image_path, "boxes": boxes, "size": [inst.width, inst.height]}],
+                "texts": texts, "correct": record.get("im2txt_rank") == 1.0, "category": f"chunk {inst.split_idx}"}
+
     def evaluate(self, run: RunContext) -> Evaluation:
         _check_split(run)
         engine = run.require_scorer()
         instances = run.dataset(DATASET).load(run.data_dir, run.split)
+        self._seen = {inst.instance_id: inst for inst in instances}
         chunks: dict[int, list[SherlockInstance]] = {}
         for inst in instances:
             assert inst.split_idx is not None

@@ -1,0 +1,241 @@
+"""``samples.html``: every sample of a run in one offline page (no server, nothing fetched).
+
+Each record of ``predictions.jsonl`` becomes a *view*: ``{"id", "correct", "score", "margin",
+"category", "images": [{"path", "caption", "boxes": [[left, top, width, height, label], ...]}],
+"texts": [{"label", "text"}], "fields": {name: value}}``. A task's ``sample_view(record)``
+(read in ``contract.traits``) gives the rich view; without one, or where it returns None, the
+generic view reads the record's own fields. The views go into the page as JSON; the script of
+``samples_page.js`` filters, sorts and pages them in the browser, its state in the URL hash.
+
+Images become JPEG thumbnails (a side cap, one file per source image, shared between samples)
+in ``samples/`` beside the page, so the page loads them by relative path from ``file://``.
+A run with more distinct images than ``MAX_THUMBNAILS`` shows the rest from their originals
+(a path relative to the page): the time and disk of a large run stay bounded
+(``benchmarks/samples_browser.py``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+import math
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+
+SAMPLES_PAGE = "samples.html"
+THUMB_DIR = "samples"
+THUMB_SIDE = 320
+MAX_THUMBNAILS = 20_000
+CORRECT_KEYS = ("correct", "consistent", "hit", "right")
+GOLD_KEYS = ("gold", "label", "answer_index")
+CHOICE_KEYS = ("choice", "prediction", "predicted", "pred")
+SCORE_KEYS = ("score", "margin", "rank", "loss")
+CATEGORY_KEYS = ("category", "reasoning_category", "change_type", "type", "domain")
+TEXT_MIN = 20  # a string this long is shown as a text block, shorter ones as fields
+
+SampleView = Callable[[Mapping[str, Any]], Mapping[str, Any] | None]
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def generic_view(record: Mapping[str, Any]) -> dict[str, Any]:
+    """What any task's record says about itself: its id, right or wrong, scores, texts."""
+    view: dict[str, Any] = {"id": str(record.get("id", record.get("instance_id", ""))), "texts": [], "fields": {}}
+    correct = next((record[k] for k in CORRECT_KEYS if isinstance(record.get(k), bool)), None)
+    gold = next((record[k] for k in GOLD_KEYS if k in record), None)
+    choice = next((record[k] for k in CHOICE_KEYS if k in record), None)
+    if correct is None and gold is not None and choice is not None and not isinstance(choice, (list, dict)):
+        correct = choice == gold
+    view["correct"] = correct
+    view["score"] = next((_number(record.get(k)) for k in SCORE_KEYS if _number(record.get(k)) is not None), None)
+    scores = record.get("scores")
+    if isinstance(scores, list) and len(scores) >= 2 and all(_number(s) is not None for s in scores):
+        top = sorted(scores, reverse=True)
+        view["margin"] = float(top[0] - top[1])
+    view["category"] = next((str(record[k]) for k in CATEGORY_KEYS if isinstance(record.get(k), str)), None)
+    for key, value in record.items():
+        if key in ("id",):
+            continue
+        if isinstance(value, str) and len(value) >= TEXT_MIN:
+            view["texts"].append({"label": key, "text": value})
+        elif isinstance(value, list) and value and all(isinstance(v, str) for v in value) \
+                and max(len(v) for v in value) >= TEXT_MIN:
+            view["texts"] += [{"label": f"{key}[{i}]", "text": v} for i, v in enumerate(value)]
+        else:
+            view["fields"][key] = value
+    return view
+
+
+def sample_views(predictions: Iterable[Mapping[str, Any]], hook: SampleView | None) -> tuple[list[dict[str, Any]], int]:
+    """Each record's view (the task's over the generic one), and how many records the hook failed on."""
+    views, failed = [], 0
+    for record in predictions:
+        view = generic_view(record)
+        if hook is not None:
+            try:
+                rich = hook(record)
+            except Exception:  # noqa: BLE001 - a view is presentation only: it must not cost the run its outputs
+                rich, failed = None, failed + 1
+            if rich:  # the task's fields first, then the record's; the task's texts replace the raw ones
+                rich = dict(rich)
+                fields = {**dict(rich.pop("fields", None) or {}), **view["fields"]}
+                view.update({k: v for k, v in rich.items() if v is not None}, fields=fields)
+        views.append(view)
+    return views, failed
+
+
+@dataclass
+class Thumbnails:
+    """Source image -> thumbnail name, written into ``folder`` (a temporary folder until published)."""
+
+    folder: Path
+    names: dict[str, str | None] = field(default_factory=dict)
+    sizes: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+    def plan(self, views: list[dict[str, Any]]) -> list[str]:
+        for view in views:
+            for image in view.get("images") or []:
+                path = str(image.get("path", ""))
+                if path and path not in self.names:
+                    fits = len(self.names) < MAX_THUMBNAILS
+                    self.names[path] = hashlib.sha1(path.encode()).hexdigest()[:20] + ".jpg" if fits else None
+        return [p for p, n in self.names.items() if n is not None]
+
+    def make(self, source: str) -> None:
+        name = self.names[source]
+        assert name is not None
+        try:
+            with Image.open(source) as img:
+                img.draft("RGB", (THUMB_SIDE, THUMB_SIDE))  # JPEG decodes at a reduced scale: much faster
+                self.sizes[source] = img.size
+                thumb = img.convert("RGB")
+                thumb.thumbnail((THUMB_SIDE, THUMB_SIDE))
+                thumb.save(self.folder / name, "JPEG", quality=80)
+        except (OSError, ValueError):
+            self.names[source] = None  # unreadable: the page shows the path and says so
+
+
+def _original(path: str, out_dir: Path | None) -> str | None:
+    """The image itself, relative to the page (file:// resolves it), when it exists."""
+    source = Path(path)
+    if out_dir is None or not source.is_file():
+        return None
+    return Path(os.path.relpath(source.resolve(), out_dir.resolve())).as_posix()
+
+
+def _image_entries(views: list[dict[str, Any]], thumbs: Thumbnails, out_dir: Path | None) -> None:
+    """Give every image its thumbnail (past the cap: its original) and the size its boxes are measured in."""
+    for view in views:
+        for image in view.get("images") or []:
+            path = str(image.get("path", ""))
+            name = thumbs.names.get(path)
+            image["thumb"] = f"{THUMB_DIR}/{name}" if name else _original(path, out_dir)
+            size = thumbs.sizes.get(path)
+            if size is not None and "size" not in image:
+                image["size"] = list(size)
+
+
+def _script_json(value: Any) -> str:
+    """JSON safe inside <script>: no '</' can close the element."""
+    return json.dumps(value, allow_nan=False, separators=(",", ":")).replace("</", "<\\/")
+
+
+def render_samples(title: str, predictions: list[dict[str, Any]], hook: SampleView | None,
+                   out_dir: Path | None = None, workers: int = 4) -> tuple[str, Path | None]:
+    """The page (to sit in ``out_dir``) and a temporary folder of its thumbnails (None when it has no image); the
+    caller publishes both (``publish``) or removes the folder."""
+    views, failed = sample_views(predictions, hook)
+    thumbs = None
+    if any(view.get("images") for view in views):
+        thumbs = Thumbnails(Path(tempfile.mkdtemp(prefix="abduct-samples-")))
+        try:
+            with ThreadPoolExecutor(workers) as pool:  # PIL decodes and encodes outside the GIL
+                list(pool.map(thumbs.make, thumbs.plan(views)))
+        except BaseException:
+            shutil.rmtree(thumbs.folder, ignore_errors=True)
+            raise
+        _image_entries(views, thumbs, out_dir)
+    note = f"the task's sample view failed on {failed} record(s); they show the generic view" if failed else ""
+    return samples_page(title, views, note), thumbs.folder if thumbs is not None else None
+
+
+def samples_page(title: str, views: list[dict[str, Any]], note: str = "", back: str = "report.html") -> str:
+    """The self-contained page showing ``views`` (its script and styles inlined)."""
+    script = (files("abduct._outputs") / "samples_page.js").read_text(encoding="utf-8")
+    style = (files("abduct._outputs") / "samples_page.css").read_text(encoding="utf-8")
+    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>{html.escape(title)} — samples</title><style>{style}</style></head><body>\n"
+            f"<h1>{html.escape(title)} — samples</h1><p><a href=\"{html.escape(back)}\">report</a> · "
+            f"<span id=\"sample-count\">{len(views)}</span> of {len(views)} samples"
+            f"<span class=\"note\"> {html.escape(note)}</span></p>\n"
+            "<div id=\"controls\"></div><div id=\"pager\"></div><div id=\"samples\"></div>"
+            "<div id=\"pager-bottom\"></div>\n"
+            f"<script type=\"application/json\" id=\"samples-data\">{_script_json(views)}</script>\n"
+            f"<script>{script}</script></body></html>\n")
+
+
+def read_views(run_dir: Path) -> list[dict[str, Any]] | None:
+    """The views a finished run's samples.html holds (None for a run written before it had one)."""
+    path = Path(run_dir) / SAMPLES_PAGE
+    if not path.is_file():
+        return None
+    found = re.search(r'<script type="application/json" id="samples-data">(.*?)</script>', path.read_text("utf-8"), re.S)
+    return None if found is None else list(json.loads(found.group(1).replace("<\\/", "</")))
+
+
+def disagreement(first: tuple[str, Path], second: tuple[str, Path], page_dir: Path) -> list[dict[str, Any]]:
+    """The samples two runs of a task judge differently (one right, the other wrong), shown as
+    the second run (B) saw them, with both verdicts and the first's (A) score; image paths made relative to ``page_dir``."""
+    (name_a, dir_a), (name_b, dir_b) = first, second
+    views_a, views_b = read_views(dir_a) or [], read_views(dir_b) or []
+    by_id = {v["id"]: v for v in views_a}
+    out = []
+    for view in views_b:
+        other = by_id.get(view["id"])
+        if other is None or other.get("correct") is None or view.get("correct") is None \
+                or other["correct"] == view["correct"]:
+            continue
+        for image in view.get("images") or []:
+            if image.get("thumb"):
+                image["thumb"] = Path(os.path.relpath((Path(dir_b) / image["thumb"]).resolve(),
+                                                      page_dir.resolve())).as_posix()
+        verdict = {True: "right", False: "wrong"}
+        view["fields"] = {f"A ({name_a})": verdict[other["correct"]], f"B ({name_b})": verdict[view["correct"]],
+                          **({f"A ({name_a}) score": other["score"]} if other.get("score") is not None else {}),
+                          **view.get("fields", {})}
+        if view.get("score") is not None and other.get("score") is not None:
+            view["margin"] = view["score"] - other["score"]  # sort by it: the largest score differences
+        out.append(view)
+    return out
+
+
+def publish(out_dir: Path, folder: Path | None) -> None:
+    """Replace ``out_dir/samples/`` by ``folder`` in one rename (an old one is removed after)."""
+    target = out_dir / THUMB_DIR
+    if folder is None:
+        return
+    folder.chmod(0o755)
+    staged = out_dir / f".{THUMB_DIR}.new"
+    shutil.rmtree(staged, ignore_errors=True)
+    shutil.move(str(folder), staged)
+    old = out_dir / f".{THUMB_DIR}.old"
+    if target.exists():
+        shutil.rmtree(old, ignore_errors=True)
+        target.rename(old)
+    staged.rename(target)
+    shutil.rmtree(old, ignore_errors=True)

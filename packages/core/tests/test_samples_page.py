@@ -1,0 +1,85 @@
+"""samples.html: the generic view of any record, a task's sample_view over it, thumbnails
+capped and published beside the page, a malformed declaration refused by name."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from abduct import PluginError
+from abduct._outputs import samples
+from abduct._outputs.samples import generic_view, publish, render_samples, sample_views
+from abduct.contract.traits import task_traits
+from abduct.testing import make_images
+
+
+def _views(page: str) -> list[dict[str, Any]]:
+    found = re.search(r'id="samples-data">(.*?)</script>', page, re.S)
+    assert found is not None
+    return list(json.loads(found.group(1)))
+
+
+def test_generic_view_reads_right_or_wrong_scores_and_texts() -> None:
+    record = {"id": "a", "choice": 2, "label": 1, "scores": [0.1, 0.7, 0.4], "category": "x",
+              "prediction_text": "a long generated sentence about the scene"}
+    view = generic_view(record)
+    assert view["correct"] is False and view["category"] == "x"
+    assert view["margin"] == pytest.approx(0.3)
+    assert view["texts"] == [{"label": "prediction_text", "text": record["prediction_text"]}]
+    assert generic_view({"id": "b", "correct": True})["correct"] is True
+    assert generic_view({"id": "c"})["correct"] is None
+
+
+def test_task_view_wins_and_a_failing_view_falls_back() -> None:
+    def hook(record: dict[str, Any]) -> dict[str, Any] | None:
+        if record["id"] == "bad":
+            raise KeyError("boom")
+        return {"category": "rich", "fields": {"extra": 1}}
+
+    views, failed = sample_views([{"id": "ok", "correct": True}, {"id": "bad"}], hook)
+    assert failed == 1
+    assert views[0]["category"] == "rich" and views[0]["fields"] == {"extra": 1, "correct": True}
+    assert views[1]["category"] is None
+
+
+def test_thumbnails_are_capped_and_the_rest_shown_from_originals(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    images = make_images(tmp_path / "img", count=3, size=(900, 600))
+    monkeypatch.setattr(samples, "MAX_THUMBNAILS", 2)
+    records = [{"id": str(i)} for i in range(3)]
+    out = tmp_path / "run"
+    out.mkdir()
+    page, folder = render_samples("t", records, lambda r: {"images": [{"path": str(images[int(r["id"])]),
+                                                                       "boxes": [[0, 0, 10, 10, "r"]]}]}, out)
+    assert folder is not None and not (out / "samples").exists()  # nothing published before publish()
+    publish(out, folder)
+    thumbs = sorted((out / "samples").glob("*.jpg"))
+    assert len(thumbs) == 2 and all(max(_image_size(t)) <= samples.THUMB_SIDE for t in thumbs)
+    shown = [v["images"][0] for v in _views(page)]
+    assert [im["thumb"].startswith("samples/") for im in shown] == [True, True, False]
+    assert (out / shown[2]["thumb"]).resolve() == images[2].resolve()
+    assert shown[0]["size"] == [900, 600]
+
+
+def _image_size(path: Path) -> tuple[int, int]:
+    from PIL import Image
+
+    with Image.open(path) as img:
+        return img.size
+
+
+def test_page_cannot_be_closed_by_a_record() -> None:
+    page, folder = render_samples("t", [{"id": "x", "note": "</script><script>alert(1)</script>"}], None)
+    assert folder is None and page.count("</script>") == 2  # the data element's and the code's
+
+
+def test_sample_view_must_be_callable() -> None:
+    class Task:
+        default_split = "test"
+        sample_view = "images"
+
+    with pytest.raises(PluginError, match="sample_view"):
+        task_traits(Task(), "t")
