@@ -52,16 +52,16 @@ from abduct.contract.task import Task
 from abduct.kit.cache import TextCache
 from abduct.kit.io import read_json
 from abduct.kit.offline import patched_hub
-from abduct.testing.fuzzing import CliOutcome, clean_failure_problem, fuzz_cli_input, half_written_problem, run_cli
+from abduct.testing.fuzzing import (
+    CliOutcome,
+    OptionViolation,
+    clean_failure_problem,
+    declared_violations,
+    fuzz_cli_input,
+    half_written_problem,
+    run_cli,
+)
 from abduct.testing.scaling import EXTREME_SCALES, ScaledScorer, base_score, scaled_models
-
-__all__ = [
-    "base_score", "clean_failure_problem", "CliOutcome", "contract_visuals", "EXTREME_SCALES",
-    "fast_one_line_failure", "finished_judgments", "fuzz_cli_input", "GeneratorContract",
-    "half_written_problem", "make_images", "make_pairs_file", "MetricContract", "PairsFile",
-    "registry_with_models", "run_cli", "scaled_models", "ScaledScorer", "ScorerContract", "shared_data_dir",
-    "TaskContract", "write_pairs",
-]
 
 
 def shared_data_dir() -> Path | None:
@@ -432,11 +432,12 @@ def private_cache_fixture() -> Any:
 # What tests may use beyond the contract tests above: the CLI's entry point, the runner's Run,
 # the built-in models and the engines' parts, so that no test reaches into a private module.
 __all__ = [
-    "EQUIVALENCE_TEMPLATE", "CascadeScorer", "CliOutcome", "EvalConfig", "GenerationEngine", "GeneratorContract",
-    "InputPolicy", "JudgeEngine", "MetricContract", "PairsFile", "RandomModel", "Run", "ScorerContract",
-    "ScoringEngine", "TaskContract", "accepted_inputs", "clean_failure_problem", "closed_port", "contract_visuals",
-    "data_fixture", "fast_one_line_failure", "finished_judgments", "fuzz_cli_input", "half_written_problem",
-    "hub_snapshot", "main", "make_images", "make_pairs_file", "parse_verdict", "private_cache_fixture",
-    "registry_fixture", "registry_with_models", "run_cli", "run_evaluation", "shared_data_dir", "unreachable_hub",
-    "write_pairs",
+    "accepted_inputs", "base_score", "CascadeScorer", "clean_failure_problem", "CliOutcome", "closed_port",
+    "contract_visuals", "data_fixture", "declared_violations", "EQUIVALENCE_TEMPLATE", "EvalConfig",
+    "EXTREME_SCALES", "fast_one_line_failure", "finished_judgments", "fuzz_cli_input", "GenerationEngine",
+    "GeneratorContract", "half_written_problem", "hub_snapshot", "InputPolicy", "JudgeEngine", "main",
+    "make_images", "make_pairs_file", "MetricContract", "OptionViolation", "PairsFile", "parse_verdict",
+    "private_cache_fixture", "RandomModel", "registry_fixture", "registry_with_models", "Run", "run_cli",
+    "run_evaluation", "scaled_models", "ScaledScorer", "ScorerContract", "ScoringEngine", "shared_data_dir",
+    "TaskContract", "unreachable_hub", "write_pairs",
 ]
