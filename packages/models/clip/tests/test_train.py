@@ -103,7 +103,7 @@ def test_a_dataset_without_pairs_is_a_one_line_error(
     assert main(_train_once(pair_data, tmp_path / "a", "--dataset", "toy-no-pairs")) == 2
     err = capsys.readouterr().err.strip()
     assert err == ("error: dataset 'toy-no-pairs' does not offer training pairs "
-                   "(no pairs(data_dir, split); see abduct.protocols.PairDataset)")
+                   "(no pairs(data_dir, split); see abduct.PairDataset)")
     assert main(_train_once(pair_data, tmp_path / "b", "--dataset", "toy-pears")) == 2
     assert "unknown dataset 'toy-pears'; did you mean 'toy-pairs'" in capsys.readouterr().err
 

@@ -118,7 +118,7 @@ def test_hostile_feature_files_are_one_line_errors_naming_file_and_field(tmp_pat
 
 @pytest.mark.parametrize(("text", "needle"), [
     ('{"size": "600"}', "field 'size'"), ('{"max_text": 0}', "field 'max_text'"), ('"size"', "a JSON str"),
-    ('{"grid": 1e400}', "overflows"),
+    ('{"grid": 1e400}', "beyond the range"),
 ])
 def test_checkpoint_region_settings_are_checked_before_use(tmp_path: Path, text: str, needle: str) -> None:
     from abduct_regions.scoring import SETTINGS_FILE, InputSettings

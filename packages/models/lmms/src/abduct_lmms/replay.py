@@ -22,7 +22,6 @@ from abduct import (
     Evaluation,
     GenerationEngine,
     GenerationRequest,
-    RunContext,
     ScoringEngine,
     Settings,
     TextPool,
@@ -30,7 +29,7 @@ from abduct import (
     get_registry,
     load_task,
 )
-from abduct.testing import InputPolicy
+from abduct.testing import InputPolicy, Run  # a run of the task's own, with stand-in engines
 from abduct_lmms.docs import generation_doc, scoring_doc
 
 ACCEPTS = frozenset({"image", "region", "context", "related"})  # what lmms: takes (no video)
@@ -103,7 +102,7 @@ def _evaluate(source: Source, model: _Generating | _Scoring) -> Evaluation:
                                       policy=policy)
     else:
         scoring = ScoringEngine(model, batch_size=1024, quiet=True, policy=policy)
-    run = RunContext(data_dir=source.data_dir, split=split, scoring=scoring, generation=generation, model_name=NAME,
+    run = Run(data_dir=source.data_dir, split=split, scoring=scoring, generation=generation, model_name=NAME,
               settings=settings, registry=get_registry(), limit=source.limit, quiet=True)
     return task.evaluate(run)
 
