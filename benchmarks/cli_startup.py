@@ -32,8 +32,8 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     bare = median_seconds([sys.executable, "-c", "pass"], args.runs)
-    help_ = median_seconds([sys.executable, "-m", "abduct.cli", "--help"], args.runs)
-    plugins = json.loads(subprocess.run([sys.executable, "-m", "abduct.cli", "plugins", "--json"],
+    help_ = median_seconds([sys.executable, "-m", "abduct", "--help"], args.runs)
+    plugins = json.loads(subprocess.run([sys.executable, "-m", "abduct", "plugins", "--json"],
                                         check=True, capture_output=True, text=True).stdout)
     report = {"python_seconds": bare, "abduct_help_seconds": help_, "ratio": help_ / bare,
               "plugins": [p["name"] for p in plugins]}

@@ -96,3 +96,9 @@ def test_distributed_helpers_import_torch_only_when_called() -> None:
 
     assert int(out) == seed_for(0, 1) and 0 <= seed_for(0, 1) < 2**63
     assert seed_for(0, 1) != seed_for(1, 0) and seed_for(3, 5, 7) == seed_for(3, 5, 7)
+
+
+def test_python_dash_m_abduct_cli_still_runs_the_command_line() -> None:
+    for module in ("abduct", "abduct.cli"):  # the front door, and the old path through its shim
+        done = subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True, text=True)
+        assert done.returncode == 0 and "Usage: abduct" in done.stdout, done.stderr

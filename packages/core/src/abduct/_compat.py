@@ -61,6 +61,11 @@ class _OldPathFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         module.homes = tuple(f"abduct.{home}" for home in OLD_PATHS[spec.name.partition(".")[2]])
         return module
 
+    def get_code(self, fullname: str) -> types.CodeType:
+        """For ``python -m abduct.cli`` (runpy asks the loader for code): run the new home as ``__main__``."""
+        home = f"abduct.{OLD_PATHS[fullname.partition('.')[2]][0]}"
+        return compile(f"import runpy\nrunpy.run_module({home!r}, run_name='__main__', alter_sys=True)", fullname, "exec")
+
     def exec_module(self, module: types.ModuleType) -> None:
         homes = " and ".join(getattr(module, "homes", ()))
         warnings.warn(f"{module.__name__} is deprecated and will be removed in abduct 0.3; import from abduct, "
