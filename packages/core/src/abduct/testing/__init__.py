@@ -429,6 +429,24 @@ def private_cache_fixture() -> Any:
     return importlib.import_module("pytest").fixture(fixture, autouse=True, name="private_cache")
 
 
+def session_cache_fixture() -> Any:
+    """An autouse, session-wide pytest fixture pointing ``ABDUCT_CACHE_DIR`` at one temporary
+    directory: what the session builds (tiny models) is shared by its tests, and nothing reaches
+    the user's cache."""
+
+    def fixture(tmp_path_factory: Any) -> Iterator[Path]:
+        root = Path(tmp_path_factory.mktemp("abduct-cache"))
+        before = os.environ.get("ABDUCT_CACHE_DIR")
+        os.environ["ABDUCT_CACHE_DIR"] = str(root)
+        yield root
+        if before is None:
+            os.environ.pop("ABDUCT_CACHE_DIR", None)
+        else:
+            os.environ["ABDUCT_CACHE_DIR"] = before
+
+    return importlib.import_module("pytest").fixture(fixture, scope="session", autouse=True, name="session_cache")
+
+
 # What tests may use beyond the contract tests above: the CLI's entry point, the runner's Run,
 # the built-in models and the engines' parts, so that no test reaches into a private module.
 __all__ = [
@@ -437,7 +455,7 @@ __all__ = [
     "EXTREME_SCALES", "fast_one_line_failure", "finished_judgments", "fuzz_cli_input", "GenerationEngine",
     "GeneratorContract", "half_written_problem", "hub_snapshot", "InputPolicy", "JudgeEngine", "main",
     "make_images", "make_pairs_file", "MetricContract", "OptionViolation", "PairsFile", "parse_verdict",
-    "private_cache_fixture", "RandomModel", "registry_fixture", "registry_with_models", "Run", "run_cli",
+    "private_cache_fixture", "RandomModel", "registry_fixture", "registry_with_models", "Run", "run_cli", "session_cache_fixture",
     "run_evaluation", "scaled_models", "ScaledScorer", "ScorerContract", "ScoringEngine", "shared_data_dir",
     "TaskContract", "unreachable_hub", "write_pairs",
 ]
