@@ -51,17 +51,19 @@ def _first_chunk(data: Path) -> tuple[list[VisualInput], list[str]]:
     return [m.visual.without(frozenset({"context"})) for m in members], [m.inference for m in members]
 
 
-def _evaluate(spec: str, data: Path, out: Path, batch_size: int, registry: Any = None) -> tuple[float, dict[str, Any]]:
+def _evaluate(spec: str, data: Path, out: Path, batch_size: int, device: str,
+              registry: Any = None) -> tuple[float, dict[str, Any]]:
     config = EvalConfig(task="sherlock-retrieval", model=spec, data_dir=data, out_dir=out, limit=1,
-                        batch_size=batch_size, quiet=True, use_cache=False)
+                        batch_size=batch_size, device=device, quiet=True, use_cache=False)
     started = time.perf_counter()
     results = run_evaluation(config, registry)
     return time.perf_counter() - started, results
 
 
-def _encoding_seconds(spec: str, visuals: Sequence[VisualInput], texts: Sequence[str], batch_size: int) -> float:
+def _encoding_seconds(spec: str, visuals: Sequence[VisualInput], texts: Sequence[str], batch_size: int,
+                      device: str) -> float:
     """The model's own time for each unique input once, in the same batch size."""
-    model = load_model(spec, Settings(batch_size=batch_size), get_registry()).model
+    model = load_model(spec, Settings(batch_size=batch_size, device=device), get_registry()).model
     unique_visuals, unique_texts = list(dict.fromkeys(visuals)), list(dict.fromkeys(texts))
     started = time.perf_counter()
     for i in range(0, len(unique_visuals), batch_size):
@@ -104,13 +106,14 @@ def main() -> None:
     parser.add_argument("--pairwise-model", default="clip:tiny",
                         help="model of the per-pair comparison ('none' skips it; every pair re-encodes its image)")
     parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--device", default="cpu", help="cpu, cuda or auto, for both the model's own pass and the run")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
     from abduct_sherlock.synth import synthesize
 
     report: dict[str, Any] = {"cpus": os.cpu_count(), "torch_threads": torch.get_num_threads(),
-                              "cuda": torch.cuda.is_available(), "models": {}}
+                              "cuda": torch.cuda.is_available(), "device": args.device, "models": {}}
     with tempfile.TemporaryDirectory(prefix="clip-bench-") as tmp:
         root = Path(tmp)
         # ~3.8 instances per image and a quarter of the images in validation
@@ -119,8 +122,8 @@ def main() -> None:
                            chunk_instances=args.small_chunk)
         visuals, texts = _first_chunk(big)
         for spec in args.models:
-            encode = _encoding_seconds(spec, visuals, texts, args.batch_size)
-            total, results = _evaluate(spec, big, root / "out" / spec.replace(":", "_"), args.batch_size)
+            encode = _encoding_seconds(spec, visuals, texts, args.batch_size, args.device)
+            total, results = _evaluate(spec, big, root / "out" / spec.replace(":", "_"), args.batch_size, args.device)
             report["models"][spec] = {
                 "chunk_instances": len(visuals),
                 "unique_images": len(set(v.media for v in visuals)),
@@ -132,9 +135,10 @@ def main() -> None:
         if args.pairwise_model != "none":
             spec = args.pairwise_model
             small_visuals, _ = _first_chunk(small)
-            fast, fast_results = _evaluate(spec, small, root / "fast", args.batch_size)
+            fast, fast_results = _evaluate(spec, small, root / "fast", args.batch_size, args.device)
             naive_spec = "naive-clip" + spec.removeprefix("clip")
-            slow, slow_results = _evaluate(naive_spec, small, root / "slow", args.batch_size, _naive_registry())
+            slow, slow_results = _evaluate(naive_spec, small, root / "slow", args.batch_size, args.device,
+                                           _naive_registry())
             report["pairwise"] = {"model": spec, "chunk_instances": len(small_visuals), "dual_encoder_seconds": fast,
                                   "per_pair_seconds": slow, "speedup": slow / fast,
                                   "same_metrics": fast_results["metrics"] == slow_results["metrics"]}
