@@ -286,7 +286,7 @@ def compare_cmd(run_dirs: tuple[Path, ...], html_out: Path | None, no_published:
         pages = disagreement_pages(comparison, html_out)  # rendered before anything is written
         for name, text in pages.items():
             atomic_write_text(html_out.parent / name, text)
-        atomic_write_text(html_out, html_page(comparison, list(pages)))
+        atomic_write_text(html_out, html_page(comparison, list(pages), where=html_out.parent))
     if as_json:
         emit_json({"runs": [{"dir": str(r.run), "task": r.task, "model": r.model, "split": r.split,
                              "metrics": r.metrics, "intervals": r.intervals,
