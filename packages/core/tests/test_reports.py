@@ -167,6 +167,8 @@ def test_wide_plots_stay_inside_their_figure_in_a_browser(tmp_path: Path) -> Non
     for box in boxes:  # each image inside its figure
         (fl, ft, fr, fb), (il, it, ir, ib) = box["f"], box["i"]
         assert fl - 0.5 <= il and ir <= fr + 0.5 and ft - 0.5 <= it and ib <= fb + 0.5, box
+    tops = [box["f"][1] for box in boxes]
+    assert len(set(tops)) < len(tops)  # narrow plots still two to a row
     for i, a in enumerate(boxes):  # and no figure over another
         for b in boxes[i + 1:]:
             (al, at, ar, ab), (bl, bt, br, bb) = a["f"], b["f"]
@@ -194,3 +196,18 @@ def test_compare_page_counts_get_no_delta_nor_bars_and_paths_are_cut(toy_registr
     assert str(tmp_path) not in text and "clip:…/ckpt/best.pt" in text
     assert "<title>abduct compare: shape-demo</title>" in text
     assert len(_self_contained(text).images) == 1  # accuracy's bars; none for the count
+
+
+def test_narrow_plots_share_a_row_and_wide_ones_take_it(tmp_path: Path) -> None:
+    from abduct._outputs.html_report import figure_html
+
+    narrow, wide = bars_png(3), bars_png(30)
+    assert '<figure><img' in figure_html("a", narrow) and '<figure class="wide">' in figure_html("b", wide)
+
+
+def bars_png(groups: int) -> bytes:
+    from abduct._outputs.html_report import bars
+
+    png = bars("t", _long_groups(groups))
+    assert png is not None
+    return png

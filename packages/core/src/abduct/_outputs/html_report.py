@@ -6,9 +6,10 @@ drawn from the shapes tasks already return, so a new task gets pictures without 
   -> a series (per chunk, per event position, ...);
 - ``details["histograms"]``: names of numeric fields of the per-sample records -> a histogram each
   (e.g. Sherlock's ranks);
-- ``details["examples"]``: ``[{"image", "boxes": [[left, top, width, height], ...], "title", "lines"}]``
-  -> the image with its region drawn (the paper's overlay) and the lines under it (e.g. the
-  top-ranked texts).
+- ``details["examples"]``: ``[{"image", "boxes": [[left, top, width, height(, name)], ...], "title",
+  "lines", "correct"}]`` -> the image with its region drawn (the paper's overlay; a box's optional
+  ``name`` written at its corner) and the lines under it (e.g. the top-ranked texts), marked
+  right or wrong when ``correct`` is given.
 
 Plots need matplotlib (``pip install 'abduct-core[plots]'``): without it the page is written with
 its tables and examples and says how to get the plots.
@@ -93,7 +94,7 @@ def figure_html(caption: str, png: bytes, alt: str | None = None) -> str:
     from PIL import Image
 
     width = Image.open(io.BytesIO(png)).width
-    wide = " class=\"wide\"" if width > NARROW * DPI else ""
+    wide = " class=\"wide\"" if width > round(NARROW * DPI) else ""
     text = f"<figcaption>{html.escape(caption)}</figcaption>" if caption else ""
     return (f"<figure{wide}><img alt=\"{html.escape(alt or caption)}\" width=\"{width}\" "
             f"src=\"{data_uri(png, 'image/png')}\">{text}</figure>")
@@ -317,13 +318,30 @@ def example_jpeg(image: str, boxes: Sequence[Sequence[float]]) -> bytes | None:
     try:
         picture = load_rgb(image)
         if boxes:
-            picture = highlight(picture, Region(tuple(Box(*map(float, b)) for b in boxes)))
+            picture = highlight(picture, Region(tuple(Box(*map(float, b[:4])) for b in boxes)))
+            _name_boxes(picture, boxes)
     except (AbductError, TypeError, ValueError):
         return None  # an example is an illustration: a missing image only drops it
     picture.thumbnail((EXAMPLE_SIDE, EXAMPLE_SIDE))
     buffer = io.BytesIO()
     picture.convert("RGB").save(buffer, format="JPEG", quality=85)
     return buffer.getvalue()
+
+
+def _name_boxes(picture: Any, boxes: Sequence[Sequence[Any]]) -> None:
+    """Each named box's name at its top-left corner, large enough to survive the thumbnail."""
+    from PIL import ImageDraw, ImageFont
+
+    size = max(10, max(picture.size) // 18)
+    try:
+        font: Any = ImageFont.load_default(size)
+    except TypeError:  # Pillow < 10.1: one small bitmap font
+        font = ImageFont.load_default()
+    draw = ImageDraw.Draw(picture)
+    for box in boxes:
+        if len(box) > 4:
+            draw.text((float(box[0]) + 2, float(box[1]) + 1), str(box[4]), fill="yellow", font=font,
+                      stroke_width=max(1, size // 8), stroke_fill="black")
 
 
 def examples(details: dict[str, Any]) -> Iterator[str]:
@@ -334,8 +352,10 @@ def examples(details: dict[str, Any]) -> Iterator[str]:
         if jpeg is None:
             continue
         lines = "".join(f"<li>{html.escape(str(line))}</li>" for line in example.get("lines") or [])
+        mark = {True: "<span class=\"better\">✓ right</span> ", False: "<span class=\"worse\">✗ wrong</span> "}
+        verdict = mark.get(example["correct"], "") if isinstance(example.get("correct"), bool) else ""
         yield (f"<figure><img alt=\"example\" src=\"{data_uri(jpeg, 'image/jpeg')}\">"
-               f"<figcaption><b>{html.escape(str(example.get('title', '')))}</b><ol>{lines}</ol></figcaption></figure>")
+               f"<figcaption>{verdict}<b>{html.escape(str(example.get('title', '')))}</b><ul>{lines}</ul></figcaption></figure>")
 
 
 # -- the page -------------------------------------------------------------------------------
@@ -363,6 +383,7 @@ def html_report(results: dict[str, Any], predictions: Sequence[dict[str, Any]], 
         body.append(f"<p class=\"note\">{html.escape(note)}</p>")
     if have_matplotlib():
         figures = [figure_html(caption, png) for caption, png in plots(results, predictions)]
+        figures.sort(key=lambda f: f.startswith("<figure class=\"wide\""))  # the narrow ones pair up first
         if figures:
             body += ["<h2>Plots</h2>", *figures]
     else:
