@@ -6,7 +6,7 @@ drawn from the shapes tasks already return, so a new task gets pictures without 
   -> a series (per chunk, per event position, ...);
 - ``details["histograms"]``: names of numeric fields of the per-sample records -> a histogram each
   (e.g. Sherlock's ranks);
-- ``details["examples"]``: ``[{"image", "boxes": [[left, top, width, height(, name)], ...], "title",
+- ``details["examples"]``: ``[{"image" (optional), "boxes": [[left, top, width, height(, name)], ...], "title",
   "lines", "correct"}]`` -> the image with its region drawn (the paper's overlay; a box's optional
   ``name`` written at its corner) and the lines under it (e.g. the top-ranked texts), marked
   right or wrong when ``correct`` is given.
@@ -346,15 +346,18 @@ def _name_boxes(picture: Any, boxes: Sequence[Sequence[Any]]) -> None:
 
 def examples(details: dict[str, Any]) -> Iterator[str]:
     for example in details.get("examples") or []:
-        if not isinstance(example, dict) or not example.get("image"):
+        if not isinstance(example, dict):
             continue
-        jpeg = example_jpeg(str(example["image"]), example.get("boxes") or [])
-        if jpeg is None:
-            continue
+        picture = ""  # a text-only example (a video's generated sentence) has no image
+        if example.get("image"):
+            jpeg = example_jpeg(str(example["image"]), example.get("boxes") or [])
+            if jpeg is None:
+                continue
+            picture = f"<img alt=\"example\" src=\"{data_uri(jpeg, 'image/jpeg')}\">"
         lines = "".join(f"<li>{html.escape(str(line))}</li>" for line in example.get("lines") or [])
         mark = {True: "<span class=\"better\">✓ right</span> ", False: "<span class=\"worse\">✗ wrong</span> "}
         verdict = mark.get(example["correct"], "") if isinstance(example.get("correct"), bool) else ""
-        yield (f"<figure><img alt=\"example\" src=\"{data_uri(jpeg, 'image/jpeg')}\">"
+        yield (f"<figure>{picture}"
                f"<figcaption>{verdict}<b>{html.escape(str(example.get('title', '')))}</b><ul>{lines}</ul></figcaption></figure>")
 
 
