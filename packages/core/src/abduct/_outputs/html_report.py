@@ -111,7 +111,7 @@ def untangle_ticks(figure: Any) -> None:
     third, ...) until none overlaps: measured on the drawn figure, not guessed from lengths."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    canvas = FigureCanvasAgg(figure)
+    canvas: Any = FigureCanvasAgg(figure)  # untyped methods (draw, get_renderer)
     canvas.draw()
     for ax in figure.axes:
         for rotation, align in ((45, "right"), (90, "center")):
