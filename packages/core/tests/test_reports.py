@@ -211,3 +211,13 @@ def bars_png(groups: int) -> bytes:
     png = bars("t", _long_groups(groups))
     assert png is not None
     return png
+
+
+def test_turned_labels_leave_the_plot_its_height() -> None:
+    from abduct._outputs.html_report import draw_bars
+
+    few, many = draw_bars("t", _long_groups(3)), draw_bars("t", _long_groups(40))
+    renderer = many.canvas.get_renderer()
+    assert any(t.get_rotation() for t in many.axes[0].get_xticklabels())  # they had to turn
+    plot_height = [f.axes[0].get_window_extent(f.canvas.get_renderer()).height for f in (few, many)]
+    assert plot_height[1] >= 0.9 * plot_height[0] and renderer is not None

@@ -36,7 +36,7 @@ body{font-family:system-ui,sans-serif;margin:2em auto;max-width:980px;color:#222
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.25em .6em;text-align:right}
 th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}
 figure{display:inline-block;margin:.5em;vertical-align:top;max-width:460px}
-figure.wide{display:block;max-width:100%}figure img{max-width:100%;height:auto}
+figure.wide{display:block;max-width:100%}pre{white-space:pre-wrap}figure img{max-width:100%;height:auto}
 tr.paper td{background:#f4f4f4;color:#555;font-style:italic}figcaption{font-size:.9em}.better{color:#080}.worse{color:#b00}.note{color:#666;font-size:.9em}
 """
 
@@ -106,9 +106,10 @@ def _overlapping(labels: Sequence[Any], renderer: Any) -> bool:
     return any(a.x1 > b.x0 + 0.5 for a, b in zip(boxes, boxes[1:]))
 
 
-def untangle_ticks(figure: Any) -> None:
+def untangle_ticks(figure: Any) -> float:
     """x tick labels that overlap are turned 45°, then 90°, then thinned (every second, every
-    third, ...) until none overlaps: measured on the drawn figure, not guessed from lengths."""
+    third, ...) until none overlaps: measured on the drawn figure, not guessed from lengths.
+    Returns the tallest turned label's height in inches (0 when none turned)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     canvas: Any = FigureCanvasAgg(figure)  # untyped methods (draw, get_renderer)
@@ -129,6 +130,9 @@ def untangle_ticks(figure: Any) -> None:
             for i, text in enumerate(labels):
                 text.set_visible(i % step == 0)
             canvas.draw()
+    turned = [t.get_window_extent(canvas.get_renderer()).height for ax in figure.axes
+              for t in ax.get_xticklabels() if t.get_visible() and t.get_rotation()]
+    return max(turned, default=0.0) / DPI
 
 
 def plot_figure(draw: Any, width: float = NARROW, height: float = 3.2) -> Any:
@@ -139,7 +143,9 @@ def plot_figure(draw: Any, width: float = NARROW, height: float = 3.2) -> Any:
     draw(figure.add_subplot())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        untangle_ticks(figure)
+        if (tall := untangle_ticks(figure)) > 0:  # turned labels get room of their own, not the plot's
+            figure.set_size_inches(figure.get_figwidth(), height + tall)
+            figure.canvas.draw()
     return figure
 
 
