@@ -130,13 +130,15 @@ def _label_boxes(figure: Any) -> list[Any]:
             if t.get_visible() and t.get_text()]
 
 
-@pytest.mark.parametrize("n", [3, 12, 40])
-def test_x_labels_neither_overlap_nor_leave_the_figure(n: int) -> None:
+@pytest.mark.parametrize("groups", [_long_groups(3), _long_groups(12), _long_groups(40),
+                                    # names that just fit side by side (NL-EYE's interval plot): they must not touch
+                                    {"consistency_accuracy": 25.0, "order1_accuracy": 50.0, "order2_accuracy": 50.0}])
+def test_x_labels_neither_overlap_nor_leave_the_figure(groups: dict[str, Any]) -> None:
     from abduct._outputs.html_report import draw_bars
 
-    figure = draw_bars("t", _long_groups(n))
+    figure = draw_bars("t", groups)
     boxes = sorted(_label_boxes(figure), key=lambda b: b.x0)
-    assert boxes and all(a.x1 <= b.x0 + 0.5 for a, b in zip(boxes, boxes[1:]))
+    assert boxes and all(a.x1 + 3 <= b.x0 for a, b in zip(boxes, boxes[1:]))  # a gap between words
     width, height = figure.canvas.get_width_height()
     assert all(b.x0 >= -0.5 and b.x1 <= width + 0.5 and b.y0 >= -0.5 for b in boxes)
 
@@ -221,3 +223,13 @@ def test_turned_labels_leave_the_plot_its_height() -> None:
     assert any(t.get_rotation() for t in many.axes[0].get_xticklabels())  # they had to turn
     plot_height = [f.axes[0].get_window_extent(f.canvas.get_renderer()).height for f in (few, many)]
     assert plot_height[1] >= 0.9 * plot_height[0] and renderer is not None
+
+
+def test_the_legend_fits_the_figure_and_leaves_the_bars_alone() -> None:
+    from abduct._outputs.html_report import draw_bars
+
+    row = {"consistency_accuracy": 25.0, "order1_accuracy": 50.0, "order2_accuracy": 50.0}
+    figure = draw_bars("t", {"food": row, "indoor": row, "outdoor": row})
+    (legend,) = figure.legends
+    box, plot = legend.get_window_extent(), figure.axes[0].get_window_extent()
+    assert 0 <= box.x0 and box.x1 <= figure.bbox.width and box.y0 >= plot.y1  # inside the figure, over the plot

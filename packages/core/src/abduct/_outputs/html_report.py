@@ -100,10 +100,13 @@ def figure_html(caption: str, png: bytes, alt: str | None = None) -> str:
             f"src=\"{data_uri(png, 'image/png')}\">{text}</figure>")
 
 
+LABEL_GAP = 4.0  # pixels between neighbouring labels: touching ones read as one word
+
+
 def _overlapping(labels: Sequence[Any], renderer: Any) -> bool:
     boxes = [t.get_window_extent(renderer) for t in labels if t.get_visible() and t.get_text()]
     boxes.sort(key=lambda b: b.x0)
-    return any(a.x1 > b.x0 + 0.5 for a, b in zip(boxes, boxes[1:]))
+    return any(a.x1 + LABEL_GAP > b.x0 for a, b in zip(boxes, boxes[1:]))
 
 
 def untangle_ticks(figure: Any) -> float:
@@ -215,23 +218,36 @@ def draw_bars(title: str, groups: dict[str, Any], errors: dict[str, tuple[float,
             colour = [colours.get(k, "C0") for k in keys] if colours and len(metrics) == 1 else f"C{metrics.index(metric)}"
             ax.bar(xs, heights, width, label=label(metric), yerr=yerr, capsize=4 if yerr else 0, color=colour)
         ax.set_xticks(range(len(keys)), [label(k) for k in keys])
-        if len(shown) > 1:
-            ax.legend(fontsize="small")
-        elif len(panels) > 1:
+        if len(shown) == 1 and len(panels) > 1:
             ax.set_title(label(shown[0]))
 
     def draw(ax: Any) -> None:
+        figure = ax.figure
         if len(panels) == 1:
             draw_panel(ax, panels[0])
             ax.set_title(label(title, 80))
-            return
-        figure = ax.figure
-        figure.delaxes(ax)
-        for panel, shown in zip(figure.subplots(1, len(panels), squeeze=False)[0], panels):
-            draw_panel(panel, shown)
-        figure.suptitle(label(title, 80))
+        else:
+            figure.delaxes(ax)
+            for panel, shown in zip(figure.subplots(1, len(panels), squeeze=False)[0], panels):
+                draw_panel(panel, shown)
+            figure.suptitle(label(title, 80))
 
-    return plot_figure(draw, width=bar_width(len(keys), len(metrics)) * (1 if len(panels) == 1 else 1.2))
+    figure = plot_figure(draw, width=bar_width(len(keys), len(metrics)) * (1 if len(panels) == 1 else 1.2))
+    if any(len(shown) > 1 for shown in panels):
+        legend_above(figure, len(metrics))
+    return figure
+
+
+def legend_above(figure: Any, entries: int) -> None:
+    """One legend over the plots (inside, it would hide bars), in as many columns as fit the
+    figure's width: measured, as the labels' lengths vary."""
+    for columns in range(min(entries, 4), 0, -1):
+        for old in list(figure.legends):
+            old.remove()
+        legend = figure.legend(loc="outside upper center", ncols=columns, fontsize="small", frameon=False)
+        figure.canvas.draw()
+        if legend.get_window_extent().width <= figure.bbox.width:
+            return
 
 
 def bars(title: str, groups: dict[str, Any], errors: dict[str, tuple[float, float]] | None = None,
