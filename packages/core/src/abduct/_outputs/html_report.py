@@ -96,8 +96,8 @@ def figure_html(caption: str, png: bytes, alt: str | None = None) -> str:
     width = Image.open(io.BytesIO(png)).width
     wide = " class=\"wide\"" if width > round(NARROW * DPI) else ""
     text = f"<figcaption>{html.escape(caption)}</figcaption>" if caption else ""
-    return (f"<figure{wide}><img alt=\"{html.escape(alt or caption)}\" width=\"{width}\" "
-            f"src=\"{data_uri(png, 'image/png')}\">{text}</figure>")
+    return (f"<figure{wide}><img alt=\"{html.escape(alt or caption)}\" src=\"{data_uri(png, 'image/png')}\" "
+            f"width=\"{width}\">{text}</figure>")
 
 
 LABEL_GAP = 4.0  # pixels between neighbouring labels: touching ones read as one word
