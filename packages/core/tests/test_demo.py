@@ -35,7 +35,9 @@ def test_cli_json_keeps_out_and_names_it(toy_registry: Registry, tmp_path: Path,
     assert str(out) in captured.err and (out / "toy").is_dir()
     overview = (out / "report.html").read_text()  # the runs side by side, as abduct compare shows them
     assert str(out / "report.html") in captured.err
-    assert "toy-choice" in overview and "text-only" in overview and "random" in overview
+    assert "toy-choice" in overview and "text_only (toy)" in overview
+    # titled, runs named by their labels, links relative: no path of the machine on the page
+    assert "<title>abduct demo: " in overview and "random (toy)" in overview and str(tmp_path) not in overview
 
 
 def test_without_out_nothing_is_left_and_no_path_printed(toy_registry: Registry, tmp_path: Path,

@@ -250,3 +250,21 @@ def test_atomic_writes_refuse_what_is_not_a_regular_file(tmp_path: Path) -> None
     atomic_write_text(tmp_path / "new.txt", "y")
     assert (tmp_path / "new.txt").read_text() == "y"
 
+
+
+def test_a_warning_is_one_line_without_the_source_line(monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    import warnings
+
+    import click
+
+    import abduct._cli
+
+    @click.command()
+    def warns() -> None:
+        warnings.warn("span 3-9 s ends past the video's end; clipped", UserWarning, stacklevel=1)
+
+    monkeypatch.setattr(abduct._cli, "build_cli", lambda: warns)
+    assert main([]) == 0
+    err = capsys.readouterr().err
+    assert err == "warning: span 3-9 s ends past the video's end; clipped\n"

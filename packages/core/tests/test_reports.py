@@ -118,3 +118,118 @@ def test_compare_refuses_what_is_not_a_finished_run(toy_registry: Registry, tmp_
     (tmp_path / "results.json").write_text('{"task": "x"}')
     assert main(["compare", str(tmp_path)]) == 2
     assert "not an abduct results file" in capsys.readouterr().err
+
+
+def _long_groups(n: int) -> dict[str, dict[str, float]]:
+    return {f"a rather long group name {i}": {"accuracy": 10.0 + i} for i in range(n)}
+
+
+def _label_boxes(figure: Any) -> list[Any]:
+    renderer = figure.canvas.get_renderer()
+    return [t.get_window_extent(renderer) for ax in figure.axes for t in ax.get_xticklabels()
+            if t.get_visible() and t.get_text()]
+
+
+@pytest.mark.parametrize("groups", [_long_groups(3), _long_groups(12), _long_groups(40),
+                                    # names that just fit side by side (NL-EYE's interval plot): they must not touch
+                                    {"consistency_accuracy": 25.0, "order1_accuracy": 50.0, "order2_accuracy": 50.0}])
+def test_x_labels_neither_overlap_nor_leave_the_figure(groups: dict[str, Any]) -> None:
+    from abduct._outputs.html_report import draw_bars
+
+    figure = draw_bars("t", groups)
+    boxes = sorted(_label_boxes(figure), key=lambda b: b.x0)
+    assert boxes and all(a.x1 + 3 <= b.x0 for a, b in zip(boxes, boxes[1:]))  # a gap between words
+    width, height = figure.canvas.get_width_height()
+    assert all(b.x0 >= -0.5 and b.x1 <= width + 0.5 and b.y0 >= -0.5 for b in boxes)
+
+
+def test_metrics_of_other_scales_get_their_own_panel() -> None:
+    from abduct._outputs.html_report import draw_bars
+
+    figure = draw_bars("t", {"a": {"cider": 812.0, "meteor": 31.0, "bleu_4": 22.0}, "b": {"cider": 640.0, "meteor": 28.0, "bleu_4": 19.0}})
+    panels = [sorted(ax.get_legend_handles_labels()[1]) or [ax.get_title()] for ax in figure.axes]
+    assert panels == [["cider"], ["bleu_4", "meteor"]]
+
+
+def test_wide_plots_stay_inside_their_figure_in_a_browser(tmp_path: Path) -> None:
+    from abduct.testing.browser import browser_or_skip, samples_browser
+
+    chromium = browser_or_skip()
+    results = _results(tmp_path)
+    results["metrics"]["by_group"] = _long_groups(30)
+    results["details"]["per_chunk"] = {str(k): {"im2txt": 3.0 + k, "txt2im": 2.0 + k, "p_at_1": 30.0 - k} for k in range(12)}
+    page = tmp_path / "report.html"
+    page.write_text(html_report(results, [{"id": "1", "rank": 1.0}]))
+    with samples_browser(chromium) as tab:
+        tab.page.goto(page.as_uri())
+        boxes = tab.page.evaluate("""() => Array.from(document.querySelectorAll('figure')).map(f => {
+            const r = f.getBoundingClientRect(), i = f.querySelector('img').getBoundingClientRect();
+            return {f: [r.left, r.top, r.right, r.bottom], i: [i.left, i.top, i.right, i.bottom]}; })""")
+    assert len(boxes) >= 5
+    for box in boxes:  # each image inside its figure
+        (fl, ft, fr, fb), (il, it, ir, ib) = box["f"], box["i"]
+        assert fl - 0.5 <= il and ir <= fr + 0.5 and ft - 0.5 <= it and ib <= fb + 0.5, box
+    tops = [box["f"][1] for box in boxes]
+    assert len(set(tops)) < len(tops)  # narrow plots still two to a row
+    for i, a in enumerate(boxes):  # and no figure over another
+        for b in boxes[i + 1:]:
+            (al, at, ar, ab), (bl, bt, br, bb) = a["f"], b["f"]
+            assert ar <= bl + 0.5 or br <= al + 0.5 or ab <= bt + 0.5 or bb <= at + 0.5, (a, b)
+
+
+def _finished(directory: Path, spec: str, accuracy: float, instances: int) -> Path:
+    directory.mkdir(parents=True)
+    (directory / "results.json").write_text(json.dumps({
+        "task": "shape-demo", "model": {"spec": spec}, "split": "val",
+        "metrics": {"accuracy": accuracy, "instances": instances},
+        "metric_info": {"accuracy": {"better": "higher", "range": [0, 100], "chance": None},
+                        "instances": {"better": None, "range": [0, None], "chance": None}}}))
+    return directory
+
+
+def test_compare_page_counts_get_no_delta_nor_bars_and_paths_are_cut(toy_registry: Registry, tmp_path: Path) -> None:
+    from abduct._outputs.compare import compare, html_page, text_table
+
+    first = _finished(tmp_path / "a", "random", 40.0, 100)
+    second = _finished(tmp_path / "b", f"clip:{tmp_path}/train/ckpt/best.pt", 55.0, 120)
+    comparison = compare([first, second], toy_registry, resamples=0)
+    text = html_page(comparison, where=tmp_path)
+    assert "(Δ +15" in text and "(Δ +20" not in text and "(Δ +20" not in text_table(comparison)
+    assert str(tmp_path) not in text and "clip:…/ckpt/best.pt" in text
+    assert "<title>abduct compare: shape-demo</title>" in text
+    assert len(_self_contained(text).images) == 1  # accuracy's bars; none for the count
+
+
+def test_narrow_plots_share_a_row_and_wide_ones_take_it(tmp_path: Path) -> None:
+    from abduct._outputs.html_report import figure_html
+
+    narrow, wide = bars_png(3), bars_png(30)
+    assert '<figure><img' in figure_html("a", narrow) and '<figure class="wide">' in figure_html("b", wide)
+
+
+def bars_png(groups: int) -> bytes:
+    from abduct._outputs.html_report import bars
+
+    png = bars("t", _long_groups(groups))
+    assert png is not None
+    return png
+
+
+def test_turned_labels_leave_the_plot_its_height() -> None:
+    from abduct._outputs.html_report import draw_bars
+
+    few, many = draw_bars("t", _long_groups(3)), draw_bars("t", _long_groups(40))
+    renderer = many.canvas.get_renderer()
+    assert any(t.get_rotation() for t in many.axes[0].get_xticklabels())  # they had to turn
+    plot_height = [f.axes[0].get_window_extent(f.canvas.get_renderer()).height for f in (few, many)]
+    assert plot_height[1] >= 0.9 * plot_height[0] and renderer is not None
+
+
+def test_the_legend_fits_the_figure_and_leaves_the_bars_alone() -> None:
+    from abduct._outputs.html_report import draw_bars
+
+    row = {"consistency_accuracy": 25.0, "order1_accuracy": 50.0, "order2_accuracy": 50.0}
+    figure = draw_bars("t", {"food": row, "indoor": row, "outdoor": row})
+    (legend,) = figure.legends
+    box, plot = legend.get_window_extent(), figure.axes[0].get_window_extent()
+    assert 0 <= box.x0 and box.x1 <= figure.bbox.width and box.y0 >= plot.y1  # inside the figure, over the plot

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -286,7 +287,7 @@ def compare_cmd(run_dirs: tuple[Path, ...], html_out: Path | None, no_published:
         pages = disagreement_pages(comparison, html_out)  # rendered before anything is written
         for name, text in pages.items():
             atomic_write_text(html_out.parent / name, text)
-        atomic_write_text(html_out, html_page(comparison, list(pages)))
+        atomic_write_text(html_out, html_page(comparison, list(pages), where=html_out.parent))
     if as_json:
         emit_json({"runs": [{"dir": str(r.run), "task": r.task, "model": r.model, "split": r.split,
                              "metrics": r.metrics, "intervals": r.intervals,
@@ -349,8 +350,21 @@ def published_cmd(task: str | None, as_json: bool) -> None:
         click.echo(f"{r.task}\t{r.model}{setting}\t{r.split}\t{values}\t({r.source})")
 
 
+def _one_line_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                      file: Any = None, line: str | None = None) -> None:
+    """A warning as one line on stderr (``warning: ...``): Python's default prints the source
+    line that raised it, which tells a user of the command line nothing."""
+    click.echo(f"warning: {message}", err=True)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: user errors print one line and exit 2, never a traceback."""
+    """Entry point: user errors print one line and exit 2, never a traceback; warnings one line each."""
+    with warnings.catch_warnings():
+        warnings.showwarning = _one_line_warning
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     try:
         returned = build_cli().main(args=argv, prog_name="abduct", standalone_mode=False)
     except AbductError as exc:

@@ -221,6 +221,11 @@ def write_overview(out_dir: Path, registry: Registry | None = None) -> Path | No
     runs = sorted(path.parent for path in out_dir.rglob("results.json"))
     if not runs:
         return None
+    # runs sit in <section>/eval/<label>/<task>: name each by its label and section, not by its
+    # spec (which holds the checkpoint's path)
+    labels = {run: f"{run.parent.name} ({run.parents[2].name})" if len(run.relative_to(out_dir).parts) >= 4
+              else run.relative_to(out_dir).as_posix() for run in runs}
     page = out_dir / "report.html"
-    atomic_write_text(page, html_page(compare(runs, registry)))
+    title = "abduct demo: every run beside the papers' rows"
+    atomic_write_text(page, html_page(compare(runs, registry, labels=labels), title=title, where=out_dir))
     return page

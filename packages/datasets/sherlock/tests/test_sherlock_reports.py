@@ -18,13 +18,48 @@ def test_retrieval_report_has_plots_and_examples(corpus: Path, tmp_path: Path) -
     assert main(["eval", "sherlock-retrieval", "--model", "random", "--data", str(corpus), "--out", str(out),
                  "--quiet"]) == 0
     text = (out / "report.html").read_text()
-    images = re.findall(r'<img alt="([^"]*)" src="(data:image/(?:png|jpeg);base64,[^"]+)"', text)
+    images = re.findall(r'<img alt="([^"]*)"[^>]* src="(data:image/(?:png|jpeg);base64,[^"]+)"', text)
     assert len(images) == len(re.findall(r"<img ", text))  # every image inlined
-    assert [alt for alt, _ in images] == ["per_chunk", "intervals", "histogram of im2txt_rank", "histogram of txt2im_rank",
-                                          "example", "example", "example"]
+    assert [alt for alt, _ in images] == ["intervals", "histogram of im2txt_rank", "histogram of txt2im_rank", "per_chunk",
+                                          *["example"] * len(images[4:])] and len(images) > 4
     results = json.loads((out / "results.json").read_text())
-    example = results["details"]["examples"][0]
-    assert example["boxes"] and len(example["lines"]) == 3 and example["title"].startswith("clue: ")
+    examples = results["details"]["examples"]
+    example = examples[0]
+    assert example["boxes"] and len(example["lines"]) == 4 and example["title"].startswith("clue: ")
+    assert all(e["lines"][0].startswith("gold: ") for e in examples)  # the gold inference, always
+    assert {e["correct"] for e in examples} == {True, False}  # right and wrong ones, marked so
+    assert "✓ right" in text and "✗ wrong" in text
+
+
+def test_predictions_name_the_top_inferences_by_text(corpus: Path, tmp_path: Path) -> None:
+    from abduct_sherlock.loader import load_instances
+
+    out = tmp_path / "run"
+    assert main(["eval", "sherlock-retrieval", "--model", "random", "--data", str(corpus), "--out", str(out),
+                 "--quiet"]) == 0
+    inference = {i.instance_id: i.inference for i in load_instances(corpus, "val")}
+    records = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
+    ranked = [r for r in records if "top_inferences" in r]
+    assert ranked and all(len(r["top_inferences"]) == 3 for r in ranked)
+    for r in ranked:
+        assert r["top_inferences"] == [inference[i] for i in r["top_inference_ids"]]
+
+
+@pytest.mark.parametrize(("task", "plots"), [("sherlock-localization", ["by_boxes", "histogram of gt_accuracy"]),
+                                             ("sherlock-comparison", ["histogram of accuracy"])])
+def test_localization_and_comparison_reports_have_plots_and_examples(corpus: Path, tmp_path: Path, task: str,
+                                                                     plots: list[str]) -> None:
+    out = tmp_path / task
+    assert main(["eval", task, "--model", "random", "--data", str(corpus), "--out", str(out), "--quiet"]) == 0
+    text = (out / "report.html").read_text()
+    alts = re.findall(r'<img alt="([^"]*)"', text)
+    assert set(plots) <= set(alts) and "example" in alts
+    examples = json.loads((out / "results.json").read_text())["details"]["examples"]
+    assert examples and all(e["image"] and e["boxes"] and e["lines"] for e in examples)
+    if task == "sherlock-localization":  # each box numbered, with the inference assigned to it
+        assert all(len(e["lines"]) <= len(e["boxes"]) and e["lines"][0].startswith("box 1 ") for e in examples)
+    else:  # the candidates in the model's order, with the annotators' ratings
+        assert all(" · annotators " in line for e in examples for line in e["lines"])
 
 
 def test_published_rows_carry_their_citation() -> None:

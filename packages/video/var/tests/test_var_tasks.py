@@ -55,6 +55,11 @@ def test_submission_is_valid_and_scores_as_the_run(corpus: Path, tmp_path: Path,
     assert set(details["per_position"]) == positions == set(details["by_position"])
     assert sum(row["n"] for row in details["by_position"].values()) == len(entries)
     assert "several videos" in details["by_videos"]  # the synthetic corpus has a two-video chain
+    examples = details["examples"]  # report.html shows generated sentences beside their references
+    sentences = {(e.sentence, e.gt_sentence) for e in entries}
+    assert examples and all((x["lines"][0].removeprefix("generated: "), x["lines"][1].removeprefix("reference: "))
+                            in sentences for x in examples)
+    assert examples[0]["lines"][0] in (tmp_path / "run" / "report.html").read_text().replace("&#x27;", "'")
 
 
 def _copy_corpus(corpus: Path, tmp_path: Path) -> Path:

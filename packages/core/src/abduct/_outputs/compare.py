@@ -16,12 +16,14 @@ data and are never tested.
 from __future__ import annotations
 
 import html
-from collections.abc import Iterator, Sequence
+import os
+import re
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from abduct._outputs.html_report import bars, data_uri, direction_arrow, have_matplotlib, page, table
+from abduct._outputs.html_report import COUNT_KEYS, bars, direction_arrow, figure_html, have_matplotlib, page, table
 from abduct._outputs.paired import ALPHA, seed_groups, versus
 from abduct._outputs.report import flatten_metrics, format_value
 from abduct._outputs.samples import disagreement, samples_page
@@ -47,10 +49,34 @@ class Row:
     directions: dict[str, str] = field(default_factory=dict)
     results: dict[str, Any] = field(default_factory=dict)
     versus: dict[str, Any] | None = None
+    label: str | None = None  # what pages call the run (the demo's "fine_tuned"); default: the spec, paths cut
+
+    @property
+    def name(self) -> str:
+        return self.label or readable(self.model)
 
     @property
     def intervals(self) -> dict[str, Any]:
         return dict(self.results.get("intervals") or {})
+
+
+ABSOLUTE_PATH = re.compile(r"(?<![\w.])/[^,:=\s]+")
+
+
+def readable(spec: str) -> str:
+    """A model spec for a page: an absolute path in it (a checkpoint in a temporary directory)
+    cut to its last two parts, ``clip:…/train/best.pt``."""
+    return ABSOLUTE_PATH.sub(lambda m: "…/" + "/".join(Path(m.group(0)).parts[-2:]), spec)
+
+
+def rates_models(row: Row, metric: str) -> bool:
+    """Whether ``metric`` rates the model: counts (chunks, instances) and reference figures
+    (declared with no direction) get no bars and no Δ; a metric nobody declared does, unless
+    its name says it is a size."""
+    info = (row.results.get("metric_info") or {}).get(metric)
+    if isinstance(info, dict):
+        return info.get("better") is not None
+    return metric.rsplit(".", 1)[-1] not in COUNT_KEYS
 
 
 def load_run(directory: Path) -> Row:
@@ -100,10 +126,12 @@ class Comparison:
 
 
 def compare(directories: Sequence[Path], registry: Registry | None = None, published: bool = True,
-            resamples: int = RESAMPLES, seed: int = 0) -> Comparison:
+            resamples: int = RESAMPLES, seed: int = 0, labels: Mapping[Path, str] | None = None) -> Comparison:
     """The runs, the papers' rows for their tasks, each later run's paired test against the first
-    run of its task (``resamples`` 0: none) and the seed groups."""
+    run of its task (``resamples`` 0: none) and the seed groups; ``labels`` names runs by directory."""
     runs = [load_run(Path(d)) for d in directories]
+    for row in runs:
+        row.label = (labels or {}).get(Path(row.run or ""))
     registry = registry or get_registry()
     rows = [p for task in dict.fromkeys(r.task for r in runs) for p in published_rows(task, registry)] if published else []
     comparison = Comparison(runs, rows)
@@ -132,9 +160,9 @@ def test_lines(comparison: Comparison, task: str) -> list[str]:
     for row in [r for r in comparison.runs if r.task == task and r.versus is not None]:
         assert row.versus is not None
         if "refused" in row.versus:
-            lines.append(f"  {row.model}: {row.versus['refused']}")
+            lines.append(f"  {row.name}: {row.versus['refused']}")
         for metric, t in (row.versus.get("metrics") or {}).items():
-            lines.append(f"  {row.model} − {base.model}  {metric}: Δ {t['difference']:+.4g} "
+            lines.append(f"  {row.name} − {base.name}  {metric}: Δ {t['difference']:+.4g} "
                          f"[{t['low']:+.4g}, {t['high']:+.4g}]  p {t['p_value']:.3g}  Holm p {t['p_holm']:.3g}"
                          f"{' *' if significant(t) else ''}  ({t['test']}, {t['units']} {t['unit']})")
     if lines:
@@ -152,7 +180,7 @@ def seed_lines(comparison: Comparison, task: str) -> list[str]:
 
 def _delta(row: Row, base: Row, metric: str) -> tuple[float | None, str]:
     """(difference from the baseline run, "better" / "worse" / "")."""
-    if row is base or metric not in row.metrics or metric not in base.metrics:
+    if row is base or metric not in row.metrics or metric not in base.metrics or not rates_models(base, metric):
         return None, ""
     diff = row.metrics[metric] - base.metrics[metric]
     better = base.directions.get(metric) or row.directions.get(metric)
@@ -180,7 +208,7 @@ def text_table(comparison: Comparison) -> str:
                 shown = format_value(value) if value is None or ci is None else \
                     f"{format_value(value)} [{format_value(ci['low'])}, {format_value(ci['high'])}]"
                 cells.append("–" if value is None else shown + ("" if diff is None else f" (Δ {diff:+.4g}{mark})"))
-            body.append([row.model, row.split or "", *cells])
+            body.append([row.name, row.split or "", *cells])
         for row in [p for p in comparison.published if p.task == task]:
             body.append([f"{row.model} [paper]", row.split or "",
                          *[format_value(row.metrics[m]) if m in row.metrics else "–" for m in columns]])
@@ -196,26 +224,32 @@ def text_table(comparison: Comparison) -> str:
     return "\n".join(lines)
 
 
+RUN_COLOUR, PAPER_COLOUR = "C0", "#aaaaaa"  # paper rows grey, as in the table
+
+
 def _plots(comparison: Comparison, task: str, columns: list[str], most: int = 6) -> Iterator[str]:
-    """One bar chart per metric (runs and paper rows side by side), inlined; none without matplotlib."""
+    """One bar chart per metric that rates models (runs blue, paper rows grey), inlined; none
+    without matplotlib."""
     if not have_matplotlib():
         return
+    base = comparison.baseline(task)
     rows = [*[r for r in comparison.runs if r.task == task], *[p for p in comparison.published if p.task == task]]
-    for metric in columns[:most]:
+    for metric in [m for m in columns if rates_models(base, m)][:most]:
         groups: dict[str, dict[str, float]] = {}
         errors: dict[str, tuple[float, float]] = {}
+        colours: dict[str, str] = {}
         for row in rows:
             if metric in row.metrics:
-                name = f"{row.model} (paper)" if row.citation else row.model
+                name = f"{row.name} (paper)" if row.citation else row.name
                 while name in groups:  # two runs of one model (other settings): keep both
                     name += "'"
                 groups[name] = {metric: row.metrics[metric]}
+                colours[name] = PAPER_COLOUR if row.citation else RUN_COLOUR
                 if (ci := row.intervals.get(metric)) is not None:
                     errors[name] = (float(ci["low"]), float(ci["high"]))
-        png = bars(f"{task}: {metric}", groups, errors)
+        png = bars(f"{task}: {metric}", groups, errors, colours)
         if png is not None:
-            yield (f"<figure><img alt=\"{html.escape(task)} {html.escape(metric)}\" "
-                   f"src=\"{data_uri(png, 'image/png')}\"></figure>")
+            yield figure_html("", png, alt=f"{task} {metric}")
 
 
 def disagreement_pages(comparison: Comparison, html_out: Path) -> dict[str, str]:
@@ -227,27 +261,41 @@ def disagreement_pages(comparison: Comparison, html_out: Path) -> dict[str, str]
         for i, row in enumerate(runs[1:], start=1):
             base = runs[0]
             assert base.run is not None and row.run is not None
-            views = disagreement((base.model, base.run), (row.model, row.run), html_out.parent)
+            views = disagreement((base.name, base.run), (row.name, row.run), html_out.parent)
             name = f"{html_out.stem}-disagree-{task}-{i}.html"
-            pages[name] = samples_page(f"{task}: {base.model} vs {row.model}, where they disagree", views,
+            pages[name] = samples_page(f"{task}: {base.name} vs {row.name}, where they disagree", views,
                                        "one run right, the other wrong; sort by margin: the largest score differences",
                                        back=html_out.name)
     return pages
 
 
-def html_page(comparison: Comparison, disagreements: Sequence[str] = ()) -> str:
-    body = ["<h1>abduct compare</h1>",
+def _link(target: Path, where: Path | None) -> str:
+    """``target`` relative to the page's folder (the page moves with the runs), else a file URI."""
+    if where is not None:
+        try:
+            return Path(os.path.relpath(target.resolve(), where.resolve())).as_posix()
+        except ValueError:  # another drive
+            pass
+    return target.resolve().as_uri()
+
+
+def html_page(comparison: Comparison, disagreements: Sequence[str] = (), title: str | None = None,
+              where: Path | None = None) -> str:
+    """The comparison page (``where``: the folder it is written to, for relative links)."""
+    title = title or "abduct compare: " + ", ".join(comparison.tasks)
+    body = [f"<h1>{html.escape(title)}</h1>",
             "<p class=\"note\">Δ: difference from the first run of the task; "
             "<span class=\"better\">green</span> better, <span class=\"worse\">red</span> worse by the metric's "
             "direction (↑ higher is better, ↓ lower is better); * the paired test against the first run is "
-            "significant (Holm-adjusted p < 0.05). [low, high]: the run's 95% interval. Paper rows are the "
+            "significant (Holm-adjusted p < 0.05). [low, high]: the run's 95% interval. Counts and reference "
+            "figures (no arrow) get no Δ and no bars. Paper rows (grey, italic; grey bars) are the "
             "published numbers, with no per-unit data and so no test; their split may differ from the runs'.</p>"]
     for task in comparison.tasks:
         columns = comparison.columns(task)
         base = comparison.baseline(task)
-        rows: list[list[str]] = []
+        rows: list[str] = []
         for row in [r for r in comparison.runs if r.task == task]:
-            cells = [html.escape(row.model), html.escape(row.split or "")]
+            cells = [html.escape(row.name), html.escape(row.split or "")]
             for metric in columns:
                 value = row.metrics.get(metric)
                 diff, verdict = _delta(row, base, metric)
@@ -259,14 +307,14 @@ def html_page(comparison: Comparison, disagreements: Sequence[str] = ()) -> str:
                     star = " *" if significant(_test_of(row, metric)) else ""
                     shown += f" <span class=\"{verdict}\">(Δ {diff:+.4g}{star})</span>"
                 cells.append(shown)
-            rows.append(cells)
+            rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
         for row in [p for p in comparison.published if p.task == task]:
-            cells = [f"{html.escape(row.model)} <i>(paper{', ' + html.escape(row.source) if row.source else ''})</i>",
-                     html.escape(row.split or "")]
-            rows.append(cells + [format_value(row.metrics[m]) if m in row.metrics else "–" for m in columns])
+            cells = [f"{html.escape(row.model)} (paper{', ' + html.escape(row.source) if row.source else ''})",
+                     html.escape(row.split or ""), *[format_value(row.metrics[m]) if m in row.metrics else "–" for m in columns]]
+            rows.append("<tr class=\"paper\">" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
         header = ["model", "split", *[m + direction_arrow({"metric_info": {m: {"better": base.directions.get(m)}}}, m)
                                        for m in columns]]
-        body += [f"<h2>{html.escape(task)}</h2>", table(header, rows)]
+        body += [f"<h2>{html.escape(task)}</h2>", table(header, []).replace("</table>", "".join(rows) + "</table>")]
         citations = sorted({p.citation for p in comparison.published if p.task == task and p.citation})
         body += [f"<p class=\"note\">Paper rows: {html.escape(c)}</p>" for c in citations]
         tests = test_lines(comparison, task)
@@ -275,12 +323,12 @@ def html_page(comparison: Comparison, disagreements: Sequence[str] = ()) -> str:
         body += [f"<p>{html.escape(line)}</p>" for line in seed_lines(comparison, task)]
         body += list(_plots(comparison, task, columns))
         runs = [r for r in comparison.runs if r.task == task and r.run is not None]
-        links = ", ".join(f"<a href=\"{html.escape((r.run / 'report.html').resolve().as_uri())}\">{html.escape(r.model)}</a>"
+        links = ", ".join(f"<a href=\"{html.escape(_link(r.run / 'report.html', where))}\">{html.escape(r.name)}</a>"
                           for r in runs if r.run is not None)
         body.append(f"<p class=\"note\">Run reports: {links}</p>")
         mine = [n for n in disagreements if n.split("-disagree-", 1)[-1].rsplit("-", 1)[0] == task]
         if mine:
             body.append("<p>Samples where the runs disagree: " + ", ".join(
-                f"<a href=\"{html.escape(n)}\">{html.escape(runs[int(n.rsplit('-', 1)[1][:-5])].model)} vs "
-                f"{html.escape(runs[0].model)}</a>" for n in mine) + "</p>")
-    return page("abduct compare", body)
+                f"<a href=\"{html.escape(n)}\">{html.escape(runs[int(n.rsplit('-', 1)[1][:-5])].name)} vs "
+                f"{html.escape(runs[0].name)}</a>" for n in mine) + "</p>")
+    return page(title, body)

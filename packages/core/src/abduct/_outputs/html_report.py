@@ -6,9 +6,10 @@ drawn from the shapes tasks already return, so a new task gets pictures without 
   -> a series (per chunk, per event position, ...);
 - ``details["histograms"]``: names of numeric fields of the per-sample records -> a histogram each
   (e.g. Sherlock's ranks);
-- ``details["examples"]``: ``[{"image", "boxes": [[left, top, width, height], ...], "title", "lines"}]``
-  -> the image with its region drawn (the paper's overlay) and the lines under it (e.g. the
-  top-ranked texts).
+- ``details["examples"]``: ``[{"image" (optional), "boxes": [[left, top, width, height(, name)], ...], "title",
+  "lines", "correct"}]`` -> the image with its region drawn (the paper's overlay; a box's optional
+  ``name`` written at its corner) and the lines under it (e.g. the top-ranked texts), marked
+  right or wrong when ``correct`` is given.
 
 Plots need matplotlib (``pip install 'abduct-core[plots]'``): without it the page is written with
 its tables and examples and says how to get the plots.
@@ -35,7 +36,8 @@ body{font-family:system-ui,sans-serif;margin:2em auto;max-width:980px;color:#222
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.25em .6em;text-align:right}
 th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}
 figure{display:inline-block;margin:.5em;vertical-align:top;max-width:460px}
-figcaption{font-size:.9em}.better{color:#080}.worse{color:#b00}.note{color:#666;font-size:.9em}
+figure.wide{display:block;max-width:100%}pre{white-space:pre-wrap}figure img{max-width:100%;height:auto}
+tr.paper td{background:#f4f4f4;color:#555;font-style:italic}figcaption{font-size:.9em}.better{color:#080}.worse{color:#b00}.note{color:#666;font-size:.9em}
 """
 
 
@@ -80,16 +82,90 @@ def label(text: object, limit: int = 30) -> str:
     return clean.replace("$", r"\$")
 
 
-def _figure_png(draw: Any, width: float = 6.0, height: float = 3.2) -> bytes:
+DPI = 100
+NARROW = 4.6  # inches: 460 px, the figure box of the page's two-column layout
+WIDE = 9.4  # inches: the page's full width; a plot wider than NARROW takes a row of its own
+
+
+def figure_html(caption: str, png: bytes, alt: str | None = None) -> str:
+    """A plot as a ``<figure>``: one wider than the two-column box gets the whole row (it
+    would otherwise spill over its neighbour); its ``width`` is its pixel width, scaled down
+    by the browser when the page is narrower."""
+    from PIL import Image
+
+    width = Image.open(io.BytesIO(png)).width
+    wide = " class=\"wide\"" if width > round(NARROW * DPI) else ""
+    text = f"<figcaption>{html.escape(caption)}</figcaption>" if caption else ""
+    return (f"<figure{wide}><img alt=\"{html.escape(alt or caption)}\" src=\"{data_uri(png, 'image/png')}\" "
+            f"width=\"{width}\">{text}</figure>")
+
+
+LABEL_GAP = 4.0  # pixels between neighbouring labels: touching ones read as one word
+
+
+def _overlapping(labels: Sequence[Any], renderer: Any) -> bool:
+    boxes = [t.get_window_extent(renderer) for t in labels if t.get_visible() and t.get_text()]
+    boxes.sort(key=lambda b: b.x0)
+    return any(a.x1 + LABEL_GAP > b.x0 for a, b in zip(boxes, boxes[1:]))
+
+
+def untangle_ticks(figure: Any) -> float:
+    """x tick labels that overlap are turned 45°, then 90°, then thinned (every second, every
+    third, ...) until none overlaps: measured on the drawn figure, not guessed from lengths.
+    Returns the tallest turned label's height in inches (0 when none turned)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas: Any = FigureCanvasAgg(figure)  # untyped methods (draw, get_renderer)
+    canvas.draw()
+    for ax in figure.axes:
+        for rotation, align in ((45, "right"), (90, "center")):
+            if not _overlapping(ax.get_xticklabels(), canvas.get_renderer()):
+                break
+            ax.tick_params(axis="x", labelrotation=rotation)
+            for text in ax.get_xticklabels():
+                text.set_horizontalalignment(align)
+                text.set_rotation_mode("anchor" if rotation == 45 else "default")
+            canvas.draw()
+        labels = ax.get_xticklabels()
+        step = 1
+        while _overlapping(labels, canvas.get_renderer()) and step < len(labels):
+            step += 1
+            for i, text in enumerate(labels):
+                text.set_visible(i % step == 0)
+            canvas.draw()
+    turned = [t.get_window_extent(canvas.get_renderer()).height for ax in figure.axes
+              for t in ax.get_xticklabels() if t.get_visible() and t.get_rotation()]
+    return max(turned, default=0.0) / DPI
+
+
+def plot_figure(draw: Any, width: float = NARROW, height: float = 3.2) -> Any:
+    """A matplotlib Figure drawn by ``draw(axes)``, with its x labels untangled."""
     from matplotlib.figure import Figure  # no pyplot: no global state, no display needed
 
-    figure = Figure(figsize=(width, height), dpi=100, layout="constrained")
+    figure = Figure(figsize=(min(width, WIDE), height), dpi=DPI, layout="constrained")
     draw(figure.add_subplot())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        if (tall := untangle_ticks(figure)) > 0:  # turned labels get room of their own, not the plot's
+            figure.set_size_inches(figure.get_figwidth(), height + tall)
+            figure.canvas.draw()
+    return figure
+
+
+def _png(figure: Any) -> bytes | None:
+    if figure is None:
+        return None
     buffer = io.BytesIO()
     with warnings.catch_warnings():  # a group name in a script the font lacks: drawn as boxes
         warnings.simplefilter("ignore", UserWarning)
         figure.savefig(buffer, format="png")
     return buffer.getvalue()
+
+
+def _figure_png(draw: Any, width: float = NARROW, height: float = 3.2) -> bytes:
+    png = _png(plot_figure(draw, width, height))
+    assert png is not None
+    return png
 
 
 def _scores(row: Any) -> dict[str, float]:
@@ -101,32 +177,85 @@ def _scores(row: Any) -> dict[str, float]:
     return {}
 
 
-def bars(title: str, groups: dict[str, Any], errors: dict[str, tuple[float, float]] | None = None) -> bytes | None:
-    """Grouped bars: one group per key, one bar per metric in it; ``errors`` (one metric per
-    group) draws each group's interval ``(low, high)`` as an error bar."""
+def bar_width(groups: int, per_group: int) -> float:
+    """Inches: about 0.3 in a bar (so labels have room), within [NARROW, WIDE]."""
+    return max(NARROW, min(WIDE, 1.2 + 0.3 * groups * max(1, per_group)))
+
+
+def scales(rows: Sequence[dict[str, float]], metrics: Sequence[str]) -> list[list[str]]:
+    """The metrics split into panels whose largest values are within 5x of each other:
+    CIDEr (up to 1000) beside METEOR (up to 100) would flatten METEOR's bars to nothing."""
+    top = {m: max((abs(r[m]) for r in rows if m in r and r[m] == r[m]), default=0.0) for m in metrics}
+    panels: list[list[str]] = []
+    for metric in sorted(metrics, key=lambda m: -top[m]):
+        if panels and top[metric] * 5 >= top[panels[-1][0]]:
+            panels[-1].append(metric)
+        else:
+            panels.append([metric])
+    return [sorted(p) for p in panels]
+
+
+def draw_bars(title: str, groups: dict[str, Any], errors: dict[str, tuple[float, float]] | None = None,
+              colours: dict[str, str] | None = None) -> Any:
+    """The Figure of :func:`bars` (None when there is nothing to draw)."""
     keys = list(groups)[:MAX_BARS]
     rows = [_scores(groups[k]) for k in keys]
     metrics = sorted({m for row in rows for m in row})
     if not keys or not metrics:
         return None
+    panels = scales(rows, metrics)
 
-    def draw(ax: Any) -> None:
-        width = 0.8 / len(metrics)
-        for j, metric in enumerate(metrics):
-            xs = [i + (j - (len(metrics) - 1) / 2) * width for i in range(len(keys))]
+    def draw_panel(ax: Any, shown: list[str]) -> None:
+        width = 0.8 / len(shown)
+        for j, metric in enumerate(shown):
+            xs = [i + (j - (len(shown) - 1) / 2) * width for i in range(len(keys))]
             heights = [row.get(metric, float("nan")) for row in rows]
             spans = [(errors or {}).get(k) for k in keys]
             yerr = None
             if len(metrics) == 1 and any(spans):
                 yerr = [[h - s[0] if s else 0.0 for h, s in zip(heights, spans)],
                         [s[1] - h if s else 0.0 for h, s in zip(heights, spans)]]
-            ax.bar(xs, heights, width, label=label(metric), yerr=yerr, capsize=4 if yerr else 0)
-        ax.set_xticks(range(len(keys)), [label(k) for k in keys], rotation=30 if len(keys) > 6 else 0)
-        ax.set_title(label(title, 80))
-        if len(metrics) > 1:
-            ax.legend(fontsize="small")
+            colour = [colours.get(k, "C0") for k in keys] if colours and len(metrics) == 1 else f"C{metrics.index(metric)}"
+            ax.bar(xs, heights, width, label=label(metric), yerr=yerr, capsize=4 if yerr else 0, color=colour)
+        ax.set_xticks(range(len(keys)), [label(k) for k in keys])
+        if len(shown) == 1 and len(panels) > 1:
+            ax.set_title(label(shown[0]))
 
-    return _figure_png(draw)
+    def draw(ax: Any) -> None:
+        figure = ax.figure
+        if len(panels) == 1:
+            draw_panel(ax, panels[0])
+            ax.set_title(label(title, 80))
+        else:
+            figure.delaxes(ax)
+            for panel, shown in zip(figure.subplots(1, len(panels), squeeze=False)[0], panels):
+                draw_panel(panel, shown)
+            figure.suptitle(label(title, 80))
+
+    figure = plot_figure(draw, width=bar_width(len(keys), len(metrics)) * (1 if len(panels) == 1 else 1.2))
+    if any(len(shown) > 1 for shown in panels):
+        legend_above(figure, len(metrics))
+    return figure
+
+
+def legend_above(figure: Any, entries: int) -> None:
+    """One legend over the plots (inside, it would hide bars), in as many columns as fit the
+    figure's width: measured, as the labels' lengths vary."""
+    for columns in range(min(entries, 4), 0, -1):
+        for old in list(figure.legends):
+            old.remove()
+        legend = figure.legend(loc="outside upper center", ncols=columns, fontsize="small", frameon=False)
+        figure.canvas.draw()
+        if legend.get_window_extent().width <= figure.bbox.width:
+            return
+
+
+def bars(title: str, groups: dict[str, Any], errors: dict[str, tuple[float, float]] | None = None,
+         colours: dict[str, str] | None = None) -> bytes | None:
+    """Grouped bars: one group per key, one bar per metric in it; ``errors`` (one metric per
+    group) draws each group's interval ``(low, high)`` as an error bar; ``colours`` (one
+    metric) colours each group's bar."""
+    return _png(draw_bars(title, groups, errors, colours))
 
 
 def series(title: str, values: Any) -> bytes | None:
@@ -156,7 +285,7 @@ def series(title: str, values: Any) -> bytes | None:
             panel.set_title(label(metric))
         figure.suptitle(label(title, 80))
 
-    return _figure_png(draw, width=max(6.0, 3.0 * len(shown)))
+    return _figure_png(draw, width=max(NARROW, 3.0 * len(shown)))
 
 
 def histogram(field: str, predictions: Sequence[dict[str, Any]]) -> bytes | None:
@@ -211,7 +340,8 @@ def example_jpeg(image: str, boxes: Sequence[Sequence[float]]) -> bytes | None:
     try:
         picture = load_rgb(image)
         if boxes:
-            picture = highlight(picture, Region(tuple(Box(*map(float, b)) for b in boxes)))
+            picture = highlight(picture, Region(tuple(Box(*map(float, b[:4])) for b in boxes)))
+            _name_boxes(picture, boxes)
     except (AbductError, TypeError, ValueError):
         return None  # an example is an illustration: a missing image only drops it
     picture.thumbnail((EXAMPLE_SIDE, EXAMPLE_SIDE))
@@ -220,16 +350,37 @@ def example_jpeg(image: str, boxes: Sequence[Sequence[float]]) -> bytes | None:
     return buffer.getvalue()
 
 
+def _name_boxes(picture: Any, boxes: Sequence[Sequence[Any]]) -> None:
+    """Each named box's name at its top-left corner, large enough to survive the thumbnail."""
+    from PIL import ImageDraw, ImageFont
+
+    size = max(10, max(picture.size) // 18)
+    try:
+        font: Any = ImageFont.load_default(size)
+    except TypeError:  # Pillow < 10.1: one small bitmap font
+        font = ImageFont.load_default()
+    draw = ImageDraw.Draw(picture)
+    for box in boxes:
+        if len(box) > 4:
+            draw.text((float(box[0]) + 2, float(box[1]) + 1), str(box[4]), fill="yellow", font=font,
+                      stroke_width=max(1, size // 8), stroke_fill="black")
+
+
 def examples(details: dict[str, Any]) -> Iterator[str]:
     for example in details.get("examples") or []:
-        if not isinstance(example, dict) or not example.get("image"):
+        if not isinstance(example, dict):
             continue
-        jpeg = example_jpeg(str(example["image"]), example.get("boxes") or [])
-        if jpeg is None:
-            continue
+        picture = ""  # a text-only example (a video's generated sentence) has no image
+        if example.get("image"):
+            jpeg = example_jpeg(str(example["image"]), example.get("boxes") or [])
+            if jpeg is None:
+                continue
+            picture = f"<img alt=\"example\" src=\"{data_uri(jpeg, 'image/jpeg')}\">"
         lines = "".join(f"<li>{html.escape(str(line))}</li>" for line in example.get("lines") or [])
-        yield (f"<figure><img alt=\"example\" src=\"{data_uri(jpeg, 'image/jpeg')}\">"
-               f"<figcaption><b>{html.escape(str(example.get('title', '')))}</b><ol>{lines}</ol></figcaption></figure>")
+        mark = {True: "<span class=\"better\">✓ right</span> ", False: "<span class=\"worse\">✗ wrong</span> "}
+        verdict = mark.get(example["correct"], "") if isinstance(example.get("correct"), bool) else ""
+        yield (f"<figure>{picture}"
+               f"<figcaption>{verdict}<b>{html.escape(str(example.get('title', '')))}</b><ul>{lines}</ul></figcaption></figure>")
 
 
 # -- the page -------------------------------------------------------------------------------
@@ -256,9 +407,8 @@ def html_report(results: dict[str, Any], predictions: Sequence[dict[str, Any]], 
     if (note := interval_note(results)) is not None:
         body.append(f"<p class=\"note\">{html.escape(note)}</p>")
     if have_matplotlib():
-        figures = [f"<figure><img alt=\"{html.escape(caption)}\" src=\"{data_uri(png, 'image/png')}\">"
-                   f"<figcaption>{html.escape(caption)}</figcaption></figure>"
-                   for caption, png in plots(results, predictions)]
+        figures = [figure_html(caption, png) for caption, png in plots(results, predictions)]
+        figures.sort(key=lambda f: f.startswith("<figure class=\"wide\""))  # the narrow ones pair up first
         if figures:
             body += ["<h2>Plots</h2>", *figures]
     else:

@@ -137,7 +137,7 @@ class RetrievalTask(SherlockTask):
         texts = [{"label": "clue", "text": inst.clue}, {"label": "gold inference", "text": inst.inference}]
         texts += [{"label": f"model's #{i + 1}" + (" (gold)" if tid == inst.instance_id else ""),
                    "text": self._seen[tid].inference if tid in self._seen else tid}
-                  for i, tid in enumerate(record.get("top_inferences") or [])]
+                  for i, tid in enumerate(record.get("top_inference_ids") or [])]
         return {"id": inst.instance_id, "images": [{"path": inst.image_path, "boxes": boxes, "size": [inst.width, inst.height]}],
                 "texts": texts, "correct": record.get("im2txt_rank") == 1.0, "category": f"chunk {inst.split_idx}"}
 
@@ -161,9 +161,10 @@ class RetrievalTask(SherlockTask):
                  "score": float(sim[i, i])}
                 for i, (m, a, b) in enumerate(zip(members, im2txt, txt2im))
             ]
-            for i, record in enumerate(records[:EXAMPLES_PER_CHUNK]):  # for the report's examples
-                top = np.argsort(-sim[i], kind="stable")[:3]
-                record["top_inferences"] = [members[int(j)].instance_id for j in top]
+            for i, record in enumerate(records[:TOP_PER_CHUNK]):  # for the report's examples and the samples page
+                top = [members[int(j)] for j in np.argsort(-sim[i], kind="stable")[:3]]
+                record["top_inferences"] = [m.inference for m in top]
+                record["top_inference_ids"] = [m.instance_id for m in top]
             return records
 
         records = run.map_units("retrieval", units, score_chunk)
@@ -191,22 +192,32 @@ class RetrievalTask(SherlockTask):
         return key.score(scores)
 
 
-EXAMPLES_PER_CHUNK = 3
+TOP_PER_CHUNK = 20  # the instances of each chunk whose top three inferences predictions.jsonl keeps
+EXAMPLES = 4
+
+
+def _pick(candidates: Sequence[dict[str, Any]], right: Callable[[dict[str, Any]], bool]) -> list[dict[str, Any]]:
+    """Up to ``EXAMPLES`` records, half right and half wrong where both exist, in their order."""
+    wins = [c for c in candidates if right(c)]
+    losses = [c for c in candidates if not right(c)]
+    half = EXAMPLES // 2
+    chosen = wins[: max(half, EXAMPLES - len(losses))] + losses[: max(half, EXAMPLES - len(wins))]
+    return sorted(chosen, key=lambda c: candidates.index(c))[:EXAMPLES]
 
 
 def _examples(instances: Sequence[SherlockInstance], records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """report.html's qualitative examples (the image, the clue's region drawn, the three
-    inferences the model ranks highest): the first instances of the first chunk."""
+    """report.html's qualitative examples: the image with the clue's region drawn, the gold
+    inference, whether the model ranked it first, and the three it ranked highest."""
     by_id = {inst.instance_id: inst for inst in instances}
     out: list[dict[str, Any]] = []
-    for record in records:
-        if "top_inferences" not in record or len(out) == EXAMPLES_PER_CHUNK:
-            continue
+    for record in _pick([r for r in records if "top_inference_ids" in r], lambda r: r["im2txt_rank"] == 1.0):
         inst = by_id[record["instance_id"]]
         boxes = [[b.left, b.top, b.width, b.height] for b in inst.region.boxes] if inst.region is not None else []
-        lines = [("✓ " if tid == inst.instance_id else "") + by_id[tid].inference for tid in record["top_inferences"]]
-        out.append({"image": inst.image_path, "boxes": boxes,
-                    "title": f"clue: {inst.clue} — gold rank {record['im2txt_rank']:g}", "lines": lines})
+        lines = [f"gold: {inst.inference}"]
+        lines += [f"#{i + 1}{' (gold)' if tid == inst.instance_id else ''}: {text}"
+                  for i, (tid, text) in enumerate(zip(record["top_inference_ids"], record["top_inferences"]))]
+        out.append({"image": inst.image_path, "boxes": boxes, "correct": record["im2txt_rank"] == 1.0,
+                    "title": f"clue: {inst.clue} — gold ranked {record['im2txt_rank']:g}", "lines": lines})
     return out
 
 
@@ -320,8 +331,10 @@ class LocalizationTask(SherlockTask):
             scores = dict(zip(u.ids, engine.score_rows(u.visuals, u.texts).tolist()))
             record: dict[str, Any] = {"image": u.image}
             if u.gt is not None:
-                record["gt_accuracy"] = metrics.gt_accuracy(u.gt.matrix(scores))
+                matrix = u.gt.matrix(scores)
+                record["gt_accuracy"] = metrics.gt_accuracy(matrix)
                 record["boxes"] = u.gt.size
+                record["assignment"] = [int(j) for j in metrics.assignment(matrix)]  # box i -> inference j
             if u.auto is not None:
                 record["auto_accuracy"], record["auto_oracle"] = auto_image(u.auto, scores)
             return [record]
@@ -338,12 +351,46 @@ class LocalizationTask(SherlockTask):
         ids = _unique([str(r["image"]) for r in records])
         per_image: dict[str, UnitScores] = {name: UnitScores.means("image", {i: r[name] for i, r in zip(ids, records)})
                                             for name in ("gt_accuracy", "auto_accuracy") if name in result and all(name in r for r in records)}
-        return Evaluation(result, records, data_files, {"source": source}, chance, units=per_image)
+        details = {"source": source, **_localization_plots(records),
+                   "examples": _localization_examples(selected, records)}
+        return Evaluation(result, records, data_files, details, chance, units=per_image)
 
     def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, float]:
         key = LocalizationKey.read(answer_key)
         scores = load_predictions(predictions, key.test_ids, instance_ids)
         return key.score(scores)
+
+
+def _localization_plots(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """report.html's plots: accuracy by how many boxes an image has (more boxes, harder), and
+    the per-image accuracies' histograms."""
+    by_boxes: dict[str, dict[str, float]] = {}
+    for n in sorted({int(r["boxes"]) for r in records if "boxes" in r}):
+        values = [r["gt_accuracy"] for r in records if r.get("boxes") == n]
+        by_boxes[f"{n} boxes"] = {"gt_accuracy": metrics.macro_percent(values), "n": len(values)}
+    fields = [f for f in ("gt_accuracy", "auto_accuracy") if any(f in r for r in records)]
+    return {"by_boxes": by_boxes, "histograms": fields} if by_boxes else {"histograms": fields}
+
+
+def _localization_examples(units: Sequence[_ImageUnit], records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """report.html's examples: an image with every GT box numbered, and the inference the
+    model's assignment gave each box, marked right when it is the box's own."""
+    by_image = {str(r["image"]): r for r in records if "assignment" in r}
+    shown = [(u, by_image[u.image]) for u in units if u.gt is not None and u.image in by_image]
+    out = []
+    for record in _pick([r for _, r in shown], lambda r: r["gt_accuracy"] == 1.0):
+        unit = next(x for x, r in shown if r is record)
+        assert unit.gt is not None
+        where = {unit.gt.cells[t]: k for k, t in enumerate(unit.ids) if t in unit.gt.cells}
+        first = unit.visuals[0]
+        boxes, lines = [], []
+        for i, j in enumerate(record["assignment"]):
+            region = unit.visuals[where[(i, i)]].region
+            boxes += [[b.left, b.top, b.width, b.height, str(i + 1)] for b in (region.boxes if region else ())]
+            lines.append(f"box {i + 1} {'✓' if i == j else '✗'} {unit.texts[where[(i, j)]]}")
+        out.append({"image": first.media, "boxes": boxes, "correct": record["gt_accuracy"] == 1.0, "lines": lines,
+                    "title": f"{record['boxes']} boxes, {100 * record['gt_accuracy']:.0f}% assigned their own inference"})
+    return out
 
 
 # -- comparison -----------------------------------------------------------------------------
@@ -381,18 +428,39 @@ class ComparisonTask(SherlockTask):
             tids = [t for s in batch for t, _, _ in s.candidates]
             chosen: list[LeaderboardRow] = [rows[t] for t in tids]
             scores = dict(zip(tids, engine.score_rows([r.visual for r in chosen], [r.inference for r in chosen]).tolist()))
-            return [{"source": s.input_iid, "candidates": len(s.candidates), **source_result(s, scores)} for s in batch]
+            return [{"source": s.input_iid, "candidates": len(s.candidates), **source_result(s, scores),
+                     "scores": [scores[t] for t, _, _ in s.candidates]} for s in batch]
 
         records = run.map_units("comparison", [(b[0].input_iid, b) for b in batches], score_batch)
         result: dict[str, Any] = {n: metrics.macro_percent([r[n] for r in records]) for n in ("accuracy", "human", "oracle")}
         result["sources"] = len(records)
         units = {"accuracy": UnitScores.means("comparison source", {r["source"]: r["accuracy"] for r in records})}
-        return Evaluation(result, records, [files["instances"], files["answer_key"], clues.file], units=units)
+        details = {"histograms": ["accuracy"], "examples": _comparison_examples(sources, rows, records, clues)}
+        return Evaluation(result, records, [files["instances"], files["answer_key"], clues.file], details, units=units)
 
     def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, float]:
         key = ComparisonKey.read(answer_key)
         scores = load_predictions(predictions, key.test_ids, instance_ids)
         return key.score(scores)
+
+
+def _comparison_examples(sources: Sequence[Any], rows: Mapping[str, LeaderboardRow],
+                         records: Sequence[dict[str, Any]], clues: Clues) -> list[dict[str, Any]]:
+    """report.html's examples: a source's image and region, and its candidate inferences in
+    the model's order with the two annotators' ratings (the model agrees with them when its
+    order follows theirs)."""
+    by_source = {s.input_iid: s for s in sources}
+    out = []
+    for record in _pick([r for r in records if "scores" in r and r["source"] in by_source], lambda r: r["accuracy"] > 0):
+        source = by_source[record["source"]]
+        ranked = sorted(zip(record["scores"], source.candidates), key=lambda c: -c[0])
+        visual = rows[source.candidates[0][0]].visual
+        boxes = [[b.left, b.top, b.width, b.height] for b in visual.region.boxes] if visual.region else []
+        lines = [f"model {score:.3g} · annotators {a:g}/{b:g}: {rows[tid].inference}" for score, (tid, a, b) in ranked]
+        out.append({"image": visual.media, "boxes": boxes, "lines": lines,
+                    "title": f"clue: {clues.by_id.get(source.input_iid, '')} — agreement {100 * record['accuracy']:.0f} "
+                             f"(annotators with each other {100 * record['human']:.0f})"})
+    return out
 
 
 # -- generation (abduct's own task) ----------------------------------------------------------

@@ -119,6 +119,7 @@ class VarTask:
             "pool": f"{len(pool.texts)} sentences of the {pool_split} split",
             "scale": "x100, as the VAR eval kit prints",
             "submission": SUBMISSION,
+            "examples": _examples(entries, per_event),
         }
         return Evaluation(metrics, records, [file], details)
 
@@ -129,6 +130,23 @@ class VarTask:
             raise AbductError("a VAR submission carries its references: drop --answer-key "
                               "(`abduct var validate-submission` checks it against the annotations)")
         return score_entries(load_submission(predictions), separate=self.separate, bertscore=self.bertscore)
+
+
+EXAMPLES = 4
+
+
+def _examples(entries: Sequence[Entry], per_event: dict[str, dict[str, float]]) -> list[dict[str, Any]]:
+    """report.html's examples: generated sentences beside their references with their scores,
+    the hypothesis events (the abductive gaps) first, then observed ones."""
+    chosen = sorted(entries, key=lambda e: not e.is_hypothesis)[:EXAMPLES]
+    out = []
+    for entry in chosen:
+        scores = per_event.get(event_key(entry), {})
+        shown = ", ".join(f"{name} {value:.3g}" for name, value in scores.items() if isinstance(value, (int, float)))
+        out.append({"title": f"{entry.example_id}, event {entry.position}"
+                             f" ({'hypothesis' if entry.is_hypothesis else 'observed'})",
+                    "lines": [f"generated: {entry.sentence}", f"reference: {entry.gt_sentence}", *([shown] if shown else [])]})
+    return out
 
 
 def _bertscore(model: Path | None, layers: int, baseline: Path | None, rescale: bool) -> BertScoreSettings | None:
