@@ -18,6 +18,11 @@ Each unit has an id that stays the same across runs of the same data (paired tes
   row is ``[hypothesis length, closest reference length, guessed 1..4-grams, matched 1..4-grams]``
   and the metric is ``scale`` x BLEU of their sums, as pycocoevalcap computes it).
 
+``pooled`` sums per-sample rows within the unit that owns them (a video example's events, an
+image's questions): a mean over samples resampled by unit is the ``ratio`` of (sum, count).
+``note`` states an approximation the interval makes (CIDEr-D's document frequencies held at
+the full set's); the interval's ``method`` carries it.
+
 The runner recomputes each metric from its units and refuses a declaration that does not
 reproduce the reported value, so an interval always brackets the number shown beside it.
 """
@@ -45,6 +50,7 @@ class UnitScores:
     values: tuple[Any, ...]
     aggregate: str = "mean"
     scale: float = 1.0
+    note: str = ""
 
     @classmethod
     def means(cls, unit: str, values: Mapping[Any, float | bool], scale: float = 100.0) -> UnitScores:
@@ -62,10 +68,22 @@ class UnitScores:
         return cls(unit, tuple(str(k) for k in rows), tuple(tuple(float(x) for x in r) for r in rows.values()),
                    aggregate, scale)
 
+    @classmethod
+    def pooled(cls, unit: str, aggregate: str, rows: Mapping[Any, Sequence[float]], unit_of: Mapping[Any, Any],
+               scale: float = 1.0, note: str = "") -> UnitScores:
+        """Per-sample rows (keyed like ``unit_of``) summed within their unit, units in first-seen order."""
+        sums: dict[str, list[float]] = {}
+        for sample, row in rows.items():
+            total = sums.setdefault(str(unit_of[sample]), [0.0] * len(row))
+            for i, x in enumerate(row):
+                total[i] += float(x)
+        return cls(unit, tuple(sums), tuple(tuple(r) for r in sums.values()), aggregate, scale, note)
+
     def describe(self) -> dict[str, Any]:
         """The JSON form written to units.json (and read back by ``abduct compare``)."""
-        return {"unit": self.unit, "aggregate": self.aggregate, "scale": self.scale,
-                "ids": list(self.ids), "values": [list(v) if isinstance(v, tuple) else v for v in self.values]}
+        out = {"unit": self.unit, "aggregate": self.aggregate, "scale": self.scale,
+               "ids": list(self.ids), "values": [list(v) if isinstance(v, tuple) else v for v in self.values]}
+        return {**out, "note": self.note} if self.note else out
 
 
 def check_units(units: object, owner: str) -> dict[str, UnitScores]:
