@@ -35,6 +35,8 @@ from abduct_metrics._ptb import clean_non_ascii as _clean
 from abduct_metrics.java import require_java
 
 COCO_METRICS = ("bleu", "meteor", "rouge-l", "cider")
+CIDER_FIXED_DF = "CIDEr-D document frequencies held at the full set's"
+"""What an interval over per-sample CIDEr-D scores approximates (a resample would count them anew)."""
 Tokenised = dict[str, list[str]]
 
 

@@ -53,9 +53,9 @@ class UnitScores:
     note: str = ""
 
     @classmethod
-    def means(cls, unit: str, values: Mapping[Any, float | bool], scale: float = 100.0) -> UnitScores:
+    def means(cls, unit: str, values: Mapping[Any, float | bool], scale: float = 100.0, note: str = "") -> UnitScores:
         """A metric that is ``scale`` x the mean of per-unit numbers (booleans count 0/1)."""
-        return cls(unit, tuple(str(k) for k in values), tuple(float(v) for v in values.values()), "mean", scale)
+        return cls(unit, tuple(str(k) for k in values), tuple(float(v) for v in values.values()), "mean", scale, note)
 
     @classmethod
     def ratio(cls, unit: str, rows: Mapping[Any, tuple[float, float]], scale: float = 100.0) -> UnitScores:

@@ -36,7 +36,6 @@ KEYS = ("bleu_1", "bleu_2", "bleu_3", "bleu_4", "meteor", "rouge_l", "cider")
 PER_EVENT = ("meteor", "rouge_l", "cider")
 GROUPS = ("all", "observed", "hypothesis")
 UNIT = "video example"
-CIDER_NOTE = "CIDEr-D document frequencies held at the full set's"
 
 
 @dataclass(frozen=True)
@@ -68,6 +67,8 @@ class SetScores:
         """Each metric's per-example data (``UnitScores``, the unit VAR's scores average over:
         the video example, its events together): BLEU from the summed statistics, METEOR,
         ROUGE-L and CIDEr-D as (sum, count) of the per-event values, BERTScore per example."""
+        from abduct_metrics.captions import CIDER_FIXED_DF
+
         example_of = {event_key(e): e.example_id for e in entries if event_key(e) in self.per_event}
         out = {f"{prefix}bleu_{n}": UnitScores.pooled(UNIT, f"bleu-{n}", self.bleu_statistics, example_of, 100.0)
                for n in range(1, 5)}
@@ -75,7 +76,7 @@ class SetScores:
             if key in self.values:
                 rows = {k: (self.per_event[k][key], 1.0) for k in example_of}
                 out[prefix + key] = UnitScores.pooled(UNIT, "ratio", rows, example_of, 100.0,
-                                                      CIDER_NOTE if key == "cider" else "")
+                                                      CIDER_FIXED_DF if key == "cider" else "")
         if self.bertscore_by_example:
             out[f"{prefix}bertscore_f1"] = UnitScores.means(UNIT, self.bertscore_by_example, 1.0)
         return out
