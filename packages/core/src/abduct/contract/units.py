@@ -30,7 +30,7 @@ reproduce the reported value, so an interval always brackets the number shown be
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from abduct.contract.errors import PluginError
@@ -78,6 +78,22 @@ class UnitScores:
             for i, x in enumerate(row):
                 total[i] += float(x)
         return cls(unit, tuple(sums), tuple(tuple(r) for r in sums.values()), aggregate, scale, note)
+
+    def breakdown(self, metric: str, groups: Mapping[str, Mapping[Any, Any]]) -> dict[str, UnitScores]:
+        """The units behind each group's figure of a breakdown that recomputes ``metric`` on the
+        group's units: ``{"<by>.<group>.<metric>": UnitScores}``, ``groups`` giving each
+        breakdown (``by_type``) the group of every unit id."""
+        where = {unit: i for i, unit in enumerate(self.ids)}
+        out: dict[str, UnitScores] = {}
+        for by, group_of in groups.items():
+            members: dict[str, list[int]] = {}
+            for unit, group in group_of.items():
+                if str(unit) in where:
+                    members.setdefault(str(group), []).append(where[str(unit)])
+            for group, index in members.items():
+                out[f"{by}.{group}.{metric}"] = replace(self, ids=tuple(self.ids[i] for i in index),
+                                                        values=tuple(self.values[i] for i in index))
+        return out
 
     def describe(self) -> dict[str, Any]:
         """The JSON form written to units.json (and read back by ``abduct compare``)."""

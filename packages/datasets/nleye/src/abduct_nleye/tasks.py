@@ -49,7 +49,7 @@ from abduct import (
 from abduct.kit import Candidate, TwoWay, batched, compare_two
 from abduct_nleye.captions import CAPTION_PROMPT, caption_samples, check_captioner
 from abduct_nleye.loader import CSV_NAME, load_csv, load_samples, require_descriptions
-from abduct_nleye.records import NleyeSample, Setup
+from abduct_nleye.records import CATEGORY_FIELDS, NleyeSample, Setup
 from abduct_nleye.scoring import pairs_values, score_pairs_file, score_triplet_file, triplet_values, with_tables
 
 PROMPT = ("The first image is the premise. Which of the two following images (hypotheses) is the more plausible "
@@ -147,6 +147,12 @@ def _with_tables(info: dict[str, MetricInfo]) -> dict[str, MetricInfo]:
     return {**info, **{f"by_*.*.{key}": value for key, value in info.items()}}
 
 
+def by_category(samples: Sequence[NleyeSample], units: dict[str, UnitScores]) -> dict[str, UnitScores]:
+    """``units`` and those of their category tables (``scoring.with_tables``: the same figure on a group)."""
+    groups = {f"by_{name}": {s.sample_id: s.categories.get(name, "") for s in samples} for name in CATEGORY_FIELDS}
+    return {**units, **{k: v for metric, scores in units.items() for k, v in scores.breakdown(metric, groups).items()}}
+
+
 class TripletTask(_NleyeTask):
     """Consistency accuracy: the gold hypothesis chosen in both presentation orders (random 25;
     each order alone, random 50)."""
@@ -178,7 +184,7 @@ class TripletTask(_NleyeTask):
                                                                       for r in records}),
                        "order1_accuracy": UnitScores.means(unit, {r["id"]: r["order1"] == r["gold"] for r in records}),
                        "order2_accuracy": UnitScores.means(unit, {r["id"]: r["order2"] == r["gold"] for r in records})}
-        return Evaluation(metrics, records, self._data_files(run), details, units=per_triplet)
+        return Evaluation(metrics, records, self._data_files(run), details, units=by_category(samples, per_triplet))
 
     def _scored(self, run: RunContext) -> Any:
         def answer(batch: Sequence[NleyeSample]) -> list[dict[str, Any]]:
@@ -241,7 +247,8 @@ class PairsTask(_NleyeTask):
         metrics = with_tables(samples, rows, pairs_values)
         units = {"accuracy": UnitScores.means("triplet", {r["id"]: r["scores"][r["gold"]] > r["scores"][1 - r["gold"]]
                                                           for r in records})}
-        return Evaluation(metrics, records, self._data_files(run), self._details(score_by=self.score_by), units=units)
+        return Evaluation(metrics, records, self._data_files(run), self._details(score_by=self.score_by),
+                          units=by_category(samples, units))
 
     def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, Any]:
         """``{sample_id: [score_h1, score_h2]}`` against ``test_set.csv``."""
