@@ -177,6 +177,8 @@ class CocoCaptionMetric:
         }
         if "bleu" in self.metrics:  # what a confidence interval of the corpus BLEU resamples
             info["bleu_statistics"] = bleu_statistics(gts, res)
+        if "cider" in self.metrics:
+            info["interval_notes"] = {"cider": CIDER_FIXED_DF}
         return MetricResult(corpus, per_sample, info)
 
 
