@@ -62,6 +62,7 @@ from abduct.kit import GenerationItem, generate
 from abduct_nleye.captions import CAPTION_PROMPT, caption_samples, check_captioner
 from abduct_nleye.loader import CSV_NAME, load_samples, require_descriptions, require_explanations
 from abduct_nleye.records import CATEGORY_FIELDS, NleyeSample, Setup
+from abduct_nleye.scoring import by_category
 
 PROMPT = ("The first image is the premise and the second image a plausible hypothesis about it. "
           "Explain in one or two sentences why the hypothesis is plausible given the premise.")
@@ -100,15 +101,12 @@ def sample_units(samples: Sequence[NleyeSample], per_sample: Mapping[str, Mappin
     n-gram statistics, every other figure (and every table cell, BLEU's included) the mean of
     its per-sample values."""
     notes = statistics.get("interval_notes", {})
-    means = {key: UnitScores.means(UNIT, {sid: row[key] for sid, row in per_sample.items()}, 1.0, notes.get(key, ""))
-             for key in metrics}
-    groups = {f"by_{name}": {s.sample_id: s.categories.get(name, "") for s in samples} for name in CATEGORY_FIELDS}
-    units = {k: v for key, scores in means.items() for k, v in scores.breakdown(key, groups).items()}
+    units = by_category(samples, {
+        key: UnitScores.means(UNIT, {sid: row[key] for sid, row in per_sample.items()}, 1.0, notes.get(key, ""))
+        for key in metrics})
     for key in metrics:
         if key.startswith("bleu_"):
             units[key] = UnitScores.corpus(UNIT, f"bleu-{key[5:]}", statistics["bleu_statistics"])
-        else:
-            units[key] = means[key]
     return units
 
 

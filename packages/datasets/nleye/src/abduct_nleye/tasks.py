@@ -49,8 +49,15 @@ from abduct import (
 from abduct.kit import Candidate, TwoWay, batched, compare_two
 from abduct_nleye.captions import CAPTION_PROMPT, caption_samples, check_captioner
 from abduct_nleye.loader import CSV_NAME, load_csv, load_samples, require_descriptions
-from abduct_nleye.records import CATEGORY_FIELDS, NleyeSample, Setup
-from abduct_nleye.scoring import pairs_values, score_pairs_file, score_triplet_file, triplet_values, with_tables
+from abduct_nleye.records import NleyeSample, Setup
+from abduct_nleye.scoring import (
+    by_category,
+    pairs_values,
+    score_pairs_file,
+    score_triplet_file,
+    triplet_values,
+    with_tables,
+)
 
 PROMPT = ("The first image is the premise. Which of the two following images (hypotheses) is the more plausible "
           "outcome or explanation of the premise? Answer with 1 or 2 only.")
@@ -145,12 +152,6 @@ class _NleyeTask:
 def _with_tables(info: dict[str, MetricInfo]) -> dict[str, MetricInfo]:
     """``info`` for the overall figures and for each category table (``scoring.with_tables``)."""
     return {**info, **{f"by_*.*.{key}": value for key, value in info.items()}}
-
-
-def by_category(samples: Sequence[NleyeSample], units: dict[str, UnitScores]) -> dict[str, UnitScores]:
-    """``units`` and those of their category tables (``scoring.with_tables``: the same figure on a group)."""
-    groups = {f"by_{name}": {s.sample_id: s.categories.get(name, "") for s in samples} for name in CATEGORY_FIELDS}
-    return {**units, **{k: v for metric, scores in units.items() for k, v in scores.breakdown(metric, groups).items()}}
 
 
 class TripletTask(_NleyeTask):
