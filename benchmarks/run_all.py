@@ -46,7 +46,7 @@ QUICK: dict[str, list[str]] = {
     "vlm_generation": ["--requests", "4", "--batch", "2", "--tokens", "4", "--repeats", "1", "--limits", "1", "4",
                        "--served-requests", "8"],
     "whoops": ["--images", "24", "--repeat", "1"],
-    "intervals": ["--images", "40", "--repeats", "1", "--units", "2000"],
+    "intervals": ["--images", "40", "--repeats", "1", "--units", "2000", "--examples", "40"],
     "lmms_adapter": ["--samples", "4", "--max-new-tokens", "2", "--repeat", "1"],
 }
 SCRIPTS = tuple(QUICK)
@@ -63,7 +63,7 @@ HEADLINES: dict[str, tuple[str, ...]] = {
     "video_sampling": ("overhead_1_worker_*", "speedup_vs_pyav_loop"),
     "vlm_generation": ("local.overhead_vs_direct_batched", "local.speedup_vs_one_at_a_time"),
     "whoops": ("*.ratio",),
-    "intervals": ("retrieval.ratio", "retrieval.interval_seconds"),
+    "intervals": ("retrieval.ratio", "retrieval.interval_seconds", "var.ratio"),
     "lmms_adapter": ("overhead", "overhead_fastest"),
 }
 

@@ -67,6 +67,13 @@ def test_random_is_scored_with_the_caption_metrics_fallback(corpus: Path, tmp_pa
                 if s.categories["reasoning_category"] == "physical"]
     assert metrics["by_reasoning_category"]["physical"]["rouge_l"] == pytest.approx(sum(physical) / len(physical))
     assert metrics["rouge_l"] == pytest.approx(sum(r["metrics"]["rouge_l"] for r in records) / len(records))
+    # intervals by sample: corpus BLEU from n-gram statistics, the rest (and every table cell)
+    # the per-sample mean; a table cell's interval resamples its own group's samples
+    intervals = results["intervals"]
+    assert {"bleu_1", "bleu_4", "rouge_l", "cider", "by_reasoning_category.physical.rouge_l"} <= set(intervals)
+    assert intervals["by_reasoning_category.physical.rouge_l"]["units"] == len(physical)
+    assert all(i["unit"] == "sample" for i in intervals.values()) and intervals["bleu_4"]["units"] == 24
+    assert "document frequencies" in intervals["cider"]["method"]
 
 
 def test_bertscore_and_bem_from_local_directories(corpus: Path, tmp_path: Path) -> None:

@@ -182,3 +182,32 @@ def test_a_ratio_resamples_whole_units() -> None:
     found = interval(scores, 1000, 0, "specificity")
     # resamples: {a, a} 2/3, {a, b} 1/2, {b, b} 0: the 2.5% and 97.5% points are 0 and 66.7
     assert found is not None and (found["low"], found["high"]) == pytest.approx((0.0, 200 / 3))
+
+
+def test_pooled_sums_each_units_samples_by_hand() -> None:
+    # events a1, a2 of example a and b1 of b: mean per event (1 + 0 + 1) / 3, resampled by example
+    rows = {"a1": (1.0, 1.0), "a2": (0.0, 1.0), "b1": (1.0, 1.0)}
+    scores = UnitScores.pooled("example", "ratio", rows, {"a1": "a", "a2": "a", "b1": "b"}, 100.0, "a note")
+    assert scores.ids == ("a", "b") and scores.values == ((1.0, 2.0), (1.0, 1.0))
+    assert value(scores) == pytest.approx(200 / 3)
+    found = interval(scores, 1000, 0, "m")
+    # resamples {a, a} 50, {a, b} 66.7, {b, b} 100: the 2.5% and 97.5% points are 50 and 100
+    assert found is not None and (found["low"], found["high"]) == pytest.approx((50.0, 100.0))
+    assert found["method"] == "percentile bootstrap; a note"
+
+
+def test_breakdown_keeps_each_groups_units() -> None:
+    scores = UnitScores.means("instance", {"x": 1.0, "y": 0.0, "z": 1.0, "w": 1.0})
+    found = scores.breakdown("accuracy", {"by_kind": {"x": "p", "y": "p", "z": "q", "gone": "q"}})
+    assert set(found) == {"by_kind.p.accuracy", "by_kind.q.accuracy"}
+    assert value(found["by_kind.p.accuracy"]) == 50.0 and found["by_kind.q.accuracy"].ids == ("z",)
+    assert found["by_kind.p.accuracy"].unit == "instance" and found["by_kind.p.accuracy"].scale == 100.0
+
+
+def test_a_note_survives_units_json(tmp_path: Path) -> None:
+    from abduct._stats.unitsfile import decode, encode
+
+    scores = UnitScores.means("image", {"a": 0.5, "b": 0.25}, 100.0, "fixed document frequencies")
+    again = decode(json.loads(json.dumps(encode({"cider": scores}))), tmp_path / "units.json")["cider"]
+    assert again == scores
+    assert decode(json.loads(json.dumps(encode({"c": _means([1.0])}))), tmp_path / "units.json")["c"].note == ""

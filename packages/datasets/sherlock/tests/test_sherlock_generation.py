@@ -15,7 +15,7 @@ import pytest
 from sherlock_test_util import registry_with_test_models
 
 import abduct_sherlock.tasks as tasks
-from abduct import AbductError, EvalConfig, load_task, run_evaluation
+from abduct import AbductError, EvalConfig, MetricResult, load_task, run_evaluation
 from abduct.testing import Run
 from abduct_sherlock import load_instances
 from abduct_sherlock.records import OPTIONAL_INPUTS
@@ -32,8 +32,13 @@ def _eval(data: Path, out: Path, model: str = "random", task: str = "sherlock-ge
 def exact_metrics(monkeypatch: pytest.MonkeyPatch) -> None:
     """The caption metrics replaced by the share of exact matches (no abduct-metrics, no Java)."""
 
-    def fake(run: Run, records: Sequence[Mapping[str, Any]], metrics: Mapping[str, Any]) -> dict[str, float]:
-        hits = sum(r["prediction"] in r["references"] for r in records) / max(len(records), 1)
+    def fake(run: Run, records: Sequence[Mapping[str, Any]], metrics: Mapping[str, Any],
+             keep: dict[str, MetricResult] | None = None) -> dict[str, float]:
+        each = {str(r["id"]): float(r["prediction"] in r["references"]) for r in records}
+        hits = sum(each.values()) / max(len(records), 1)
+        if keep is not None:
+            keep.update({name: MetricResult({key: hits}, {i: {key: v} for i, v in each.items()})
+                         for name, key in (("cider", "cider"), ("rouge-l", "rouge_l"))})
         return {"bleu.bleu_4": hits, "cider": hits, "rouge-l": hits, "meteor": hits}
 
     monkeypatch.setattr(tasks, "score_generations", fake)
@@ -78,8 +83,14 @@ def test_options_and_refusals(corpus: Path, tmp_path: Path) -> None:
 
 @pytest.mark.skipif(not HAVE_METRICS, reason="abduct-metrics is not installed")
 def test_caption_metrics_are_reported(corpus: Path, tmp_path: Path) -> None:
-    metrics = _eval(corpus, tmp_path / "o", limit=20)["metrics"]
+    results = _eval(corpus, tmp_path / "o", limit=20)
+    metrics, intervals = results["metrics"], results["intervals"]
     assert all(0.0 <= metrics[k] <= 10.0 for k in ("bleu4", "cider", "rouge_l", "meteor"))
+    # BLEU-4 from the instances' n-gram statistics, CIDEr-D with the full set's document
+    # frequencies; METEOR's corpus value is not a mean of sentence scores: no interval
+    assert set(intervals) == {"bleu4", "cider", "rouge_l"}
+    assert all(i["unit"] == "instance" and i["units"] == 20 for i in intervals.values())
+    assert "document frequencies" in intervals["cider"]["method"]
 
 
 @pytest.mark.skipif(HAVE_METRICS, reason="abduct-metrics is installed")

@@ -69,6 +69,47 @@ def test_captioning_equals_the_metrics_package_overall_by_category_and_fold(
         assert r["prediction"] in {c for i, image in images.items() if i not in part for c in image.crowd_captions}
 
 
+def test_captioning_intervals_agree_with_an_independent_bootstrap(
+        random_captions: tuple[dict[str, Any], Path]) -> None:
+    """From predictions.jsonl alone: pycocoevalcap's BLEU-4 re-run on each resample of images,
+    and the mean per-image CIDEr-D, bootstrapped by scipy.stats on the run's stream of draws,
+    give the intervals results.json reports (CIDEr-D's document frequencies are the full set's,
+    as the interval's method says)."""
+    import numpy as np
+    from pycocoevalcap.bleu.bleu import Bleu
+    from scipy import stats
+
+    from abduct._stats.resampling import rng_for
+    from abduct_metrics._coco import tokenize_all
+
+    results, out = random_captions
+    records = _records(out)
+    predictions = {r["image_id"]: r["prediction"] for r in records}
+    references = {r["image_id"]: list(r["references"]) for r in records}
+    ids = list(predictions)
+    gts, res = tokenize_all(predictions, references)
+
+    def bleu_4(drawn: np.ndarray) -> float:
+        chosen = [ids[int(i)] for i in drawn]
+        score, _ = Bleu(4).compute_score({str(j): gts[k] for j, k in enumerate(chosen)},
+                                         {str(j): res[k] for j, k in enumerate(chosen)}, verbose=0)
+        return 100 * float(score[3])
+
+    cider = metric("cider").compute(predictions, references).per_sample
+    per_image = np.array([100 * cider[k]["cider"] for k in ids])
+    intervals = results["intervals"]
+    for name, data, statistic in (("bleu_4", np.arange(len(ids)), bleu_4), ("cider", per_image, np.mean)):
+        found = intervals[name]
+        assert found["unit"] == "image" and found["units"] == len(ids) == 20 and found["resamples"] == 1000
+        ref = stats.bootstrap((data,), statistic, vectorized=False, n_resamples=1000, method="percentile",
+                              rng=rng_for(0, name))
+        assert (found["low"], found["high"]) == pytest.approx(tuple(ref.confidence_interval), abs=1e-6)
+        assert found["low"] < results["metrics"][name] < found["high"]
+    assert "document frequencies" in intervals["cider"]["method"]
+    assert intervals["bleu_4"]["method"] == "percentile bootstrap"
+    assert "bleu_4_fold_mean" not in intervals  # a mean over folds is not resampled
+
+
 def test_captioning_oracle_and_fold_split(corpus: Path, tmp_path: Path,
                                          random_captions: tuple[dict[str, Any], Path]) -> None:
     oracle = evaluate(corpus, tmp_path / "oracle", "whoops-captioning", "oracle")
@@ -106,9 +147,29 @@ def test_vqa_equals_exact_match_and_bem_of_the_metrics_package(corpus: Path, tmp
     expected_bem = 100 * metric("bem", model=bem).compute(predictions, references, questions).corpus["bem"]
     assert results["metrics"]["exact_match"] == expected_em and results["metrics"]["bem"] == expected_bem
     assert results["metrics"]["bem"] >= results["metrics"]["exact_match"]  # exact match first
+    _check_pooled_by_image(results, records, {k: v["exact_match"] for k, v in
+                                              metric("exact-match").compute(predictions, references).per_sample.items()})
     oracle = evaluate(corpus, tmp_path / "oracle", "whoops-vqa", "oracle")
     assert oracle["metrics"]["exact_match"] == 100.0 and "bem" not in oracle["metrics"]
     assert set(oracle["details"]["by_category"]) == {"Astronomy", "Biology", "Everyday Knowledge", "Zoology"}
+
+
+def _check_pooled_by_image(results: dict[str, Any], records: list[dict[str, Any]], matched: dict[str, float]) -> None:
+    """The exact-match interval: images resampled with their questions, the share pooled
+    (scipy.stats.bootstrap, paired, on the run's stream of draws)."""
+    import numpy as np
+    from scipy import stats
+
+    from abduct._stats.resampling import rng_for
+
+    images = list(dict.fromkeys(r["image_id"] for r in records))
+    hits = np.array([sum(matched[r["id"]] for r in records if r["image_id"] == i) for i in images])
+    counts = np.array([sum(1.0 for r in records if r["image_id"] == i) for i in images])
+    ref = stats.bootstrap((hits, counts), lambda h, c, axis: 100 * h.sum(axis=axis) / c.sum(axis=axis), paired=True,
+                          vectorized=True, n_resamples=1000, method="percentile", rng=rng_for(0, "exact_match"))
+    found = results["intervals"]["exact_match"]
+    assert found["unit"] == "image" and found["units"] == len(images)
+    assert (found["low"], found["high"]) == pytest.approx(tuple(ref.confidence_interval), abs=1e-9)
 
 
 def test_matching_specificity_counts_strict_wins(corpus: Path, tmp_path: Path) -> None:

@@ -10,6 +10,8 @@ scored by pycocoevalcap as an empty text (0, BLEU up to its 1e-9 smoothing), wit
 per-image scores. ``info["mean_per_sample"]`` holds the mean of the per-sample values, the
 figure VAR reports for METEOR, ROUGE-L and CIDEr (for ROUGE-L and CIDEr it equals the corpus
 value; for METEOR the corpus value is METEOR's own aggregate; BLEU stays corpus-level).
+``info["bleu_statistics"]`` holds BLEU's per-sample sufficient statistics (``bleu_statistics``),
+from which any subset's corpus BLEU is recomputed exactly (confidence intervals).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 
 import numpy as np
 from pycocoevalcap.bleu.bleu import Bleu  # type: ignore[import-untyped]
+from pycocoevalcap.bleu.bleu_scorer import cook_refs, cook_test  # type: ignore[import-untyped]
 from pycocoevalcap.cider.cider import Cider  # type: ignore[import-untyped]
 from pycocoevalcap.meteor.meteor import Meteor  # type: ignore[import-untyped]
 from pycocoevalcap.rouge.rouge import Rouge  # type: ignore[import-untyped]
@@ -32,6 +35,8 @@ from abduct_metrics._ptb import clean_non_ascii as _clean
 from abduct_metrics.java import require_java
 
 COCO_METRICS = ("bleu", "meteor", "rouge-l", "cider")
+CIDER_FIXED_DF = "CIDEr-D document frequencies held at the full set's"
+"""What an interval over per-sample CIDEr-D scores approximates (a resample would count them anew)."""
 Tokenised = dict[str, list[str]]
 
 
@@ -75,6 +80,21 @@ def warn_empty(gts: Mapping[str, Sequence[str]], res: Mapping[str, Sequence[str]
         warnings.warn(f"record '{empty[0]}'{more}: a prediction or reference holds no token after "
                       "tokenisation (e.g. only punctuation); scored as an empty text", stacklevel=3)
     return empty
+
+
+def bleu_statistics(gts: Mapping[str, Sequence[str]], res: Mapping[str, Sequence[str]]) -> dict[str, tuple[float, ...]]:
+    """Per-example sufficient statistics of pycocoevalcap's corpus BLEU, from the same tokens
+    (``tokenize_all``'s ``(gts, res)``): ``(hypothesis length, closest reference length, guessed
+    1..4-grams, clipped matched 1..4-grams)``, pycocoevalcap's own n-gram counting. Summed over
+    any set of examples they give that set's corpus BLEU-1..4 (``abduct.UnitScores.corpus``'s
+    ``"bleu-N"``), so a resample is scored without the scorer."""
+    out = {}
+    for key, hypotheses in res.items():
+        cooked = cook_test(hypotheses[0], cook_refs(list(gts[key])))
+        test_len, lengths = cooked["testlen"], cooked["reflen"]
+        closest = min((abs(length - test_len), length) for length in lengths)[1]  # BleuScorer's "closest"
+        out[key] = (float(test_len), float(closest), *map(float, cooked["guess"]), *map(float, cooked["correct"]))
+    return out
 
 
 def _bleu(gts: Tokenised, res: Tokenised) -> tuple[dict[str, float], list[dict[str, float]]]:
@@ -155,6 +175,10 @@ class CocoCaptionMetric:
             "pretokenized": self.pretokenized,
             "mean_per_sample": {k: float(np.mean([row[k] for row in per_sample.values()])) for k in keys},
         }
+        if "bleu" in self.metrics:  # what a confidence interval of the corpus BLEU resamples
+            info["bleu_statistics"] = bleu_statistics(gts, res)
+        if "cider" in self.metrics:
+            info["interval_notes"] = {"cider": CIDER_FIXED_DF}
         return MetricResult(corpus, per_sample, info)
 
 

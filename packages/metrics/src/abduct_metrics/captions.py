@@ -4,7 +4,7 @@ that the scorer never tokenises it again — and the scorer itself.
 
 Importing this module loads pycocoevalcap; import it where the metrics are computed."""
 
-from abduct_metrics._coco import CocoCaptionMetric
+from abduct_metrics._coco import CIDER_FIXED_DF, CocoCaptionMetric, bleu_statistics
 from abduct_metrics._ptb import PtbTokens, as_tokens, clean_non_ascii, ptb_tokenize
 
-__all__ = ["CocoCaptionMetric", "PtbTokens", "as_tokens", "clean_non_ascii", "ptb_tokenize"]
+__all__ = ["CIDER_FIXED_DF", "CocoCaptionMetric", "bleu_statistics", "PtbTokens", "as_tokens", "clean_non_ascii", "ptb_tokenize"]

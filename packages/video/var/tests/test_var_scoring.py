@@ -12,7 +12,7 @@ import pytest
 
 from abduct.testing import main, shared_data_dir
 from abduct_var.loader import load_split
-from abduct_var.scoring import BertScoreSettings, score_entries
+from abduct_var.scoring import BertScoreSettings, score_entries, score_sets
 from abduct_var.submission import Entry, build_submission, parse_submission, validate_against
 
 REAL = shared_data_dir()
@@ -162,6 +162,10 @@ def test_bertscore_averages_per_example_then_over_examples(tmp_path: Path) -> No
                                 lang="en", rescale_with_baseline=True, baseline_path=str(baseline))
     values = f1.numpy()
     assert got == pytest.approx(100 * float(np.mean([values[:2].mean(), values[2]])), rel=1e-5)
+    # its interval resamples examples, each with the mean F1 of its events
+    units = score_sets(subs, bertscore=settings, meteor=False)["all"].units(subs)["bertscore_f1"]
+    assert units.ids == ("x", "y") and units.unit == "video example"
+    assert units.values == pytest.approx((100 * float(values[:2].mean()), 100 * float(values[2])), rel=1e-5)
 
 
 def _pycocoevalcap_directly(entries: list[Entry]) -> dict[str, float]:

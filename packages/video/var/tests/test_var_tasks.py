@@ -60,6 +60,47 @@ def test_submission_is_valid_and_scores_as_the_run(corpus: Path, tmp_path: Path,
     assert examples and all((x["lines"][0].removeprefix("generated: "), x["lines"][1].removeprefix("reference: "))
                             in sentences for x in examples)
     assert examples[0]["lines"][0] in (tmp_path / "run" / "report.html").read_text().replace("&#x27;", "'")
+    if which == "all":
+        _check_intervals(results, tmp_path / "run")
+
+
+def _check_intervals(results: dict[str, object], run: Path) -> None:
+    """From predictions.jsonl and units.json alone: the video examples drawn by scipy.stats.bootstrap
+    on the run's stream, CIDEr-D as the per-event mean of the drawn examples' events, BLEU-4 as
+    pycocoevalcap's formula on their summed statistics, give what results.json reports."""
+    import numpy as np
+    from scipy import stats
+
+    from abduct._stats.resampling import rng_for
+
+    records = [json.loads(line) for line in (run / "predictions.jsonl").read_text().splitlines()]
+    examples = list(dict.fromkeys(r["example_id"] for r in records))
+    assert len(examples) < len(records)  # several events per example: the unit is not the event
+    cider = np.array([sum(r["metrics"]["cider"] for r in records if r["example_id"] == x) for x in examples])
+    events = np.array([sum(1.0 for r in records if r["example_id"] == x) for x in examples])
+    units = json.loads((run / "units.json").read_text())
+    rows = np.array(units["bleu_4"]["values"])
+    assert units["bleu_4"]["ids"] == examples and rows.shape == (len(examples), 10)
+
+    def bleu_4(index: np.ndarray) -> float:
+        total = rows[index.astype(int)].sum(axis=0)
+        score = np.prod((total[6:10] + 1e-15) / (total[2:6] + 1e-9)) ** 0.25
+        ratio = (total[0] + 1e-15) / (total[1] + 1e-9)
+        return float(100 * score * (np.exp(1 - 1 / ratio) if ratio < 1 else 1.0))
+
+    metrics, intervals = results["metrics"], results["intervals"]
+    assert isinstance(metrics, dict) and isinstance(intervals, dict)
+    assert 100 * cider.sum() / events.sum() == pytest.approx(metrics["cider"])
+    assert bleu_4(np.arange(len(examples))) == pytest.approx(metrics["bleu_4"])
+    cases = [("cider", (cider, events), lambda c, n: 100 * c.sum() / n.sum()),
+             ("bleu_4", (np.arange(len(examples)),), bleu_4)]
+    for name, data, statistic in cases:
+        ref = stats.bootstrap(data, statistic, paired=True, vectorized=False, n_resamples=1000, method="percentile",
+                              rng=rng_for(0, name))
+        found = intervals[name]
+        assert found["unit"] == "video example" and found["units"] == len(examples)
+        assert (found["low"], found["high"]) == pytest.approx(tuple(ref.confidence_interval), abs=1e-9)
+    assert {"bleu_1", "meteor", "rouge_l", "observed_cider", "hypothesis_bleu_4"} <= set(intervals)
 
 
 def _copy_corpus(corpus: Path, tmp_path: Path) -> Path:

@@ -317,8 +317,9 @@ def plots(results: dict[str, Any], predictions: Sequence[dict[str, Any]]) -> Ite
             if png is not None:
                 yield key, png
     intervals = results.get("intervals") or {}
-    shown = {m: v for m, v in flatten_metrics(results.get("metrics") or {}) if m in intervals}
-    if shown:  # the headline metrics with their intervals as error bars
+    # the headline metrics with their intervals as error bars (a breakdown's groups, "by_x.g.m", have theirs in report.md)
+    shown = {m: v for m, v in flatten_metrics(results.get("metrics") or {}) if m in intervals and "." not in m}
+    if shown:
         png = bars(f"{results['task']}: metrics with {100 * next(iter(intervals.values()))['level']:.0f}% intervals",
                    {m: float(v) for m, v in shown.items()},
                    {m: (float(intervals[m]["low"]), float(intervals[m]["high"])) for m in shown})

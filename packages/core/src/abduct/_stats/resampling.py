@@ -62,7 +62,8 @@ def interval(scores: UnitScores, resamples: int, seed: int, metric: str) -> dict
     compute = statistic(scores)
     result = _bootstrap(lambda index: compute(values[index]), n, values[0].size, resamples, rng_for(seed, metric))
     low, high = result.confidence_interval
-    return {"low": float(low), "high": float(high), "level": LEVEL, "method": "percentile bootstrap",
+    method = f"percentile bootstrap; {scores.note}" if scores.note else "percentile bootstrap"
+    return {"low": float(low), "high": float(high), "level": LEVEL, "method": method,
             "resamples": resamples, "unit": scores.unit, "units": n}
 
 

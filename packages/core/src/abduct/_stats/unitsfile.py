@@ -39,7 +39,7 @@ def decode(content: Any, path: Path) -> dict[str, UnitScores]:
         try:
             values = tuple(tuple(v) if isinstance(v, list) else float(v) for v in entry["values"])
             out[metric] = UnitScores(str(entry["unit"]), tuple(str(i) for i in entry["ids"]), values,
-                                     str(entry["aggregate"]), float(entry["scale"]))
+                                     str(entry["aggregate"]), float(entry["scale"]), str(entry.get("note", "")))
         except (KeyError, TypeError, ValueError) as exc:
             raise DataError(f"malformed units ({exc})", file=path, record=metric) from None
     try:

@@ -18,6 +18,11 @@ Each unit has an id that stays the same across runs of the same data (paired tes
   row is ``[hypothesis length, closest reference length, guessed 1..4-grams, matched 1..4-grams]``
   and the metric is ``scale`` x BLEU of their sums, as pycocoevalcap computes it).
 
+``pooled`` sums per-sample rows within the unit that owns them (a video example's events, an
+image's questions): a mean over samples resampled by unit is the ``ratio`` of (sum, count).
+``note`` states an approximation the interval makes (CIDEr-D's document frequencies held at
+the full set's); the interval's ``method`` carries it.
+
 The runner recomputes each metric from its units and refuses a declaration that does not
 reproduce the reported value, so an interval always brackets the number shown beside it.
 """
@@ -25,7 +30,7 @@ reproduce the reported value, so an interval always brackets the number shown be
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from abduct.contract.errors import PluginError
@@ -45,11 +50,12 @@ class UnitScores:
     values: tuple[Any, ...]
     aggregate: str = "mean"
     scale: float = 1.0
+    note: str = ""
 
     @classmethod
-    def means(cls, unit: str, values: Mapping[Any, float | bool], scale: float = 100.0) -> UnitScores:
+    def means(cls, unit: str, values: Mapping[Any, float | bool], scale: float = 100.0, note: str = "") -> UnitScores:
         """A metric that is ``scale`` x the mean of per-unit numbers (booleans count 0/1)."""
-        return cls(unit, tuple(str(k) for k in values), tuple(float(v) for v in values.values()), "mean", scale)
+        return cls(unit, tuple(str(k) for k in values), tuple(float(v) for v in values.values()), "mean", scale, note)
 
     @classmethod
     def ratio(cls, unit: str, rows: Mapping[Any, tuple[float, float]], scale: float = 100.0) -> UnitScores:
@@ -62,10 +68,38 @@ class UnitScores:
         return cls(unit, tuple(str(k) for k in rows), tuple(tuple(float(x) for x in r) for r in rows.values()),
                    aggregate, scale)
 
+    @classmethod
+    def pooled(cls, unit: str, aggregate: str, rows: Mapping[Any, Sequence[float]], unit_of: Mapping[Any, Any],
+               scale: float = 1.0, note: str = "") -> UnitScores:
+        """Per-sample rows (keyed like ``unit_of``) summed within their unit, units in first-seen order."""
+        sums: dict[str, list[float]] = {}
+        for sample, row in rows.items():
+            total = sums.setdefault(str(unit_of[sample]), [0.0] * len(row))
+            for i, x in enumerate(row):
+                total[i] += float(x)
+        return cls(unit, tuple(sums), tuple(tuple(r) for r in sums.values()), aggregate, scale, note)
+
+    def breakdown(self, metric: str, groups: Mapping[str, Mapping[Any, Any]]) -> dict[str, UnitScores]:
+        """The units behind each group's figure of a breakdown that recomputes ``metric`` on the
+        group's units: ``{"<by>.<group>.<metric>": UnitScores}``, ``groups`` giving each
+        breakdown (``by_type``) the group of every unit id."""
+        where = {unit: i for i, unit in enumerate(self.ids)}
+        out: dict[str, UnitScores] = {}
+        for by, group_of in groups.items():
+            members: dict[str, list[int]] = {}
+            for unit, group in group_of.items():
+                if str(unit) in where:
+                    members.setdefault(str(group), []).append(where[str(unit)])
+            for group, index in members.items():
+                out[f"{by}.{group}.{metric}"] = replace(self, ids=tuple(self.ids[i] for i in index),
+                                                        values=tuple(self.values[i] for i in index))
+        return out
+
     def describe(self) -> dict[str, Any]:
         """The JSON form written to units.json (and read back by ``abduct compare``)."""
-        return {"unit": self.unit, "aggregate": self.aggregate, "scale": self.scale,
-                "ids": list(self.ids), "values": [list(v) if isinstance(v, tuple) else v for v in self.values]}
+        out = {"unit": self.unit, "aggregate": self.aggregate, "scale": self.scale,
+               "ids": list(self.ids), "values": [list(v) if isinstance(v, tuple) else v for v in self.values]}
+        return {**out, "note": self.note} if self.note else out
 
 
 def check_units(units: object, owner: str) -> dict[str, UnitScores]:

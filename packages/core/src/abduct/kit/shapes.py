@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from abduct.contract.protocols import TextPool
+from abduct.contract.protocols import MetricResult, TextPool
 from abduct.contract.records import GenerationRequest, VisualInput
 from abduct.contract.task import RunContext
 
@@ -130,15 +130,19 @@ def generate(
 
 
 def score_generations(
-    run: RunContext, records: Sequence[Mapping[str, Any]], metrics: Mapping[str, Mapping[str, Any]]
+    run: RunContext, records: Sequence[Mapping[str, Any]], metrics: Mapping[str, Mapping[str, Any]],
+    keep: dict[str, MetricResult] | None = None,
 ) -> dict[str, Any]:
     """Corpus values of each metric (``{name: options}``) over the records, keyed
-    ``name`` when the metric reports one value and ``name.value`` when it reports several."""
+    ``name`` when the metric reports one value and ``name.value`` when it reports several.
+    ``keep`` receives each metric's whole result by name (per-sample values: intervals)."""
     predictions = {str(r["id"]): str(r["prediction"]) for r in records}
     references = {str(r["id"]): list(r["references"]) for r in records}
     out: dict[str, Any] = {}
     for name, options in metrics.items():
         result = run.metric(name, **options).compute(predictions, references)
+        if keep is not None:
+            keep[name] = result
         values = dict(result.corpus)
         if len(values) == 1:
             out[name] = float(next(iter(values.values())))

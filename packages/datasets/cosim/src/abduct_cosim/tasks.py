@@ -48,7 +48,11 @@ class CosimTask:
         ]
         metrics = breakdowns(records, correct)
         details = {"context": self.context, "scores_file": "predictions.jsonl (id = record index, scores = 4 choices)"}
-        units = {"accuracy": UnitScores.means("instance", {a["id"]: a["correct"] for a in answers})}
+        accuracy = UnitScores.means("instance", {a["id"]: a["correct"] for a in answers})
+        groups = {"by_type": {p["id"]: p["type"] for p in predictions},
+                  "by_change_sentences": {p["id"]: p["change_sentences"] for p in predictions},
+                  "by_question": {p["id"]: "yes_no" if p["yes_no"] else "other" for p in predictions}}
+        units = {"accuracy": accuracy, **accuracy.breakdown("accuracy", groups)}
         return Evaluation(metrics, predictions, [split_file(run.data_dir, run.split)], details, units=units)
 
     def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, Any]:

@@ -55,12 +55,14 @@ from abduct import (
     Settings,
     Spec,
     TextPool,
+    UnitScores,
     percent,
 )
 from abduct.kit import GenerationItem, generate
 from abduct_nleye.captions import CAPTION_PROMPT, caption_samples, check_captioner
 from abduct_nleye.loader import CSV_NAME, load_samples, require_descriptions, require_explanations
 from abduct_nleye.records import CATEGORY_FIELDS, NleyeSample, Setup
+from abduct_nleye.scoring import by_category
 
 PROMPT = ("The first image is the premise and the second image a plausible hypothesis about it. "
           "Explain in one or two sentences why the hypothesis is plausible given the premise.")
@@ -72,6 +74,7 @@ JUDGE_PROMPT = (
     "Does the candidate give the same reason as the reference? Answer yes or no."
 )
 FALLBACK = ("bleu", "rouge-l", "cider")
+UNIT = "sample"
 
 
 def bem_question(sample: NleyeSample) -> str:
@@ -90,6 +93,21 @@ def category_tables(samples: Sequence[NleyeSample], per_sample: Mapping[str, Map
         out[f"by_{name}"] = {value: {**{key: float(np.mean([row[key] for row in rows])) for key in rows[0]},
                                      "n": len(rows)} for value, rows in sorted(groups.items())}
     return out
+
+
+def sample_units(samples: Sequence[NleyeSample], per_sample: Mapping[str, Mapping[str, float]],
+                 metrics: Mapping[str, float], statistics: Mapping[str, Any]) -> dict[str, UnitScores]:
+    """Per-sample data of each figure and of its category tables: corpus BLEU from the samples'
+    n-gram statistics, every other figure (and every table cell, BLEU's included) the mean of
+    its per-sample values."""
+    notes = statistics.get("interval_notes", {})
+    units = by_category(samples, {
+        key: UnitScores.means(UNIT, {sid: row[key] for sid, row in per_sample.items()}, 1.0, notes.get(key, ""))
+        for key in metrics})
+    for key in metrics:
+        if key.startswith("bleu_"):
+            units[key] = UnitScores.corpus(UNIT, f"bleu-{key[5:]}", statistics["bleu_statistics"])
+    return units
 
 
 class ExplanationTask:
@@ -149,14 +167,22 @@ class ExplanationTask:
         metrics: dict[str, Any] = {}
         per_sample: dict[str, dict[str, float]] = {sid: {} for sid in predictions}
         info: dict[str, Any] = {}
+        statistics: dict[str, Any] = {}  # BLEU's per-sample n-gram statistics, notes on approximations
         for name, metric in built.items():
             result = metric.compute(predictions, references, questions if name == "bem" else None)
+            statistics.update({k: v for k, v in result.info.items() if k in ("bleu_statistics", "interval_notes")})
             metrics.update({key: float(value) for key, value in result.corpus.items()})
             for sid, row in result.per_sample.items():
                 per_sample[sid].update({key: float(value) for key, value in row.items()})
             info[name] = {k: v for k, v in result.info.items() if isinstance(v, str | int | float | bool)}
+        units = sample_units(samples, per_sample, metrics, statistics)
         if run.judged:
             metrics.update(self._judged(run, records, gold, shown))
+            units["judge_valid"] = UnitScores.ratio(UNIT, {str(r["id"]): (float(r["judged"] is True),
+                                                                          float(r["judged"] is not None))
+                                                           for r in records})
+            if not any(r["judged"] is not None for r in records):
+                del units["judge_valid"]
         for r in records:
             r["metrics"] = per_sample[str(r["id"])]
             if captions:
@@ -177,7 +203,7 @@ class ExplanationTask:
             details["bem_question"] = QUESTION
         if self.setup == "captions":
             details.update(captioner=self.captioner, caption_prompt=CAPTION_PROMPT)
-        return Evaluation(metrics, records, [file], details)
+        return Evaluation(metrics, records, [file], details, units=units)
 
     def _judged(self, run: RunContext, records: list[dict[str, Any]], gold: Mapping[str, NleyeSample],
                 shown: Sequence[NleyeSample]) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from abduct import DataError
+from abduct import DataError, UnitScores
 from abduct.kit import read_keyed_predictions
 from abduct_nleye.loader import parse_gold
 from abduct_nleye.records import CATEGORY_FIELDS, NleyeSample
@@ -51,6 +51,12 @@ def with_tables(samples: Sequence[NleyeSample], rows: Mapping[str, Any],
             groups.setdefault(s.categories.get(name, ""), []).append(rows[s.sample_id])
         out[f"by_{name}"] = {k: values(groups[k]) for k in sorted(groups)}
     return out
+
+
+def by_category(samples: Sequence[NleyeSample], units: Mapping[str, UnitScores]) -> dict[str, UnitScores]:
+    """``units`` and those of their category tables (``with_tables``: the same figure on a group)."""
+    groups = {f"by_{name}": {s.sample_id: s.categories.get(name, "") for s in samples} for name in CATEGORY_FIELDS}
+    return {**units, **{k: v for metric, scores in units.items() for k, v in scores.breakdown(metric, groups).items()}}
 
 
 def _entries(path: Path, samples: Sequence[NleyeSample]) -> dict[str, Any]:

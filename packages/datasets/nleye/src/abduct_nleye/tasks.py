@@ -50,7 +50,14 @@ from abduct.kit import Candidate, TwoWay, batched, compare_two
 from abduct_nleye.captions import CAPTION_PROMPT, caption_samples, check_captioner
 from abduct_nleye.loader import CSV_NAME, load_csv, load_samples, require_descriptions
 from abduct_nleye.records import NleyeSample, Setup
-from abduct_nleye.scoring import pairs_values, score_pairs_file, score_triplet_file, triplet_values, with_tables
+from abduct_nleye.scoring import (
+    by_category,
+    pairs_values,
+    score_pairs_file,
+    score_triplet_file,
+    triplet_values,
+    with_tables,
+)
 
 PROMPT = ("The first image is the premise. Which of the two following images (hypotheses) is the more plausible "
           "outcome or explanation of the premise? Answer with 1 or 2 only.")
@@ -178,7 +185,7 @@ class TripletTask(_NleyeTask):
                                                                       for r in records}),
                        "order1_accuracy": UnitScores.means(unit, {r["id"]: r["order1"] == r["gold"] for r in records}),
                        "order2_accuracy": UnitScores.means(unit, {r["id"]: r["order2"] == r["gold"] for r in records})}
-        return Evaluation(metrics, records, self._data_files(run), details, units=per_triplet)
+        return Evaluation(metrics, records, self._data_files(run), details, units=by_category(samples, per_triplet))
 
     def _scored(self, run: RunContext) -> Any:
         def answer(batch: Sequence[NleyeSample]) -> list[dict[str, Any]]:
@@ -241,7 +248,8 @@ class PairsTask(_NleyeTask):
         metrics = with_tables(samples, rows, pairs_values)
         units = {"accuracy": UnitScores.means("triplet", {r["id"]: r["scores"][r["gold"]] > r["scores"][1 - r["gold"]]
                                                           for r in records})}
-        return Evaluation(metrics, records, self._data_files(run), self._details(score_by=self.score_by), units=units)
+        return Evaluation(metrics, records, self._data_files(run), self._details(score_by=self.score_by),
+                          units=by_category(samples, units))
 
     def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, Any]:
         """``{sample_id: [score_h1, score_h2]}`` against ``test_set.csv``."""

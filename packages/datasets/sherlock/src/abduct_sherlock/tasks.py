@@ -30,6 +30,7 @@ from abduct import (
     Evaluation,
     GenerationRequest,
     MetricInfo,
+    MetricResult,
     Region,
     RunContext,
     Settings,
@@ -474,6 +475,25 @@ GENERATION_INFO: dict[str, MetricInfo] = {
 }
 
 
+def generation_units(results: Mapping[str, MetricResult]) -> dict[str, UnitScores]:
+    """Per-instance data of the reported figures: BLEU-4 from its n-gram statistics, CIDEr-D,
+    ROUGE-L and BERTScore from their per-instance values (their corpus values are the means).
+    METEOR gets none: pycocoevalcap's corpus METEOR is METEOR's own aggregate over the pooled
+    alignment statistics, not a mean of sentence scores, and is not recomputed from them."""
+    out: dict[str, UnitScores] = {}
+    if "bleu" in results and "bleu_statistics" in results["bleu"].info:
+        out["bleu4"] = UnitScores.corpus("instance", "bleu-4", results["bleu"].info["bleu_statistics"])
+    means = [("cider", "cider", "cider"), ("rouge_l", "rouge-l", "rouge_l"),
+             *((f"bertscore.{key}", "bertscore", key) for key in ("bertscore_precision", "bertscore_recall",
+                                                                  "bertscore_f1"))]
+    for figure, metric, key in means:
+        if metric in results:
+            notes = results[metric].info.get("interval_notes", {})
+            out[figure] = UnitScores.means("instance", {i: row[key] for i, row in results[metric].per_sample.items()},
+                                           1.0, notes.get(key, ""))
+    return out
+
+
 class GenerationTask(SherlockTask):
     """Generate the inference of each validation observation from its (image, region, clue)
     and score it against the annotated inference: BLEU-4, CIDEr-D, ROUGE-L, METEOR (and
@@ -513,11 +533,12 @@ class GenerationTask(SherlockTask):
             pool = TextPool.of([inst.inference for inst in dataset.load(run.data_dir, "train")])
             data_files.append(train_file)
         records = generate(run, "generation", items, pool, per_unit=self.items_per_unit)
-        values = score_generations(run, records, self.metrics())
+        results: dict[str, MetricResult] = {}
+        values = score_generations(run, records, self.metrics(), keep=results)
         result: dict[str, Any] = {name: values[key] for name, key in REPORTED.items()}
         result.update({k: v for k, v in values.items() if k.startswith("bertscore")})
         result["instances"] = len(records)
-        return Evaluation(result, records, data_files, {"metrics": values})
+        return Evaluation(result, records, data_files, {"metrics": values}, units=generation_units(results))
 
     def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, float]:
         raise AbductError("sherlock-generation has no official format (it is abduct's own task); "

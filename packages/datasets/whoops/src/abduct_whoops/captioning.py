@@ -7,7 +7,8 @@ generators that choose are offered the crowd captions of other images (``common.
 ``random`` is a random caption of another image and ``retrieve:clip:...`` the caption-retrieval
 baseline (nearest crowd caption of another image). Images without crowd captions are left out
 and counted (``details.skipped``). Breakdowns: by category and fold, each BLEU-4 and CIDEr
-recomputed on the group.
+recomputed on the group. Intervals resample images (BLEU-4 from their n-gram statistics,
+CIDEr-D from their scores with the full set's document frequencies).
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from typing import Any
 
 from abduct import Evaluation, GenerationRequest, RunContext, Settings, Spec, VisualInput, higher
 from abduct.kit import GenerationItem, generate
-from abduct_whoops.common import Records, declare, pool_of, select, tables
-from abduct_whoops.scoring import caption_values, score_captions
+from abduct_whoops.common import Records, declare, pool_of, select, tables_with_units
+from abduct_whoops.scoring import caption_scores, score_captions
 
 PROMPT = "A short caption describing this image:"
 
@@ -44,10 +45,10 @@ class CaptioningTask:
                 records.append({"image_id": record["id"], **{k: v for k, v in record.items() if k != "id"}})
         order = {image.image_id: i for i, image in enumerate(selection.images)}
         records.sort(key=lambda r: order[r["image_id"]])
-        metrics, details = tables(selection, records, lambda rs: caption_values(run.metric, rs))
+        metrics, details, units = tables_with_units(selection, records, lambda rs: caption_scores(run.metric, rs))
         details.update(prompt=PROMPT, skipped=len(selection.images) - len(usable),
                        references="crowd_captions", scale="x100")
-        return Evaluation(metrics, records, selection.data_files, details)
+        return Evaluation(metrics, records, selection.data_files, details, units=units)
 
     def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, Any]:
         return score_captions(predictions, answer_key)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from abduct import COUNT, MetricInfo, RunContext, TextPool
+from abduct import COUNT, MetricInfo, RunContext, TextPool, UnitScores
 from abduct_whoops.loader import Release, load_release
 from abduct_whoops.records import WhoopsImage
 from abduct_whoops.splits import N_FOLDS, Folds, make_folds, parse_split, read_folds
@@ -105,6 +105,23 @@ def tables(
     (see the module docstring). ``image_of`` gives a record's image id."""
     category = {image.image_id: image.commonsense_category for image in selection.images}
     return group_tables(category, selection.fold_groups(), records, compute, image_of)
+
+
+def tables_with_units(
+    selection: Selection, records: Sequence[Mapping[str, Any]],
+    scores: Callable[[Records], tuple[dict[str, float], dict[str, UnitScores]]],
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, UnitScores]]:
+    """``tables``, and the per-unit data ``scores`` gives for all the records (its intervals)."""
+    units: dict[str, UnitScores] = {}
+
+    def compute(chosen: Records) -> dict[str, float]:
+        values, found = scores(chosen)
+        if len(chosen) == len(records):  # the overall figures (a group holds fewer records)
+            units.update(found)
+        return values
+
+    metrics, details = tables(selection, records, compute)
+    return metrics, details, units
 
 
 def group_tables(

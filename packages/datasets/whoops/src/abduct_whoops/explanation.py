@@ -15,7 +15,8 @@ the image weird, judged against the designer's and the crowd's explanations.
 Without ``--judge`` and without a proxy model the task stops with the core's one-line message
 asking for ``--judge``. Values are x100. Generators that choose are offered the designer
 explanations of other images (``common.py``). Tables by category and fold are means of the
-per-image values (corpus values of these metrics are such means too).
+per-image values (corpus values of these metrics are such means too); intervals resample
+images.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from abduct import (
     RunContext,
     Settings,
     Spec,
+    UnitScores,
     VisualInput,
     higher,
     percent,
@@ -63,6 +65,20 @@ def explanation_values(records: Sequence[Mapping[str, Any]]) -> dict[str, float]
         if values:
             out[key] = 100.0 * sum(values) / len(values)
     return out
+
+
+def explanation_units(records: Sequence[Mapping[str, Any]]) -> dict[str, UnitScores]:
+    """Each figure's per-image data: the proxies' values, and the judge's verdict as (yes, parsed)."""
+    units: dict[str, UnitScores] = {}
+    judged = [r for r in records if "judge" in r]
+    if any(r["judge"] is not None for r in judged):
+        units["judge_equivalent"] = UnitScores.ratio("image", {
+            r["image_id"]: (float(r["judge"] is True), float(r["judge"] is not None)) for r in judged})
+    for key in PROXY_KEYS:
+        values = {r["image_id"]: float(r["metrics"][key]) for r in records if key in r.get("metrics", {})}
+        if values:
+            units[key] = UnitScores.means("image", values)
+    return units
 
 
 class ExplanationTask:
@@ -131,7 +147,7 @@ class ExplanationTask:
         metrics, tables_ = tables(selection, records, explanation_values)
         metrics["explanations"] = len(records)
         details.update(tables_)
-        return Evaluation(metrics, records, selection.data_files, details)
+        return Evaluation(metrics, records, selection.data_files, details, units=explanation_units(records))
 
     def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, Any]:
         raise AbductError("whoops-explanation has no official prediction-file format (the paper judges explanations "

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from abduct import DataError, Metric, Settings, Spec, get_registry
+from abduct import DataError, Metric, Settings, Spec, UnitScores, get_registry
 from abduct.kit import read_keyed_predictions
 from abduct_whoops.common import Records, group_tables
 from abduct_whoops.loader import load_answer_key
@@ -31,6 +31,8 @@ from abduct_whoops.records import WhoopsImage
 from abduct_whoops.splits import N_FOLDS, make_folds
 
 MetricMaker = Callable[..., Metric]
+Units = dict[str, UnitScores]
+UNIT = "image"  # what the intervals resample: an image, its questions together
 
 
 def registry_metric(settings: Settings | None = None) -> MetricMaker:
@@ -41,26 +43,46 @@ def registry_metric(settings: Settings | None = None) -> MetricMaker:
     return make
 
 
-def caption_values(metric: MetricMaker, records: Sequence[Mapping[str, Any]]) -> dict[str, float]:
-    """``bleu_4`` and ``cider`` (x100) of ``records`` (``{image_id, prediction, references}``)."""
+def caption_scores(metric: MetricMaker, records: Sequence[Mapping[str, Any]]) -> tuple[dict[str, float], Units]:
+    """``bleu_4`` and ``cider`` (x100) of ``records`` (``{image_id, prediction, references}``), and
+    their per-image data: BLEU's sufficient statistics, CIDEr-D's per-image scores (the corpus
+    value is their mean; the document frequencies stay the full set's)."""
+    from abduct_metrics.captions import CIDER_FIXED_DF
+
     predictions = {str(r["image_id"]): str(r["prediction"]) for r in records}
     references = {str(r["image_id"]): list(r["references"]) for r in records}
-    bleu = metric("bleu").compute(predictions, references).corpus
-    cider = metric("cider").compute(predictions, references).corpus
-    return {"bleu_4": 100.0 * float(bleu["bleu_4"]), "cider": 100.0 * float(cider["cider"])}
+    bleu = metric("bleu").compute(predictions, references)
+    cider = metric("cider").compute(predictions, references)
+    units = {"bleu_4": UnitScores.corpus(UNIT, "bleu-4", bleu.info["bleu_statistics"], 100.0),
+             "cider": UnitScores.means(UNIT, {k: v["cider"] for k, v in cider.per_sample.items()}, 100.0,
+                                       CIDER_FIXED_DF)}
+    return {"bleu_4": 100.0 * float(bleu.corpus["bleu_4"]), "cider": 100.0 * float(cider.corpus["cider"])}, units
+
+
+def caption_values(metric: MetricMaker, records: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    return caption_scores(metric, records)[0]
+
+
+def vqa_scores(metric: MetricMaker, records: Sequence[Mapping[str, Any]],
+               bem_model: Path | None) -> tuple[dict[str, float], Units]:
+    """``exact_match`` (x100, the core's normalisation) and, given a BEM model, ``bem`` (x100;
+    exact match first, BEM only when it fails) over ``records`` (``{id, image_id, prediction,
+    answer, question}``, one per question), and their per-image data: (matched, questions)."""
+    predictions = {str(r["id"]): str(r["prediction"]) for r in records}
+    references = {str(r["id"]): [str(r["answer"])] for r in records}
+    image_of = {str(r["id"]): str(r["image_id"]) for r in records}
+    results = {"exact_match": metric("exact-match").compute(predictions, references)}
+    if bem_model is not None:
+        questions = {str(r["id"]): str(r["question"]) for r in records}
+        results["bem"] = metric("bem", model=bem_model).compute(predictions, references, questions)
+    values = {key: 100.0 * float(result.corpus[key]) for key, result in results.items()}
+    units = {key: UnitScores.pooled(UNIT, "ratio", {k: (row[key], 1.0) for k, row in result.per_sample.items()},
+                                    image_of, 100.0) for key, result in results.items()}
+    return values, units
 
 
 def vqa_values(metric: MetricMaker, records: Sequence[Mapping[str, Any]], bem_model: Path | None) -> dict[str, float]:
-    """``exact_match`` (x100, the core's normalisation) and, given a BEM model, ``bem`` (x100;
-    exact match first, BEM only when it fails) over ``records`` (``{id, prediction, answer,
-    question}``, one per question)."""
-    predictions = {str(r["id"]): str(r["prediction"]) for r in records}
-    references = {str(r["id"]): [str(r["answer"])] for r in records}
-    out = {"exact_match": 100.0 * float(metric("exact-match").compute(predictions, references).corpus["exact_match"])}
-    if bem_model is not None:
-        questions = {str(r["id"]): str(r["question"]) for r in records}
-        out["bem"] = 100.0 * float(metric("bem", model=bem_model).compute(predictions, references, questions).corpus["bem"])
-    return out
+    return vqa_scores(metric, records, bem_model)[0]
 
 
 def specificity_values(records: Sequence[Mapping[str, Any]]) -> dict[str, float]:

@@ -6,7 +6,8 @@ BEM only when it fails (the metrics package's ``bem``). Values x100. Paper: BLIP
 FlanT5-XXL zero-shot EM 15 / BEM 55.
 
 Generators that choose are offered the answers of other images (``common.py``). Records hold
-``{id: "<image_id>#<k>", image_id, question, answer, prediction}``.
+``{id: "<image_id>#<k>", image_id, question, answer, prediction}``. Intervals resample images,
+each with its questions (the share of matches pooled).
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from typing import Any
 
 from abduct import Evaluation, GenerationRequest, RunContext, Settings, Spec, VisualInput, percent
 from abduct.kit import GenerationItem, generate
-from abduct_whoops.common import Records, declare, pool_of, select, tables
-from abduct_whoops.scoring import score_vqa, vqa_values
+from abduct_whoops.common import Records, declare, pool_of, select, tables_with_units
+from abduct_whoops.scoring import score_vqa, vqa_scores
 
 PROMPT = "Question: {question} Short answer:"
 
@@ -49,11 +50,12 @@ class VqaTask:
                 records.append({"id": r["id"], **meta[r["id"]], "prediction": r["prediction"]})
         order = {image.image_id: i for i, image in enumerate(selection.images)}
         records.sort(key=lambda r: (order[r["image_id"]], int(str(r["id"]).rsplit("#", 1)[1])))
-        metrics, details = tables(selection, records, lambda rs: vqa_values(run.metric, rs, self.bem_model))
+        metrics, details, units = tables_with_units(selection, records,
+                                                    lambda rs: vqa_scores(run.metric, rs, self.bem_model))
         metrics["questions"] = len(records)
         details.update(prompt=PROMPT, scale="x100",
                        bem=str(self.bem_model) if self.bem_model is not None else "not run (give bem_model=DIR)")
-        return Evaluation(metrics, records, selection.data_files, details)
+        return Evaluation(metrics, records, selection.data_files, details, units=units)
 
     def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, Any]:
         return score_vqa(predictions, answer_key, self.bem_model)

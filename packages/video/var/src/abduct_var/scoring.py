@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from abduct import AbductError
+from abduct import AbductError, UnitScores
 from abduct_var.submission import Entry
 
 if TYPE_CHECKING:
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 KEYS = ("bleu_1", "bleu_2", "bleu_3", "bleu_4", "meteor", "rouge_l", "cider")
 PER_EVENT = ("meteor", "rouge_l", "cider")
 GROUPS = ("all", "observed", "hypothesis")
+UNIT = "video example"
 
 
 @dataclass(frozen=True)
@@ -54,10 +55,31 @@ def event_key(entry: Entry) -> str:
 
 @dataclass
 class SetScores:
-    """One scored set: corpus values (×100) and per-event values (raw scale) by event key."""
+    """One scored set: corpus values (×100), per-event values (raw scale) and BLEU's per-event
+    sufficient statistics by event key, and BERTScore F1 (×100) by example when it ran."""
 
     values: dict[str, float]
     per_event: dict[str, dict[str, float]]
+    bleu_statistics: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    bertscore_by_example: dict[str, float] = field(default_factory=dict)
+
+    def units(self, entries: Sequence[Entry], prefix: str = "") -> dict[str, UnitScores]:
+        """Each metric's per-example data (``UnitScores``, the unit VAR's scores average over:
+        the video example, its events together): BLEU from the summed statistics, METEOR,
+        ROUGE-L and CIDEr-D as (sum, count) of the per-event values, BERTScore per example."""
+        from abduct_metrics.captions import CIDER_FIXED_DF
+
+        example_of = {event_key(e): e.example_id for e in entries if event_key(e) in self.per_event}
+        out = {f"{prefix}bleu_{n}": UnitScores.pooled(UNIT, f"bleu-{n}", self.bleu_statistics, example_of, 100.0)
+               for n in range(1, 5)}
+        for key in PER_EVENT:
+            if key in self.values:
+                rows = {k: (self.per_event[k][key], 1.0) for k in example_of}
+                out[prefix + key] = UnitScores.pooled(UNIT, "ratio", rows, example_of, 100.0,
+                                                      CIDER_FIXED_DF if key == "cider" else "")
+        if self.bertscore_by_example:
+            out[f"{prefix}bertscore_f1"] = UnitScores.means(UNIT, self.bertscore_by_example, 1.0)
+        return out
 
 
 def kit_tokens(entries: Sequence[Entry]) -> tuple[list[PtbTokens], list[PtbTokens]]:
@@ -84,11 +106,12 @@ def _coco(entries: Sequence[Entry], meteor: bool = True) -> SetScores:
     means = result.info["mean_per_sample"]
     values = {key: 100.0 * float(result.corpus[key]) for key in KEYS if key.startswith("bleu")}
     values.update({key: 100.0 * float(means[key]) for key in PER_EVENT if key in means})
-    return SetScores(values, {k: dict(v) for k, v in result.per_sample.items()})
+    return SetScores(values, {k: dict(v) for k, v in result.per_sample.items()}, dict(result.info["bleu_statistics"]))
 
 
-def _bertscore(entries: Sequence[Entry], settings: BertScoreSettings, registry: Any = None) -> float:
-    """The kit's BERTScore F1 (×100): per-event F1 on tokenised strings, mean per example, mean over examples."""
+def _bertscore(entries: Sequence[Entry], settings: BertScoreSettings, registry: Any = None) -> dict[str, float]:
+    """The kit's BERTScore F1 (×100) by example: per-event F1 on tokenised strings, mean per
+    example (NaN, as the kit adds it, 0); the score is their mean over examples."""
     from abduct import get_registry
 
     options: dict[str, Any] = {"model": str(settings.model), "num_layers": settings.layers,
@@ -102,8 +125,8 @@ def _bertscore(entries: Sequence[Entry], settings: BertScoreSettings, registry: 
     per_example: dict[str, list[float]] = {}
     for e, key in zip(entries, keys):
         per_example.setdefault(e.example_id, []).append(float(result.per_sample[key]["bertscore_f1"]))
-    means = [float(np.mean(values)) for values in per_example.values()]
-    return 100.0 * sum(m for m in means if not math.isnan(m)) / len(means)
+    means = {example: float(np.mean(values)) for example, values in per_example.items()}
+    return {example: 0.0 if math.isnan(m) else 100.0 * m for example, m in means.items()}
 
 
 def score_sets(entries: Sequence[Entry], *, separate: bool = False, bertscore: BertScoreSettings | None = None,
@@ -123,7 +146,8 @@ def score_sets(entries: Sequence[Entry], *, separate: bool = False, bertscore: B
     for name, members in sets.items():
         scored = _coco(members, meteor)
         if bertscore is not None:
-            scored.values["bertscore_f1"] = _bertscore(members, bertscore)
+            scored.bertscore_by_example = _bertscore(members, bertscore)
+            scored.values["bertscore_f1"] = float(np.mean(list(scored.bertscore_by_example.values())))
         out[name] = scored
     return out
 

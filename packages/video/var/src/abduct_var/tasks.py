@@ -99,9 +99,11 @@ class VarTask:
         run.write_artifact(SUBMISSION, build_submission(entries))  # written with the results, only if the run finishes
         sets = score_sets(entries, separate=self.part == "all", bertscore=self.bertscore, meteor=self.meteor)
         metrics: dict[str, Any] = dict(sets["all"].values)
+        units = sets["all"].units(entries)
         for name in ("observed", "hypothesis"):
             if name in sets:
                 metrics.update({f"{name}_{k}": v for k, v in sets[name].values.items()})
+                units.update(sets[name].units(entries, f"{name}_"))
         metrics["n_events"] = len(entries)
         metrics["n_examples"] = len({e.example_id for e in entries})
         per_event = sets["all"].per_event
@@ -121,7 +123,7 @@ class VarTask:
             "submission": SUBMISSION,
             "examples": _examples(entries, per_event),
         }
-        return Evaluation(metrics, records, [file], details)
+        return Evaluation(metrics, records, [file], details, units=units)
 
     def score_files(self, predictions: Path, answer_key: Path | None = None,
                     instance_ids: Path | None = None) -> dict[str, Any]:
