@@ -15,14 +15,15 @@ def ranks(scores: Sequence[float]) -> list[int]:
     return out
 
 
-def scored_texts(name: str, texts: Sequence[str], scores: Sequence[float] | None,
+def scored_texts(name: str | Sequence[str], texts: Sequence[str], scores: Sequence[float] | None,
                  gold: int | Sequence[int] | None = None) -> list[dict[str, str]]:
-    """One text block per candidate: ``"{name} {k} · score s · rank r · gold"`` (k from 1)."""
+    """One text block per candidate: ``"{name} {k} · score s · rank r · gold"`` (k from 1), or
+    each candidate's own name when ``name`` is a list."""
     golds = {gold} if isinstance(gold, int) else set(gold or ())
     ranked = ranks(scores) if scores is not None else []
     out = []
     for i, text in enumerate(texts):
-        label = f"{name} {i + 1}"
+        label = f"{name} {i + 1}" if isinstance(name, str) else name[i]
         if scores is not None and i < len(scores):
             label += f" · score {scores[i]:.4g} · rank {ranked[i]}"
         out.append({"label": label + (" · gold" if i in golds else ""), "text": text})
