@@ -48,6 +48,7 @@ from abduct_sherlock.build import group_by_image, region_iou
 from abduct_sherlock.keys import (
     AutoImage,
     ComparisonKey,
+    ComparisonSource,
     GTImage,
     LocalizationKey,
     RetrievalKey,
@@ -59,6 +60,7 @@ from abduct_sherlock.leaderboard import LeaderboardRow, read_instances
 from abduct_sherlock.loader import load_instances
 from abduct_sherlock.predictions import load_predictions
 from abduct_sherlock.records import OPTIONAL_INPUTS, SherlockInstance
+from abduct_sherlock.views import comparison_view, localization_view
 
 DATASET = "sherlock"  # the registered dataset, so that its options (--dataset sherlock,vg_root=...) apply
 
@@ -300,6 +302,14 @@ class LocalizationTask(SherlockTask):
     metric_info: dict[str, MetricInfo] = {
         "gt_accuracy": percent(), "auto_accuracy": percent(), "auto_oracle": reference(0.0, 100.0), "images": COUNT,
     }
+    _seen: dict[str, _ImageUnit] = {}  # what the last run evaluated, for sample_view
+
+    def sample_view(self, record: Mapping[str, Any]) -> dict[str, Any] | None:
+        """samples.html: the image with every GT box, each labelled with the box whose inference it got."""
+        unit = self._seen.get(str(record.get("image")))
+        if unit is None or unit.gt is None:
+            return None
+        return localization_view(unit.gt, dict(zip(unit.ids, unit.visuals)), dict(zip(unit.ids, unit.texts)), record)
 
     def evaluate(self, run: RunContext) -> Evaluation:
         _check_split(run)
@@ -315,13 +325,16 @@ class LocalizationTask(SherlockTask):
             if (run.data_dir / AUTOBOX_FILE).is_file():
                 data_files.append(run.data_dir / AUTOBOX_FILE)
         selected = run.apply_limit(units, "images")
+        self._seen = {u.image: u for u in selected}
 
         def score_image(u: _ImageUnit) -> list[dict[str, Any]]:
             scores = dict(zip(u.ids, engine.score_rows(u.visuals, u.texts).tolist()))
             record: dict[str, Any] = {"image": u.image}
             if u.gt is not None:
-                record["gt_accuracy"] = metrics.gt_accuracy(u.gt.matrix(scores))
+                matrix = u.gt.matrix(scores)
+                record["gt_accuracy"] = metrics.gt_accuracy(matrix)
                 record["boxes"] = u.gt.size
+                record["assignment"] = [int(c) for c in metrics.assignment(matrix)]  # box -> inference (box index)
             if u.auto is not None:
                 record["auto_accuracy"], record["auto_oracle"] = auto_image(u.auto, scores)
             return [record]
@@ -359,6 +372,16 @@ class ComparisonTask(SherlockTask):
     }
 
     sources_per_unit = 8
+    _seen: tuple[dict[str, ComparisonSource], dict[str, LeaderboardRow]] = ({}, {})  # for sample_view
+
+    def sample_view(self, record: Mapping[str, Any]) -> dict[str, Any] | None:
+        """samples.html: the source's image, region and clue, its candidates with scores and ratings."""
+        sources, rows = self._seen
+        source = sources.get(str(record.get("source")))
+        if source is None:
+            return None
+        tids = [tid for tid, _, _ in source.candidates]
+        return comparison_view(source, {t: rows[t].visual for t in tids}, {t: rows[t].inference for t in tids}, record)
 
     def evaluate(self, run: RunContext) -> Evaluation:
         _check_split(run)
@@ -375,13 +398,15 @@ class ComparisonTask(SherlockTask):
                 r = read[tid]
                 rows[tid] = replace(r, visual=clues.visual(r.visual, source.input_iid, files["answer_key"]))
         sources = run.apply_limit(key.sources, "source instances")
+        self._seen = ({s.input_iid: s for s in sources}, rows)
         batches = [sources[i : i + self.sources_per_unit] for i in range(0, len(sources), self.sources_per_unit)]
 
         def score_batch(batch: Sequence[Any]) -> list[dict[str, Any]]:
             tids = [t for s in batch for t, _, _ in s.candidates]
             chosen: list[LeaderboardRow] = [rows[t] for t in tids]
             scores = dict(zip(tids, engine.score_rows([r.visual for r in chosen], [r.inference for r in chosen]).tolist()))
-            return [{"source": s.input_iid, "candidates": len(s.candidates), **source_result(s, scores)} for s in batch]
+            return [{"source": s.input_iid, "candidates": len(s.candidates), **source_result(s, scores),
+                     "scores": [scores[t] for t, _, _ in s.candidates]} for s in batch]
 
         records = run.map_units("comparison", [(b[0].input_iid, b) for b in batches], score_batch)
         result: dict[str, Any] = {n: metrics.macro_percent([r[n] for r in records]) for n in ("accuracy", "human", "oracle")}
