@@ -115,3 +115,14 @@ def test_sample_view_must_be_callable() -> None:
 
     with pytest.raises(PluginError, match="sample_view"):
         task_traits(Task(), "t")
+
+
+def test_unreadable_and_missing_images_show_their_path_without_a_file(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.jpg"
+    broken.write_bytes(b"not a jpeg" * 10_000)  # too large to be linked as it is: it must be decoded
+    out = tmp_path / "run"
+    out.mkdir()
+    paths = [str(broken), str(tmp_path / "missing.png")]
+    page, folder = render_samples("t", [{"id": "x"}], lambda r: {"images": [{"path": p} for p in paths]}, out)
+    assert folder is not None and list(folder.iterdir()) == []  # no half-made thumbnail left behind
+    assert [(im["path"], im["thumb"]) for im in _views(page)[0]["images"]] == [(p, None) for p in paths]

@@ -116,7 +116,7 @@ class Thumbnails:
             try:
                 with Image.open(path) as img:
                     self.sizes[path] = img.size
-            except (OSError, ValueError):
+            except (OSError, ValueError, Image.DecompressionBombError):
                 return None
         return self.sizes.get(path)
 
@@ -137,7 +137,7 @@ class Thumbnails:
                 img.convert("RGB").save(target, "JPEG", quality=QUALITY)
             if cached is not None:
                 self._keep(target, cached)
-        except (OSError, ValueError):
+        except (OSError, ValueError, Image.DecompressionBombError):
             self.shown[source] = None  # unreadable: the page shows the path and says so
             target.unlink(missing_ok=True)
 
