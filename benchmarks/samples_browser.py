@@ -1,12 +1,14 @@
 """samples.html on a large run: the time spent writing the sample browser (views, thumbnails,
 page) against the run's wall time, and its size on disk.
 
-    python benchmarks/samples_browser.py [--samples 20000] [--side 48]
+    python benchmarks/samples_browser.py [--samples 20000] [--side 48] [--runs 2]
 
 A synthetic NL-EYE corpus (three images per triplet) is evaluated with the ``random`` model
 (needs abduct-nleye): the cheapest possible run, so the ratio is an upper bound of what a real
 model's run would see. ``--side`` rewrites every image at that side first (the synthetic
-corpus draws 48 px images; real photographs take longer to decode).
+corpus draws 48 px images, small enough to be linked as they are; at 160 px and above the
+noise PNGs need thumbnails). ``--runs`` evaluates the corpus again into another folder with the
+same cache directory: the later runs link the thumbnails the first one made.
 """
 
 from __future__ import annotations
@@ -24,14 +26,15 @@ from abduct._run.evaluate import EvalConfig, run_evaluation
 from abduct_nleye.synth import synthesize
 
 
-def _megabytes(path: Path) -> float:
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) / 1e6
+def _megabytes(files: list[Path]) -> float:
+    return sum(p.stat().st_size for p in files) / 1e6
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=20_000)
     parser.add_argument("--side", type=int, default=48)
+    parser.add_argument("--runs", type=int, default=1)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         data = synthesize(Path(tmp) / "data", samples=args.samples, seed=0)
@@ -50,15 +53,21 @@ def main() -> None:
                 spent.append(time.perf_counter() - start)
 
         evaluate.render_samples = timed
-        out = Path(tmp) / "run"
-        start = time.perf_counter()
-        run_evaluation(EvalConfig(task="nleye-triplet", model="random", data_dir=data, out_dir=out, quiet=True))
-        wall = time.perf_counter() - start
-        page_mb = (out / "samples.html").stat().st_size / 1e6
-        thumbs = list((out / "samples").glob("*.jpg"))
         print(f"samples {args.samples}, images {3 * args.samples} ({args.side} px side)")
-        print(f"run wall time {wall:.1f} s; samples browser {spent[0]:.1f} s = {100 * spent[0] / wall:.1f}% of it")
-        print(f"samples.html {page_mb:.1f} MB; samples/ {len(thumbs)} thumbnails, {_megabytes(out / 'samples'):.1f} MB")
+        for run in range(args.runs):
+            out = Path(tmp) / f"run{run}"
+            start = time.perf_counter()
+            run_evaluation(EvalConfig(task="nleye-triplet", model="random", data_dir=data, out_dir=out, quiet=True,
+                                      cache_dir=Path(tmp) / "cache"))
+            wall = time.perf_counter() - start
+            page_mb = (out / "samples.html").stat().st_size / 1e6
+            files = list((out / "samples").iterdir())
+            made = [f for f in files if f.suffix == ".jpg"]
+            linked = [f for f in files if f.suffix != ".jpg"]  # hard links: no new disk on one file system
+            print(f"run {run + 1}: wall time {wall:.1f} s; samples browser {spent[run]:.1f} s = "
+                  f"{100 * spent[run] / wall:.1f}% of it")
+            print(f"  samples.html {page_mb:.1f} MB; samples/ {len(made)} thumbnails ({_megabytes(made):.1f} MB), "
+                  f"{len(linked)} originals linked as they are ({_megabytes(linked):.1f} MB)")
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ capped and published beside the page, a malformed declaration refused by name.""
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ from typing import Any
 import pytest
 
 from abduct import PluginError
-from abduct._outputs import samples
+from abduct._outputs import thumbnails
 from abduct._outputs.samples import generic_view, publish, render_samples, sample_views
 from abduct.contract.traits import task_traits
 from abduct.testing import make_images
@@ -48,7 +49,7 @@ def test_task_view_wins_and_a_failing_view_falls_back() -> None:
 
 def test_thumbnails_are_capped_and_the_rest_shown_from_originals(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     images = make_images(tmp_path / "img", count=3, size=(900, 600))
-    monkeypatch.setattr(samples, "MAX_THUMBNAILS", 2)
+    monkeypatch.setattr(thumbnails, "MAX_FILES", 2)
     records = [{"id": str(i)} for i in range(3)]
     out = tmp_path / "run"
     out.mkdir()
@@ -57,11 +58,42 @@ def test_thumbnails_are_capped_and_the_rest_shown_from_originals(tmp_path: Path,
     assert folder is not None and not (out / "samples").exists()  # nothing published before publish()
     publish(out, folder)
     thumbs = sorted((out / "samples").glob("*.jpg"))
-    assert len(thumbs) == 2 and all(max(_image_size(t)) <= samples.THUMB_SIDE for t in thumbs)
+    assert len(thumbs) == 2 and all(max(_image_size(t)) <= thumbnails.THUMB_SIDE for t in thumbs)
     shown = [v["images"][0] for v in _views(page)]
     assert [im["thumb"].startswith("samples/") for im in shown] == [True, True, False]
     assert (out / shown[2]["thumb"]).resolve() == images[2].resolve()
     assert shown[0]["size"] == [900, 600]
+
+
+def test_one_file_per_distinct_image_small_ones_linked_large_ones_cached(tmp_path: Path) -> None:
+    large = make_images(tmp_path / "large", count=1, size=(900, 600))[0]
+    small = make_images(tmp_path / "small", count=1, size=(40, 30))[0]
+    assert large.stat().st_size > thumbnails.SMALL_BYTES >= small.stat().st_size
+    records = [{"id": str(i)} for i in range(4)]  # every sample shows both images
+
+    def hook(record: dict[str, Any]) -> dict[str, Any]:
+        return {"images": [{"path": str(large)}, {"path": str(small), "boxes": [[1, 1, 5, 5, "b"]]}]}
+
+    def render(out: Path) -> list[dict[str, Any]]:
+        out.mkdir()
+        page, folder = render_samples("t", records, hook, out, cache=tmp_path / "cache")
+        assert folder is not None and folder.parent == out  # staged beside the page: publishing is a rename
+        publish(out, folder)
+        return [im for v in _views(page) for im in v["images"]]
+
+    shown = render(tmp_path / "a")
+    assert len({im["thumb"] for im in shown}) == 2 and len(list((tmp_path / "a" / "samples").iterdir())) == 2
+    big, little = shown[0], shown[1]
+    assert _image_size(tmp_path / "a" / big["thumb"]) == (240, 160)
+    assert (tmp_path / "a" / little["thumb"]).read_bytes() == small.read_bytes()  # as it is, not re-encoded
+    assert little["size"] == [40, 30]  # read from its header: its boxes are measured in it
+    cached = list((tmp_path / "cache").iterdir())
+    assert [p.name for p in cached] == [Path(big["thumb"]).name]  # only what had to be decoded
+    again = render(tmp_path / "b")
+    assert again[0]["thumb"] == big["thumb"]  # the same file, its thumbnail from the cache
+    assert (tmp_path / "b" / big["thumb"]).stat().st_ino == cached[0].stat().st_ino
+    os.utime(large, ns=(0, 0))  # a changed source is another key
+    assert render(tmp_path / "c")[0]["thumb"] != big["thumb"]
 
 
 def _image_size(path: Path) -> tuple[int, int]:
@@ -83,3 +115,14 @@ def test_sample_view_must_be_callable() -> None:
 
     with pytest.raises(PluginError, match="sample_view"):
         task_traits(Task(), "t")
+
+
+def test_unreadable_and_missing_images_show_their_path_without_a_file(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.jpg"
+    broken.write_bytes(b"not a jpeg" * 10_000)  # too large to be linked as it is: it must be decoded
+    out = tmp_path / "run"
+    out.mkdir()
+    paths = [str(broken), str(tmp_path / "missing.png")]
+    page, folder = render_samples("t", [{"id": "x"}], lambda r: {"images": [{"path": p} for p in paths]}, out)
+    assert folder is not None and list(folder.iterdir()) == []  # no half-made thumbnail left behind
+    assert [(im["path"], im["thumb"]) for im in _views(page)[0]["images"]] == [(p, None) for p in paths]

@@ -1,5 +1,5 @@
 """Sherlock's report.html (per-chunk values, rank histograms, examples with the clue's region
-drawn, all inlined) and its published rows in `abduct compare`."""
+drawn, all inlined), its published rows in `abduct compare`, and samples.html of each task."""
 
 from __future__ import annotations
 
@@ -11,6 +11,10 @@ import pytest
 
 from abduct import get_registry, published_rows
 from abduct.testing import main
+from abduct.testing.browser import browser_or_skip, page_views, samples_browser
+from abduct.testing.browser import view as view_page
+from abduct_sherlock.keys import ComparisonKey
+from abduct_sherlock.loader import load_instances
 
 
 def test_retrieval_report_has_plots_and_examples(corpus: Path, tmp_path: Path) -> None:
@@ -100,3 +104,47 @@ def test_samples_page_shows_the_region_clue_gold_and_top_inferences(corpus: Path
     labels = [t["label"] for t in first["texts"]]
     assert labels[:2] == ["clue", "gold inference"] and len(labels) == 5  # and the model's top three, as text
     assert (out / first["images"][0]["thumb"]).is_file()
+
+
+def test_samples_page_of_localization_draws_every_box_with_its_assignment(corpus: Path, tmp_path: Path) -> None:
+    out = tmp_path / "loc"
+    assert main(["eval", "sherlock-localization", "--model", "random", "--data", str(corpus), "--out", str(out),
+                 "--quiet"]) == 0
+    pairs = {(inst.clue, inst.inference) for inst in load_instances(corpus, "val")}
+    records = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
+    views = page_views(out)
+    assert len(views) == len(records) and any(v["correct"] is False for v in views)
+    for view, record in zip(views, records):
+        assigned = record["assignment"]
+        assert sorted(assigned) == list(range(record["boxes"]))  # one-to-one
+        assert record["gt_accuracy"] == sum(c == r for r, c in enumerate(assigned)) / len(assigned)
+        labels = {box[4].split(" ")[0] for box in view["images"][0]["boxes"]}
+        assert labels == {f"{r + 1}→{c + 1}" for r, c in enumerate(assigned)} and view["images"][0]["size"]
+        texts = [t["text"] for t in view["texts"]]
+        for r, c in enumerate(assigned):  # a box's clue with the inference it got: a true pair where it is its own
+            assert ((texts[2 * r], texts[2 * r + 1]) in pairs) is (r == c)
+        assert view["correct"] is (record["gt_accuracy"] == 1.0)
+    chromium = browser_or_skip()
+    with samples_browser(chromium) as tab:
+        shown = view_page(tab, out / "samples.html", "only=wrong")
+        drawn = tab.page.locator(".box").count()
+    assert shown.count == sum(v["correct"] is False for v in views) and shown.broken_images == []
+    assert drawn == sum(len(v["images"][0]["boxes"]) for v in views if v["id"] in shown.ids) > 0
+    assert shown.console_errors == [] and shown.outside_requests == []
+
+
+def test_samples_page_of_comparison_scores_candidates_beside_the_ratings(corpus: Path, tmp_path: Path) -> None:
+    out = tmp_path / "cmp"
+    assert main(["eval", "sherlock-comparison", "--model", "random", "--data", str(corpus), "--out", str(out),
+                 "--quiet"]) == 0
+    key = {s.input_iid: s for s in ComparisonKey.read(corpus / "val_comparison" / "val_comparison_answer_key.json").sources}
+    records = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
+    for view, record in zip(page_views(out), records):
+        source = key[record["source"]]
+        assert view["id"] == record["source"] and view["texts"][0]["label"] == "clue" and view["images"][0]["boxes"]
+        candidates = view["texts"][1:]
+        assert len(candidates) == len(source.candidates) == len(record["scores"])
+        for k, (text, (_, a, b), score) in enumerate(zip(candidates, source.candidates, record["scores"])):
+            assert text["label"].startswith(f"candidate {k + 1} · annotators {a:g}, {b:g} · score {score:.4g}")
+        best = max(range(len(record["scores"])), key=lambda i: (record["scores"][i], -i))
+        assert "rank 1" in candidates[best]["label"] and view["score"] == record["accuracy"]

@@ -12,6 +12,7 @@ import pytest
 
 from abduct import AbductError, Settings, Spec, get_registry, reset_registry
 from abduct.testing import main
+from abduct.testing.browser import page_views
 from abduct.testing.corpus import CorpusContract
 from abduct_whoops.loader import load_release
 from abduct_whoops.splits import make_folds
@@ -149,6 +150,12 @@ def test_vqa_equals_exact_match_and_bem_of_the_metrics_package(corpus: Path, tmp
     assert results["metrics"]["bem"] >= results["metrics"]["exact_match"]  # exact match first
     _check_pooled_by_image(results, records, {k: v["exact_match"] for k, v in
                                               metric("exact-match").compute(predictions, references).per_sample.items()})
+    images = {image.image_id: image for image in load_release(corpus).images}
+    for view, record in zip(page_views(tmp_path / "run"), records):  # samples.html: the answer beside the reference
+        texts = {t["label"]: t["text"] for t in view["texts"]}
+        assert texts == {"question": record["question"], "generated answer": record["prediction"],
+                         "reference 1": record["answer"]}
+        assert view["category"] == images[record["image_id"]].commonsense_category
     oracle = evaluate(corpus, tmp_path / "oracle", "whoops-vqa", "oracle")
     assert oracle["metrics"]["exact_match"] == 100.0 and "bem" not in oracle["metrics"]
     assert set(oracle["details"]["by_category"]) == {"Astronomy", "Biology", "Everyday Knowledge", "Zoology"}
@@ -181,6 +188,13 @@ def test_matching_specificity_counts_strict_wins(corpus: Path, tmp_path: Path) -
     records = _records(tmp_path / "random")
     wins = sum(r["scores"][0] > r["scores"][1] for r in records)
     assert chance["metrics"]["specificity"] == 100 * wins / 100 and 0 < wins < 100
+    images = {image.image_id: image for image in load_release(corpus).images}
+    for view, record in zip(page_views(tmp_path / "random"), records):  # samples.html: both captions, scored
+        image, k = images[record["image_id"]], int(record["id"].rsplit("#", 1)[1])
+        detailed, under = view["texts"]
+        assert detailed["text"] == image.selected_caption and under["text"] == image.crowd_underspecified_captions[k]
+        assert detailed["label"].startswith("detailed caption · score") and detailed["label"].endswith("gold")
+        assert view["correct"] is (record["scores"][0] > record["scores"][1]) and view["images"][0]["thumb"]
 
 
 def test_identification_with_and_without_the_normal_release(corpus: Path, tmp_path: Path,
@@ -222,6 +236,14 @@ def test_explanation_judged_with_a_test_judge(corpus: Path, tmp_path: Path) -> N
     parsed = [r["judge"] for r in records if r["judge"] is not None]
     assert random["metrics"]["judge_equivalent"] == 100 * sum(parsed) / len(parsed) < 100.0
     assert random["details"]["by_category"]["Zoology"]["judge_parse_failures"] >= 0
+    views = page_views(tmp_path / "random")  # samples.html: the explanation beside the references, the verdict
+    for view, record in zip(views, records):
+        texts = {t["label"]: t["text"] for t in view["texts"]}
+        assert texts["generated explanation"] == record["prediction"]
+        assert [texts[f"reference {k + 1}"] for k in range(len(record["references"]))] == record["references"]
+        verdict = {True: "equivalent", False: "not equivalent", None: "unparsed"}[record["judge"]]
+        assert view["correct"] is record["judge"] and view["fields"]["verdict"] == verdict
+    assert len({v["fields"]["verdict"] for v in views}) >= 2  # parsed and unparsed verdicts both shown
 
 
 def test_explanation_without_judge_or_proxy_asks_for_judge(corpus: Path, tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ import pytest
 
 from abduct import EvalConfig, run_evaluation
 from abduct.testing import TaskContract, main
+from abduct.testing.browser import page_views
 from abduct_var.loader import load_split
 from abduct_var.submission import load_submission, validate_against
 
@@ -55,11 +56,20 @@ def test_submission_is_valid_and_scores_as_the_run(corpus: Path, tmp_path: Path,
     assert set(details["per_position"]) == positions == set(details["by_position"])
     assert sum(row["n"] for row in details["by_position"].values()) == len(entries)
     assert "several videos" in details["by_videos"]  # the synthetic corpus has a two-video chain
-    examples = details["examples"]  # report.html shows generated sentences beside their references
+    chains = {x.id: x for x in examples}
+    for view, record in zip(page_views(tmp_path / "run"), records):  # samples.html: generated beside the chain
+        chain = chains[record["example_id"]]
+        generated, *events = view["texts"]
+        assert generated["text"] == record["prediction"] and [e["text"] for e in events] == \
+            [e.sentence.strip() for e in chain.counted]
+        assert "masked" in events[chain.hypothesis]["label"] and "this event" in events[record["position"]]["label"]
+        assert view["category"] == ("hypothesis" if record["is_hypothesis"] else "premise")
+        assert view["score"] == pytest.approx(record["metrics"]["cider"], abs=1e-4)
+    shown = details["examples"]  # report.html shows generated sentences beside their references
     sentences = {(e.sentence, e.gt_sentence) for e in entries}
-    assert examples and all((x["lines"][0].removeprefix("generated: "), x["lines"][1].removeprefix("reference: "))
-                            in sentences for x in examples)
-    assert examples[0]["lines"][0] in (tmp_path / "run" / "report.html").read_text().replace("&#x27;", "'")
+    assert shown and all((x["lines"][0].removeprefix("generated: "), x["lines"][1].removeprefix("reference: "))
+                         in sentences for x in shown)
+    assert shown[0]["lines"][0] in (tmp_path / "run" / "report.html").read_text().replace("&#x27;", "'")
     if which == "all":
         _check_intervals(results, tmp_path / "run")
 

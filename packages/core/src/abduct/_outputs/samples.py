@@ -7,16 +7,14 @@ Each record of ``predictions.jsonl`` becomes a *view*: ``{"id", "correct", "scor
 generic view reads the record's own fields. The views go into the page as JSON; the script of
 ``samples_page.js`` filters, sorts and pages them in the browser, its state in the URL hash.
 
-Images become JPEG thumbnails (a side cap, one file per source image, shared between samples)
-in ``samples/`` beside the page, so the page loads them by relative path from ``file://``.
-A run with more distinct images than ``MAX_THUMBNAILS`` shows the rest from their originals
-(a path relative to the page): the time and disk of a large run stay bounded
-(``benchmarks/samples_browser.py``).
+Images go into ``samples/`` beside the page, one file per distinct source image (``thumbnails``:
+small originals linked as they are, others as JPEG thumbnails), so the page loads them by
+relative path from ``file://``; past a cap, from their originals. The time and disk of a large
+run stay bounded (``benchmarks/samples_browser.py``).
 """
 
 from __future__ import annotations
 
-import hashlib
 import html
 import json
 import math
@@ -25,18 +23,13 @@ import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from PIL import Image
+from abduct._outputs.thumbnails import THUMB_DIR, Thumbnails
 
 SAMPLES_PAGE = "samples.html"
-THUMB_DIR = "samples"
-THUMB_SIDE = 320
-MAX_THUMBNAILS = 20_000
 CORRECT_KEYS = ("correct", "consistent", "hit", "right")
 GOLD_KEYS = ("gold", "label", "answer_index")
 CHOICE_KEYS = ("choice", "prediction", "predicted", "pred")
@@ -99,55 +92,16 @@ def sample_views(predictions: Iterable[Mapping[str, Any]], hook: SampleView | No
     return views, failed
 
 
-@dataclass
-class Thumbnails:
-    """Source image -> thumbnail name, written into ``folder`` (a temporary folder until published)."""
-
-    folder: Path
-    names: dict[str, str | None] = field(default_factory=dict)
-    sizes: dict[str, tuple[int, int]] = field(default_factory=dict)
-
-    def plan(self, views: list[dict[str, Any]]) -> list[str]:
-        for view in views:
-            for image in view.get("images") or []:
-                path = str(image.get("path", ""))
-                if path and path not in self.names:
-                    fits = len(self.names) < MAX_THUMBNAILS
-                    self.names[path] = hashlib.sha1(path.encode()).hexdigest()[:20] + ".jpg" if fits else None
-        return [p for p, n in self.names.items() if n is not None]
-
-    def make(self, source: str) -> None:
-        name = self.names[source]
-        assert name is not None
-        try:
-            with Image.open(source) as img:
-                img.draft("RGB", (THUMB_SIDE, THUMB_SIDE))  # JPEG decodes at a reduced scale: much faster
-                self.sizes[source] = img.size
-                thumb = img.convert("RGB")
-                thumb.thumbnail((THUMB_SIDE, THUMB_SIDE))
-                thumb.save(self.folder / name, "JPEG", quality=80)
-        except (OSError, ValueError):
-            self.names[source] = None  # unreadable: the page shows the path and says so
-
-
-def _original(path: str, out_dir: Path | None) -> str | None:
-    """The image itself, relative to the page (file:// resolves it), when it exists."""
-    source = Path(path)
-    if out_dir is None or not source.is_file():
-        return None
-    return Path(os.path.relpath(source.resolve(), out_dir.resolve())).as_posix()
-
-
-def _image_entries(views: list[dict[str, Any]], thumbs: Thumbnails, out_dir: Path | None) -> None:
-    """Give every image its thumbnail (past the cap: its original) and the size its boxes are measured in."""
+def _image_entries(views: list[dict[str, Any]], thumbs: Thumbnails) -> None:
+    """Give every image what the page loads for it, and the size its boxes are measured in."""
     for view in views:
         for image in view.get("images") or []:
             path = str(image.get("path", ""))
-            name = thumbs.names.get(path)
-            image["thumb"] = f"{THUMB_DIR}/{name}" if name else _original(path, out_dir)
-            size = thumbs.sizes.get(path)
-            if size is not None and "size" not in image:
-                image["size"] = list(size)
+            image["thumb"] = thumbs.shown.get(path)
+            if image.get("boxes") and "size" not in image:
+                size = thumbs.size(path)
+                if size is not None:
+                    image["size"] = list(size)
 
 
 def _script_json(value: Any) -> str:
@@ -156,20 +110,23 @@ def _script_json(value: Any) -> str:
 
 
 def render_samples(title: str, predictions: list[dict[str, Any]], hook: SampleView | None,
-                   out_dir: Path | None = None, workers: int = 4) -> tuple[str, Path | None]:
-    """The page (to sit in ``out_dir``) and a temporary folder of its thumbnails (None when it has no image); the
-    caller publishes both (``publish``) or removes the folder."""
+                   out_dir: Path | None = None, workers: int | None = None,
+                   cache: Path | None = None) -> tuple[str, Path | None]:
+    """The page (to sit in ``out_dir``) and a staging folder of its images (None when it has no
+    image; inside ``out_dir`` when that exists, so publishing it is a rename); the caller
+    publishes both (``publish``) or removes the folder. ``cache``: where thumbnails are kept across runs."""
     views, failed = sample_views(predictions, hook)
     thumbs = None
     if any(view.get("images") for view in views):
-        thumbs = Thumbnails(Path(tempfile.mkdtemp(prefix="abduct-samples-")))
+        staging = out_dir if out_dir is not None and out_dir.is_dir() else None
+        thumbs = Thumbnails(Path(tempfile.mkdtemp(prefix=f".{THUMB_DIR}-", dir=staging)), out_dir, cache)
         try:
-            with ThreadPoolExecutor(workers) as pool:  # PIL decodes and encodes outside the GIL
-                list(pool.map(thumbs.make, thumbs.plan(views)))
+            thumbs.plan(str(image.get("path", "")) for view in views for image in view.get("images") or [])
+            thumbs.make_all(workers)
         except BaseException:
             shutil.rmtree(thumbs.folder, ignore_errors=True)
             raise
-        _image_entries(views, thumbs, out_dir)
+        _image_entries(views, thumbs)
     note = f"the task's sample view failed on {failed} record(s); they show the generic view" if failed else ""
     return samples_page(title, views, note), thumbs.folder if thumbs is not None else None
 

@@ -30,6 +30,7 @@ from abduct.contract.spec import Settings, Spec
 from abduct.contract.task import Evaluation, Task
 from abduct.contract.traits import task_traits
 from abduct.contract.units import UnitScores
+from abduct.kit.cache import default_cache_dir
 from abduct.kit.distributed import Ranks, agree, eval_timeout_seconds, gather_objects, process_group, seed_everything
 from abduct.kit.io import atomic_write_bytes, atomic_write_text, ensure_writable_dir, require_dir
 
@@ -250,8 +251,9 @@ def _evaluate(config: EvalConfig, registry: Registry, ranks: Ranks) -> dict[str,
             results["judge"] = run.judge.describe()
         gather_objects(None, ranks)  # every rank has finished its units before rank 0 tidies up
         if ranks.is_main:
+            thumbnails = (config.cache_dir or default_cache_dir()) / "thumbnails" if config.use_cache else None
             write_outputs(config.out_dir, results, evaluation.predictions, run.artifacts, units,
-                          task_traits(task).sample_view)
+                          task_traits(task).sample_view, thumbnails)
             run.discard_partial()
     return results
 
@@ -284,12 +286,13 @@ def _intervals(units: dict[str, UnitScores], config: EvalConfig) -> tuple[dict[s
 
 def write_outputs(out_dir: Path, results: dict[str, Any], predictions: list[dict[str, Any]],
                   artifacts: dict[str, Any] | None = None, units: dict[str, UnitScores] | None = None,
-                  sample_view: SampleView | None = None) -> None:
+                  sample_view: SampleView | None = None, thumbnail_cache: Path | None = None) -> None:
     """Render every output first (a failure leaves nothing new behind), then write each
     atomically, results.json last: its presence marks a finished run. units.json holds each
     metric's per-unit data (``abduct compare`` pairs runs on it). A task's artifacts
     (``Run.write_artifact``) come first, so a finished run always has them. samples.html and
-    its thumbnails (``samples/``, staged in a temporary folder) show every sample."""
+    its thumbnails (``samples/``, staged in a temporary folder; kept across runs in
+    ``thumbnail_cache``) show every sample."""
     texts: dict[str, str | bytes] = {
         **{name: content if isinstance(content, bytes) else json.dumps(content, indent=2, allow_nan=False) + "\n"
            for name, content in (artifacts or {}).items()},
@@ -301,7 +304,7 @@ def write_outputs(out_dir: Path, results: dict[str, Any], predictions: list[dict
     }
     # rendered last (its thumbnails are files), and published before the page that points into them
     samples_page, thumbnails = render_samples(f"{results['task']} — {results['model']['spec']}", predictions,
-                                              sample_view, out_dir)
+                                              sample_view, out_dir, cache=thumbnail_cache)
     texts = {**{k: v for k, v in texts.items() if k != "results.json"}, SAMPLES_PAGE: samples_page,
              "results.json": texts["results.json"]}
     publish(out_dir, thumbnails)

@@ -72,6 +72,7 @@ from abduct.kit.shapes import (
     strictly_higher,
 )
 from abduct.kit.templates import check_template, fill
+from abduct.kit.views import gold_margin, ranks, scored_texts
 
 __all__ = [
     "Candidate", "Choice", "ContentKeys", "EmbeddingCache", "ExactMatch", "GenerationItem", "HubState",
@@ -85,4 +86,5 @@ __all__ = [
     "require_dir", "require_divisible_batch", "require_file", "require_new_or_regular", "score_generations", "seed_everything", "seed_for",
     "settings_from", "settings_options", "settings_signature", "sha256_file", "strictly_higher", "subgroup", "torch_seeded",
     "unique_index", "validate_inputs", "weights_unavailable",
+    "gold_margin", "ranks", "scored_texts",
 ]

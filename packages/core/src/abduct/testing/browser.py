@@ -93,3 +93,17 @@ def view(tab: Tab, html_file: Path, hash_: str = "") -> PageState:
         images: document.images.length,
         broken: Array.from(document.images).filter(i => !(i.naturalWidth > 0)).map(i => i.src)})""")
     return PageState(state["count"], state["ids"], state["broken"], state["images"], list(tab.errors), list(tab.outside))
+
+
+def page_views(run_dir: Path) -> list[dict[str, Any]]:
+    """The sample views a finished run's ``samples.html`` holds (what its script renders)."""
+    from abduct._outputs.samples import read_views
+
+    views = read_views(Path(run_dir))
+    assert views is not None, f"{run_dir} has no samples.html"
+    return views
+
+
+def rendered_text(tab: Tab) -> str:
+    """The text of the samples the page shows now (after ``view``)."""
+    return str(tab.page.inner_text("#samples"))

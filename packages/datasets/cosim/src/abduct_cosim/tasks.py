@@ -10,15 +10,16 @@ went without is listed in results.json (``inputs.ignored``). ``context=question_
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from abduct import COUNT, Evaluation, MetricInfo, RunContext, Settings, Spec, UnitScores, percent
-from abduct.kit import Choice, first_argmax, multiple_choice
+from abduct.kit import Choice, first_argmax, gold_margin, multiple_choice, scored_texts
 from abduct_cosim.breakdown import breakdowns, is_yes_no, sentence_bucket
 from abduct_cosim.loader import load_file, load_split, split_file
 from abduct_cosim.predictions import load_predictions
-from abduct_cosim.records import ContextMode
+from abduct_cosim.records import ContextMode, CosimRecord
 
 OPTIONAL_INPUTS = frozenset({"image", "context"})
 
@@ -35,9 +36,28 @@ class CosimTask:
     def __init__(self, context: ContextMode = "full", image_root: Path | None = None) -> None:
         self.context: ContextMode = context
         self.image_root = image_root
+        self._seen: dict[str, CosimRecord] = {}  # what the last run evaluated, for sample_view
+
+    def sample_view(self, record: Mapping[str, Any]) -> dict[str, Any] | None:
+        """samples.html: the image, the question, the initial response, the change, the four
+        responses with the model's scores and ranks (gold marked), the change type."""
+        seen = self._seen.get(str(record.get("id")))
+        if seen is None:
+            return None
+        scores = record.get("scores")
+        scores = scores if isinstance(scores, list) and len(scores) == len(seen.choices) else None
+        texts = [{"label": "question", "text": seen.question}, {"label": "initial response", "text": seen.answer_orig},
+                 {"label": "change", "text": seen.change}, *scored_texts("response", seen.choices, scores, seen.label)]
+        view: dict[str, Any] = {"images": [{"path": seen.image_path, "caption": f"{seen.folder}/{seen.img_fn}"}],
+                                "texts": texts, "category": seen.type,
+                                "fields": {"gold response": seen.label + 1, "change type": seen.type}}
+        if scores is not None:
+            view["margin"] = gold_margin(scores, seen.label)  # > 0: the gold response scored highest
+        return view
 
     def evaluate(self, run: RunContext) -> Evaluation:
         records = list(run.apply_limit(load_split(run.data_dir, run.split, self.image_root), "records"))
+        self._seen = {r.id: r for r in records}
         items = [Choice(r.id, r.visual(self.context), r.choices, r.label) for r in records]
         answers = multiple_choice(run, "cosim", items, per_unit=16)
         correct = {int(a["id"]): bool(a["correct"]) for a in answers}

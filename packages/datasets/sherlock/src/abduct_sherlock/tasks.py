@@ -49,6 +49,7 @@ from abduct_sherlock.build import group_by_image, region_iou
 from abduct_sherlock.keys import (
     AutoImage,
     ComparisonKey,
+    ComparisonSource,
     GTImage,
     LocalizationKey,
     RetrievalKey,
@@ -60,6 +61,7 @@ from abduct_sherlock.leaderboard import LeaderboardRow, read_instances
 from abduct_sherlock.loader import load_instances
 from abduct_sherlock.predictions import load_predictions
 from abduct_sherlock.records import OPTIONAL_INPUTS, SherlockInstance
+from abduct_sherlock.views import comparison_view, localization_view
 
 DATASET = "sherlock"  # the registered dataset, so that its options (--dataset sherlock,vg_root=...) apply
 
@@ -312,6 +314,14 @@ class LocalizationTask(SherlockTask):
     metric_info: dict[str, MetricInfo] = {
         "gt_accuracy": percent(), "auto_accuracy": percent(), "auto_oracle": reference(0.0, 100.0), "images": COUNT,
     }
+    _seen: dict[str, _ImageUnit] = {}  # what the last run evaluated, for sample_view
+
+    def sample_view(self, record: Mapping[str, Any]) -> dict[str, Any] | None:
+        """samples.html: the image with every GT box, each labelled with the box whose inference it got."""
+        unit = self._seen.get(str(record.get("image")))
+        if unit is None or unit.gt is None:
+            return None
+        return localization_view(unit.gt, dict(zip(unit.ids, unit.visuals)), dict(zip(unit.ids, unit.texts)), record)
 
     def evaluate(self, run: RunContext) -> Evaluation:
         _check_split(run)
@@ -327,6 +337,7 @@ class LocalizationTask(SherlockTask):
             if (run.data_dir / AUTOBOX_FILE).is_file():
                 data_files.append(run.data_dir / AUTOBOX_FILE)
         selected = run.apply_limit(units, "images")
+        self._seen = {u.image: u for u in selected}
 
         def score_image(u: _ImageUnit) -> list[dict[str, Any]]:
             scores = dict(zip(u.ids, engine.score_rows(u.visuals, u.texts).tolist()))
@@ -407,6 +418,16 @@ class ComparisonTask(SherlockTask):
     }
 
     sources_per_unit = 8
+    _seen: tuple[dict[str, ComparisonSource], dict[str, LeaderboardRow]] = ({}, {})  # for sample_view
+
+    def sample_view(self, record: Mapping[str, Any]) -> dict[str, Any] | None:
+        """samples.html: the source's image, region and clue, its candidates with scores and ratings."""
+        sources, rows = self._seen
+        source = sources.get(str(record.get("source")))
+        if source is None:
+            return None
+        tids = [tid for tid, _, _ in source.candidates]
+        return comparison_view(source, {t: rows[t].visual for t in tids}, {t: rows[t].inference for t in tids}, record)
 
     def evaluate(self, run: RunContext) -> Evaluation:
         _check_split(run)
@@ -423,6 +444,7 @@ class ComparisonTask(SherlockTask):
                 r = read[tid]
                 rows[tid] = replace(r, visual=clues.visual(r.visual, source.input_iid, files["answer_key"]))
         sources = run.apply_limit(key.sources, "source instances")
+        self._seen = ({s.input_iid: s for s in sources}, rows)
         batches = [sources[i : i + self.sources_per_unit] for i in range(0, len(sources), self.sources_per_unit)]
 
         def score_batch(batch: Sequence[Any]) -> list[dict[str, Any]]:

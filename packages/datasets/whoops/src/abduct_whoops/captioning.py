@@ -18,13 +18,15 @@ from typing import Any
 
 from abduct import Evaluation, GenerationRequest, RunContext, Settings, Spec, VisualInput, higher
 from abduct.kit import GenerationItem, generate
-from abduct_whoops.common import Records, declare, pool_of, select, tables_with_units
+from abduct_whoops.common import Records, declare, pool_of, tables_with_units
 from abduct_whoops.scoring import caption_scores, score_captions
+from abduct_whoops.views import WhoopsView
 
 PROMPT = "A short caption describing this image:"
 
 
-class CaptioningTask:
+class CaptioningTask(WhoopsView):
+    generated = "caption"
     default_split = "all"
     metric_info = declare({"bleu_4": higher(0.0, 100.0), "cider": higher(0.0, 1000.0)})
 
@@ -32,7 +34,7 @@ class CaptioningTask:
         self.folds = folds
 
     def evaluate(self, run: RunContext) -> Evaluation:
-        selection = select(run, self.folds)
+        selection = self._select(run, self.folds)
         usable = [image for image in selection.images if image.crowd_captions]
         keep = {image.image_id for image in usable}
         run.metric("bleu"), run.metric("cider")  # fail before generating when abduct-metrics is missing

@@ -39,7 +39,8 @@ from abduct import (
     percent,
 )
 from abduct.kit import GenerationItem, generate
-from abduct_whoops.common import Records, declare, pool_of, select, tables
+from abduct_whoops.common import Records, declare, pool_of, tables
+from abduct_whoops.views import WhoopsView
 
 PROMPT = "What makes this image weird? Explain in one sentence."
 QUESTION = "What makes this image weird?"
@@ -81,7 +82,8 @@ def explanation_units(records: Sequence[Mapping[str, Any]]) -> dict[str, UnitSco
     return units
 
 
-class ExplanationTask:
+class ExplanationTask(WhoopsView):
+    generated = "explanation"
     default_split = "all"
     metric_info = declare({"judge_equivalent": percent(), "bem": percent(),
                            **{f"bertscore_{k}": higher(-100.0, 100.0) for k in ("precision", "recall", "f1")}},
@@ -108,7 +110,7 @@ class ExplanationTask:
         return chosen
 
     def evaluate(self, run: RunContext) -> Evaluation:
-        selection = select(run, self.folds)
+        selection = self._select(run, self.folds)
         proxies = self._proxies(run)  # fail before generating
         judge = run.require_judge() if run.judged or not proxies else None
         records: Records = []

@@ -15,11 +15,12 @@ from typing import Any
 
 from abduct import Evaluation, RunContext, Settings, Spec, UnitScores, VisualInput, percent
 from abduct.kit import Candidate, TwoWay, compare_two
-from abduct_whoops.common import declare, select, tables
+from abduct_whoops.common import declare, tables
 from abduct_whoops.scoring import score_matching, specificity_values
+from abduct_whoops.views import WhoopsView
 
 
-class MatchingTask:
+class MatchingTask(WhoopsView):
     default_split = "all"
     metric_info = declare({"specificity": percent(chance=50.0)}, ("ties", "comparisons"))
 
@@ -27,7 +28,7 @@ class MatchingTask:
         self.folds = folds
 
     def evaluate(self, run: RunContext) -> Evaluation:
-        selection = select(run, self.folds)
+        selection = self._select(run, self.folds)
         items, owner = [], {}
         for image in selection.images:
             if not image.selected_caption:

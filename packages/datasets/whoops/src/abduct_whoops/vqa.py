@@ -17,13 +17,15 @@ from typing import Any
 
 from abduct import Evaluation, GenerationRequest, RunContext, Settings, Spec, VisualInput, percent
 from abduct.kit import GenerationItem, generate
-from abduct_whoops.common import Records, declare, pool_of, select, tables_with_units
+from abduct_whoops.common import Records, declare, pool_of, tables_with_units
 from abduct_whoops.scoring import score_vqa, vqa_scores
+from abduct_whoops.views import WhoopsView
 
 PROMPT = "Question: {question} Short answer:"
 
 
-class VqaTask:
+class VqaTask(WhoopsView):
+    generated = "answer"
     default_split = "all"
     metric_info = declare({"exact_match": percent(), "bem": percent()}, ("questions",))
 
@@ -32,7 +34,7 @@ class VqaTask:
         self.folds = folds
 
     def evaluate(self, run: RunContext) -> Evaluation:
-        selection = select(run, self.folds)
+        selection = self._select(run, self.folds)
         run.metric("exact-match")
         if self.bem_model is not None:
             run.metric("bem", model=self.bem_model)  # a bad model directory fails before generating

@@ -18,7 +18,7 @@ chain) and ``details["by_position"]`` (METEOR, ROUGE-L, CIDEr-D and n by positio
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -29,6 +29,7 @@ from abduct_var.loader import annotation_file, load_file, load_split
 from abduct_var.records import VarExample
 from abduct_var.scoring import BertScoreSettings, breakdown, event_key, score_entries, score_sets
 from abduct_var.submission import Entry, build_submission, load_submission
+from abduct_var.views import event_view
 
 Part = Literal["all", "hypothesis", "premise"]
 SUBMISSION = "submission.json"
@@ -83,10 +84,17 @@ class VarTask:
         self.videos = videos
         self.separate = separate
         self.bertscore = bertscore
+        self._seen: dict[str, VarExample] = {}  # what the last run evaluated, for sample_view
+
+    def sample_view(self, record: Mapping[str, Any]) -> dict[str, Any] | None:
+        """samples.html: the generated sentence beside the chain's references, the event's scores."""
+        example = self._seen.get(str(record.get("example_id")))
+        return event_view(example, record) if example is not None else None
 
     def evaluate(self, run: RunContext) -> Evaluation:
         every, file = load_split(run.data_dir, run.split)
         examples = list(run.apply_limit(every))
+        self._seen = {x.id: x for x in examples}
         videos = self.videos or run.data_dir / "videos"
         pool, pool_split = text_pool(run.data_dir, run.split, every)
         planned = items_for(examples, videos, self.part)

@@ -1,0 +1,58 @@
+"""What ``samples.html`` shows of a WHOOPS! record: the image, its commonsense category, and
+per task what the model produced beside what it is judged against: the generated caption,
+explanation or answer beside the references (with the judge's verdict and the proxy metrics
+where present), or, for matching, the detailed and the under-specified caption with their scores."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from abduct import RunContext
+from abduct.kit import scored_texts
+from abduct_whoops.common import Selection, select
+from abduct_whoops.records import WhoopsImage
+
+VERDICTS = {True: "equivalent", False: "not equivalent", None: "unparsed"}
+
+
+class WhoopsView:
+    """A WHOOPS! task's ``sample_view``: tasks select their images through ``_select``."""
+
+    generated = "output"  # what the model generates, for the labels
+    _seen: dict[str, WhoopsImage] = {}
+
+    def _select(self, run: RunContext, folds: Path | None) -> Selection:
+        selection = select(run, folds)
+        self._seen = {image.image_id: image for image in selection.images}
+        return selection
+
+    def sample_view(self, record: Mapping[str, Any]) -> dict[str, Any] | None:
+        image = self._seen.get(str(record.get("image_id")))
+        if image is None:
+            return None
+        view: dict[str, Any] = {"images": [{"path": image.path, "caption": image.image_id}],
+                                "category": image.commonsense_category, "fields": {}}
+        scores = record.get("scores")
+        if isinstance(scores, list) and len(scores) == 2 and "#" in str(record.get("id")):  # matching
+            under = image.crowd_underspecified_captions[int(str(record["id"]).rsplit("#", 1)[1])]
+            view["texts"] = scored_texts(["detailed caption", "under-specified caption"],
+                                         [image.selected_caption, under], scores, 0)
+            view["correct"], view["margin"] = scores[0] > scores[1], scores[0] - scores[1]
+            return view
+        if "prediction" not in record:
+            return None
+        texts = [{"label": "question", "text": str(record["question"])}] if "question" in record else []
+        texts.append({"label": f"generated {self.generated}", "text": str(record["prediction"])})
+        references = record.get("references") or ([record["answer"]] if "answer" in record else [])
+        texts += [{"label": f"reference {k + 1}", "text": str(text)} for k, text in enumerate(references)]
+        view["texts"] = texts
+        if "judge" in record:
+            view["fields"]["verdict"] = VERDICTS.get(record["judge"], str(record["judge"]))
+            view["correct"] = record["judge"] if isinstance(record["judge"], bool) else None
+            if record.get("judge_raw"):
+                texts.append({"label": "judge's answer", "text": str(record["judge_raw"])})
+        view["fields"].update({k: round(v, 4) for k, v in (record.get("metrics") or {}).items()
+                               if isinstance(v, float)})
+        return view
