@@ -302,3 +302,97 @@ def declared_violations(registry: Any, kinds: tuple[str, ...] = ("model", "task"
             if is_float(inner) and not any(isinstance(e, NonFinite) for e in extras):
                 yield OptionViolation(kind, name, factory, option.name, "nan")
 
+
+
+# -- served models: whole HTTP replies --------------------------------------------------------
+HOSTILE_RETRY_AFTER = ("nan", "-1", "inf", "-inf", "1e400", "0", "0.01", "", "99999999", "Wed, 21 Oct 2015 07:28:00 GMT",
+                       "1; drop", "\u00e9")
+HTTP_STATUSES = (200, 200, 200, 200, 201, 204, 301, 400, 401, 404, 408, 413, 429, 500, 503, 599, 600, 999)
+
+
+def http_replies(valid_body: Any) -> Any:
+    """A hypothesis strategy of whole HTTP replies (bytes) a broken or hostile server could send
+    for a request whose good answer is the JSON document ``valid_body``: any status (odd ones
+    too), a Retry-After that is NaN, negative, huge or a date, a Content-Length that is absent,
+    short, long, negative or text, a body that is ``valid_body`` mutated (NaN, Infinity and
+    1e400 included, see ``mutated_json``) or stray bytes, and now and then a status line that
+    is not HTTP at all."""
+    from hypothesis import strategies as st
+
+    bodies = st.one_of(mutated_json(valid_body), mutated_json(valid_body), st.binary(max_size=64),
+                       st.just(json.dumps(valid_body).encode()))
+
+    @st.composite
+    def reply(draw: Any) -> bytes:
+        body: bytes = draw(bodies)
+        status = draw(st.sampled_from(HTTP_STATUSES))
+        version = draw(st.sampled_from(["HTTP/1.1"] * 6 + ["HTTP/1.0", "HTTP/9.9", "\x00\x01 not HTTP"]))
+        headers = [("Content-Type", draw(st.sampled_from(["application/json", "text/html", "", "application/json; charset=latin-1"])))]
+        length = draw(st.sampled_from(["exact"] * 4 + ["absent", "short", "long", "-1", "text", "huge", "twice"]))
+        lengths = {"exact": [str(len(body))], "absent": [], "short": [str(max(0, len(body) - 5))],
+                   "long": [str(len(body) + 50)], "-1": ["-1"], "text": ["twelve"], "huge": [str(2**70)],
+                   "twice": [str(len(body)), str(len(body) + 1)]}[length]
+        headers += [("Content-Length", value) for value in lengths]
+        if draw(st.booleans()):
+            headers.append(("Retry-After", draw(st.sampled_from(HOSTILE_RETRY_AFTER))))
+        head = f"{version} {status} {draw(st.sampled_from(['OK', 'Error', '']))}\r\n"
+        head += "".join(f"{key}: {value}\r\n" for key, value in headers)
+        return head.encode("utf-8") + b"\r\n" + body
+
+    return reply()
+
+
+def finite_json_problem(text: str) -> str | None:
+    """Why ``text`` is not strict JSON holding only finite numbers (what a cache may keep), or None."""
+    def refuse(name: str) -> Any:
+        raise ValueError(f"{name} in the document")
+
+    def finite(number: str) -> float:
+        value = float(number)
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ValueError(f"{number} overflows")
+        return value
+
+    try:
+        json.loads(text, parse_constant=refuse, parse_float=finite)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+# -- arrays and region features ---------------------------------------------------------------
+def hostile_arrays(shape: tuple[int, ...]) -> Any:
+    """A hypothesis strategy of numpy arrays around ``shape``: the right shape or another
+    (transposed, flat, empty, an extra axis), a float, integer, boolean, complex or text dtype,
+    NaN and infinities here and there; or a plain scalar."""
+    import numpy as np
+    from hypothesis import strategies as st
+    from hypothesis.extra import numpy as hnp
+
+    shapes = st.sampled_from([shape, shape, shape, shape[::-1], (int(np.prod(shape)),), (0, *shape[1:]),
+                              (*shape, 1), ()])
+    dtypes = st.sampled_from([np.dtype("float32")] * 4 + [np.dtype(t) for t in ("float64", "float16", "int64", "uint8",
+                                                                                 "bool", "complex64", "<U3", "S3")])
+
+    @st.composite
+    def array(draw: Any) -> Any:
+        dtype, dims = draw(dtypes), draw(shapes)
+        if dtype.kind in "US":
+            return draw(hnp.arrays(dtype, dims, elements=st.sampled_from(["a", "1", "nan", ""]).map(
+                lambda s: s.encode() if dtype.kind == "S" else s)))
+        return draw(hnp.arrays(dtype, dims))  # floats: NaN and infinities included
+
+    return st.one_of(array(), array(), array(), st.sampled_from([0, 1.5, float("nan"), "x"]))
+
+
+def region_feature_records(boxes: int = 2, dim: int = 6) -> Any:
+    """A hypothesis strategy of one image's region features as a dict ``boxes``, ``features``,
+    ``image_w``, ``image_h`` (``hostile_arrays`` and hostile sizes; any key may be absent): what a
+    test writes into each features layout (tsv, h5, npz) to check that its reader loads it
+    correctly or refuses it in one line."""
+    from hypothesis import strategies as st
+
+    sizes = st.sampled_from([100, 40.0, 0, -1, float("nan"), float("inf"), "wide", "100", b"7", 1e300])
+    return st.fixed_dictionaries({}, optional={"boxes": hostile_arrays((boxes, 4)),
+                                               "features": hostile_arrays((boxes, dim)),
+                                               "image_w": sizes, "image_h": sizes})
