@@ -16,7 +16,7 @@ from abduct.kit.checkpoints import (
     log_rows_through,
     settings_signature,
 )
-from abduct.kit.cli import emit_json, option_pairs, report_problems, settings_from, settings_options, subgroup
+from abduct.kit.cli import SEED, emit_json, option_pairs, report_problems, settings_from, settings_options, subgroup
 from abduct.kit.content import ContentKeys, unique_index
 from abduct.kit.distributed import (
     PermutationStream,
@@ -75,7 +75,7 @@ from abduct.kit.templates import check_template, fill
 
 __all__ = [
     "Candidate", "Choice", "ContentKeys", "EmbeddingCache", "ExactMatch", "GenerationItem", "HubState",
-    "PermutationStream", "Ranks", "TextCache", "TwoWay", "accuracy", "append_log", "atomic_write_bytes",
+    "PermutationStream", "Ranks", "SEED", "TextCache", "TwoWay", "accuracy", "append_log", "atomic_write_bytes",
     "atomic_write_json", "atomic_write_jsonl", "atomic_write_text", "average_gradients", "batched",
     "check_resume_signature", "check_template", "compare_two", "current_ranks", "default_cache_dir", "emit_json",
     "ensure_writable_dir", "exact_match", "fill", "first_argmax", "generate", "honour_umask", "hub_access",

@@ -14,6 +14,8 @@ from abduct.contract.errors import AbductError
 from abduct.contract.spec import Settings
 
 F = TypeVar("F", bound=Callable[..., Any])
+# Every seed numpy, torch and random all accept: -1 or 2**80 would fail deep in numpy, a traceback.
+SEED = click.IntRange(0, 2**32 - 1)
 
 
 def settings_options(
@@ -22,7 +24,7 @@ def settings_options(
     """``--seed``, ``--batch-size`` and ``--device``; read them back with ``settings_from``."""
 
     def decorate(command: F) -> F:
-        command = click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")(command)
+        command = click.option("--seed", type=SEED, default=0, show_default=True, help="Random seed.")(command)
         command = click.option("--batch-size", type=click.IntRange(min=1), default=batch_size, show_default=True,
                                help=batch_help)(command)
         command = click.option("--device", default=device, show_default=True, callback=_check_device,

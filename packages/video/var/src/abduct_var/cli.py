@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from abduct.kit import settings_from, settings_options
+from abduct.kit import SEED, settings_from, settings_options
 
 
 @click.command("check")
@@ -51,7 +51,7 @@ def validate_submission(ctx: click.Context, predictions: Path, data_dir: Path, s
 @click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path), help="Output directory.")
 @click.option("--examples", type=click.IntRange(min=4), default=None,
               help="Training examples (val and test get a quarter each; default 96).")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 def synth(out_dir: Path, examples: int | None, seed: int) -> None:
     """Write a synthetic VAR corpus: short mp4 videos of moving coloured shapes and
     var_{train,val,test}_v1.0.json whose hypotheses follow from their premises."""
