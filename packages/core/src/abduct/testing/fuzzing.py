@@ -138,13 +138,15 @@ def _with_duplicate_key(doc: Any, path: Path_) -> str:
     return text.replace(json.dumps(marker), "{" + inner + ", " + json.dumps(key) + ": " + json.dumps(target[key]) + "}", 1)
 
 
-def mutated_json(valid: Any) -> Any:
-    """A hypothesis strategy of file contents (bytes) derived from the valid document ``valid``."""
+def mutated_json(valid: Any, *, max_int: int = 2**64) -> Any:
+    """A hypothesis strategy of file contents (bytes) derived from the valid document ``valid``.
+    ``max_int`` bounds the integers put in: a checkpoint config's test lowers it to sizes whose
+    network it can afford to build (a loader cannot tell 10**8 from a real vocabulary size)."""
     from hypothesis import strategies as st
 
     paths = list(_paths(valid))
     objects = [p for p in paths if _node(valid, p) and isinstance(_node(valid, p), dict)]
-    scalars = st.one_of(st.none(), st.booleans(), st.integers(-(2**64), 2**64),
+    scalars = st.one_of(st.none(), st.booleans(), st.integers(-max_int, max_int),
                         st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=12),
                         st.sampled_from(["", "0", "-1", "1e999", "../../etc/passwd", "a" * 300]))
     values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3)
@@ -265,6 +267,55 @@ def fuzz_cli_input(
             shutil.rmtree(workdir, ignore_errors=True)
 
     test.__doc__ = f"abduct {' '.join(argv(Path('DATA')))} ends cleanly on mutations of {target}"
+    return test
+
+
+def fuzz_checkpoint_file(
+    write_valid: Callable[[Path], Any],
+    target: str,
+    load: Callable[[Path], Any],
+    *,
+    max_examples: int = 15,
+    max_int: int = 2**12,
+    seed: int = 0,
+) -> Callable[[], None]:
+    """A pytest test: a checkpoint directory that ``write_valid(directory)`` writes, with its JSON
+    file ``target`` (a config, settings, metadata) mutated (``mutated_json``), either loads
+    through ``load(directory)`` or is refused by an ``AbductError`` of one line naming the
+    directory. The valid checkpoint must load, and some mutation must be refused (a loader
+    that checks nothing fails). ``max_int`` bounds the sizes put in, so what loads fits in memory."""
+
+    def test() -> None:
+        from hypothesis import HealthCheck, given, settings
+        from hypothesis import seed as fixed_seed
+
+        from abduct.contract.errors import AbductError
+
+        workdir = Path(tempfile.mkdtemp(prefix="abduct-fuzz-ckpt-"))
+        try:
+            write_valid(workdir)
+            file = workdir / target
+            load(workdir)  # the harness is sound
+            refused: list[str] = []
+
+            @fixed_seed(seed)
+            @settings(max_examples=max_examples, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+            @given(mutated_json(json.loads(file.read_text(encoding="utf-8")), max_int=max_int))
+            def check(content: bytes) -> None:
+                file.write_bytes(content)
+                try:
+                    load(workdir)
+                except AbductError as exc:
+                    message = str(exc)
+                    assert "\n" not in message and str(workdir) in message, f"{target} = {content[:300]!r}: {message}"
+                    refused.append(message)
+
+            check()
+            assert refused, f"no mutation of {target} was refused: the loader checks nothing"
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+    test.__doc__ = f"a checkpoint with a mutated {target} loads or fails in one line naming it"
     return test
 
 
