@@ -17,6 +17,11 @@ run's files or none of them::
 so a test of 40 examples costs about 40 CLI calls. The mutations start from the valid
 document: a value replaced by any JSON value (NaN and Infinity included), a key or item
 removed, a key repeated, the text cut short, stray bytes inserted, the file emptied.
+The other strategies and factories, each for one kind of input a package may add:
+``fuzz_checkpoint_file`` (a checkpoint's config or settings mutated: loads or one line),
+``http_replies`` (whole replies of a broken or hostile server, for served-model clients),
+``hostile_arrays`` and ``region_feature_records`` (arrays of wrong dtype, shape and NaN, for
+feature readers), ``declared_violations`` (each declared option's out-of-range values).
 hypothesis is needed only by the tests that call this (a test extra, not a dependency).
 """
 
