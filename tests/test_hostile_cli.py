@@ -194,6 +194,9 @@ CASES: list[tuple[str, list[str], Setup | None, str, str | None]] = [
                                "{case}/var"], both(copy("var"), replace("p.json", fifo)), "p.json", None),
     ("synth out a device", ["cosim", "synth", "--out", "{case}/o"], replace("o", null), "{case}/o", "o"),
 ]
+for kind, make in (("a FIFO", fifo), ("a device", zero), ("a directory", directory)):
+    CASES.append((f"nleye: an image {kind}", eval_argv("nleye-pairs", "{case}/nleye", model="dumb-pixel"),
+                  replace("nleye/images/s0000/hypothesis1.png", make, "nleye"), "hypothesis1.png", "out"))
 for task, (dataset, file) in DATASETS.items():
     name = file.split("/")[-1]
     CASES += [

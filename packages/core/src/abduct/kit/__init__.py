@@ -29,7 +29,7 @@ from abduct.kit.distributed import (
     seed_for,
     torch_seeded,
 )
-from abduct.kit.drawing import image_problem, load_rgb, render
+from abduct.kit.drawing import image_problem, load_rgb, render, require_regular_image
 from abduct.kit.io import (
     atomic_write_bytes,
     atomic_write_json,
@@ -82,7 +82,7 @@ __all__ = [
     "hub_cache_dir", "hub_file_cached", "image_problem", "load_rgb", "load_weights_only", "log_rows_through",
     "multiple_choice", "normalize_answer", "offline_requested", "option_pairs", "process_group", "progress",
     "reachable", "read_csv_cells", "read_published", "read_json", "read_keyed_predictions", "render", "report_problems",
-    "require_dir", "require_divisible_batch", "require_file", "require_new_or_regular", "score_generations", "seed_everything", "seed_for",
+    "require_dir", "require_divisible_batch", "require_file", "require_new_or_regular", "require_regular_image", "score_generations", "seed_everything", "seed_for",
     "settings_from", "settings_options", "settings_signature", "sha256_file", "strictly_higher", "subgroup", "torch_seeded",
     "unique_index", "validate_inputs", "weights_unavailable",
 ]
