@@ -16,7 +16,18 @@ from abduct.kit.checkpoints import (
     log_rows_through,
     settings_signature,
 )
-from abduct.kit.cli import SEED, emit_json, option_pairs, report_problems, settings_from, settings_options, subgroup
+from abduct.kit.cli import (
+    NON_NEGATIVE,
+    POSITIVE,
+    SEED,
+    FiniteFloat,
+    emit_json,
+    option_pairs,
+    report_problems,
+    settings_from,
+    settings_options,
+    subgroup,
+)
 from abduct.kit.content import ContentKeys, unique_index
 from abduct.kit.distributed import (
     PermutationStream,
@@ -74,7 +85,7 @@ from abduct.kit.shapes import (
 from abduct.kit.templates import check_template, fill
 
 __all__ = [
-    "Candidate", "Choice", "ContentKeys", "EmbeddingCache", "ExactMatch", "GenerationItem", "HubState",
+    "Candidate", "Choice", "ContentKeys", "EmbeddingCache", "ExactMatch", "FiniteFloat", "NON_NEGATIVE", "POSITIVE", "GenerationItem", "HubState",
     "PermutationStream", "Ranks", "SEED", "TextCache", "TwoWay", "accuracy", "append_log", "atomic_write_bytes",
     "atomic_write_json", "atomic_write_jsonl", "atomic_write_text", "average_gradients", "batched",
     "check_resume_signature", "check_template", "compare_two", "current_ranks", "default_cache_dir", "emit_json",
