@@ -15,7 +15,9 @@ from abduct._registry.registry import KINDS, get_registry
 from abduct.contract.errors import AbductError, describe_os_error
 from abduct.contract.spec import Spec
 from abduct.contract.traits import task_traits
-from abduct.kit.cli import emit_json, option_pairs, quiet_and_json, settings_from, settings_options
+from abduct.kit.cli import SEED, emit_json, option_pairs, quiet_and_json, settings_from, settings_options
+
+RESAMPLES = click.IntRange(0, 100_000)  # 1e23 resamples would run for ever; 1,000 is the default
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -114,7 +116,7 @@ def echo_values(values: dict[str, Any], indent: str = "", metric_info: dict[str,
               help="Replace a finished run of another configuration in --out (refused otherwise).")
 @click.option("--dataset", "datasets", multiple=True, metavar="SPEC",
               help="Options for a dataset the task reads, e.g. --dataset sherlock,vg_root=DIR (repeatable).")
-@click.option("--ci-resamples", type=click.IntRange(min=0), default=1000, show_default=True, metavar="N",
+@click.option("--ci-resamples", type=RESAMPLES, default=1000, show_default=True, metavar="N",
               help="Bootstrap resamples for each metric's 95% interval (seeded by --seed); 0 turns intervals off.")
 @quiet_and_json
 def eval_cmd(task: str, model: str, data_dir: Path, out_dir: Path, split: str | None, limit: int | None,
@@ -241,7 +243,7 @@ def metric_cmd(name: str, predictions: Path, references: Path, questions: Path |
 @click.option("--only", multiple=True, metavar="SECTION", help="Run only this section (repeatable; see `abduct demos`).")
 @click.option("--images", type=click.IntRange(min=8), default=None, help="Synthetic Sherlock corpus size in images.")
 @click.option("--steps", type=click.IntRange(min=1), default=None, help="Training steps (each section caps its own).")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 @quiet_and_json
 def demo_cmd(out_dir: Path | None, only: tuple[str, ...], images: int | None, steps: int | None, seed: int,
              quiet: bool, as_json: bool) -> None:
@@ -267,9 +269,9 @@ def demo_cmd(out_dir: Path | None, only: tuple[str, ...], images: int | None, st
 @click.option("--html", "html_out", type=click.Path(path_type=Path), default=None,
               help="Also write the comparison as a self-contained HTML page here.")
 @click.option("--no-published", is_flag=True, help="Leave out the papers' published rows.")
-@click.option("--ci-resamples", type=click.IntRange(min=0), default=1000, show_default=True, metavar="N",
+@click.option("--ci-resamples", type=RESAMPLES, default=1000, show_default=True, metavar="N",
               help="Resamples of each paired test (0: no tests).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the paired tests' resampling.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the paired tests' resampling.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def compare_cmd(run_dirs: tuple[Path, ...], html_out: Path | None, no_published: bool, ci_resamples: int, seed: int,
                 as_json: bool) -> None:

@@ -16,7 +16,18 @@ from abduct.kit.checkpoints import (
     log_rows_through,
     settings_signature,
 )
-from abduct.kit.cli import emit_json, option_pairs, report_problems, settings_from, settings_options, subgroup
+from abduct.kit.cli import (
+    NON_NEGATIVE,
+    POSITIVE,
+    SEED,
+    FiniteFloat,
+    emit_json,
+    option_pairs,
+    report_problems,
+    settings_from,
+    settings_options,
+    subgroup,
+)
 from abduct.kit.content import ContentKeys, unique_index
 from abduct.kit.distributed import (
     PermutationStream,
@@ -29,7 +40,7 @@ from abduct.kit.distributed import (
     seed_for,
     torch_seeded,
 )
-from abduct.kit.drawing import image_problem, load_rgb, render
+from abduct.kit.drawing import image_problem, load_rgb, render, require_regular_image
 from abduct.kit.io import (
     atomic_write_bytes,
     atomic_write_json,
@@ -75,15 +86,15 @@ from abduct.kit.templates import check_template, fill
 from abduct.kit.views import gold_margin, ranks, scored_texts
 
 __all__ = [
-    "Candidate", "Choice", "ContentKeys", "EmbeddingCache", "ExactMatch", "GenerationItem", "HubState",
-    "PermutationStream", "Ranks", "TextCache", "TwoWay", "accuracy", "append_log", "atomic_write_bytes",
+    "Candidate", "Choice", "ContentKeys", "EmbeddingCache", "ExactMatch", "FiniteFloat", "NON_NEGATIVE", "POSITIVE", "GenerationItem", "HubState",
+    "PermutationStream", "Ranks", "SEED", "TextCache", "TwoWay", "accuracy", "append_log", "atomic_write_bytes",
     "atomic_write_json", "atomic_write_jsonl", "atomic_write_text", "average_gradients", "batched",
     "check_resume_signature", "check_template", "compare_two", "current_ranks", "default_cache_dir", "emit_json",
     "ensure_writable_dir", "exact_match", "fill", "first_argmax", "generate", "honour_umask", "hub_access",
     "hub_cache_dir", "hub_file_cached", "image_problem", "load_rgb", "load_weights_only", "log_rows_through",
     "multiple_choice", "normalize_answer", "offline_requested", "option_pairs", "process_group", "progress",
     "reachable", "read_csv_cells", "read_published", "read_json", "read_keyed_predictions", "render", "report_problems",
-    "require_dir", "require_divisible_batch", "require_file", "require_new_or_regular", "score_generations", "seed_everything", "seed_for",
+    "require_dir", "require_divisible_batch", "require_file", "require_new_or_regular", "require_regular_image", "score_generations", "seed_everything", "seed_for",
     "settings_from", "settings_options", "settings_signature", "sha256_file", "strictly_higher", "subgroup", "torch_seeded",
     "unique_index", "validate_inputs", "weights_unavailable",
     "gold_margin", "ranks", "scored_texts",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -14,6 +15,23 @@ from abduct.contract.errors import AbductError
 from abduct.contract.spec import Settings
 
 F = TypeVar("F", bound=Callable[..., Any])
+# Every seed numpy, torch and random all accept: -1 or 2**80 would fail deep in numpy, a traceback.
+SEED = click.IntRange(0, 2**32 - 1)
+
+
+class FiniteFloat(click.FloatRange):
+    """A ``click.FloatRange`` that also refuses nan and ±inf (a range lets nan through, and
+    ``--lr nan`` trains a network of NaN without a word)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+
+POSITIVE = FiniteFloat(min=0, min_open=True)  # learning rates, epochs, rates, time limits
+NON_NEGATIVE = FiniteFloat(min=0)  # weight decay, margins
 
 
 def settings_options(
@@ -22,7 +40,7 @@ def settings_options(
     """``--seed``, ``--batch-size`` and ``--device``; read them back with ``settings_from``."""
 
     def decorate(command: F) -> F:
-        command = click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")(command)
+        command = click.option("--seed", type=SEED, default=0, show_default=True, help="Random seed.")(command)
         command = click.option("--batch-size", type=click.IntRange(min=1), default=batch_size, show_default=True,
                                help=batch_help)(command)
         command = click.option("--device", default=device, show_default=True, callback=_check_device,

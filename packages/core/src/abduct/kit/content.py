@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from collections.abc import Hashable, Sequence
 from typing import TypeVar
 
@@ -26,6 +27,8 @@ class ContentKeys:
             st = os.stat(path)
         except OSError:
             return "missing:" + path  # the model raises a clear error when it reads it
+        if not stat.S_ISREG(st.st_mode):  # a FIFO would block the hash, a device never end it
+            return "not-a-file:" + path
         key = (path, st.st_size, st.st_mtime_ns)
         if key not in self._file_hashes:
             digest = hashlib.sha256()

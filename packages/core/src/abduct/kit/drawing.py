@@ -6,6 +6,8 @@ so a 3 px outline is 3 px of the original whatever the model's resolution.
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageStat, UnidentifiedImageError
@@ -18,10 +20,22 @@ HIGHLIGHT_OUTLINE = (5, 255, 55, 255)  # #05ff37ff: opaque green
 OUTLINE_WIDTH = 3
 
 
+def require_regular_image(path: str | Path) -> str:
+    """``path``, unless it exists and is not a regular file: opening a FIFO blocks for ever and a
+    device never ends, so they are refused before PIL reads them (DataError naming the file)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return str(path)  # missing or a symlink loop: the opener's own error names it
+    if not stat.S_ISREG(mode):
+        raise DataError("image is not a regular file (a directory, FIFO or device)", file=str(path))
+    return str(path)
+
+
 def load_rgb(path: str) -> Image.Image:
     """Decode an image file as RGB; a missing or unreadable file raises DataError naming it."""
     try:
-        with Image.open(path) as image:
+        with Image.open(require_regular_image(path)) as image:
             return image.convert("RGB")
     except FileNotFoundError:
         raise DataError("image file not found", file=path) from None
@@ -35,7 +49,7 @@ def image_problem(path: str | Path, size: tuple[int, int] | None = None) -> str 
     """What a data check reports about one image file: missing, undecodable, or (given the
     size an annotation states) another size; None when it is fine."""
     if not Path(path).is_file():
-        return f"image missing: {path}"
+        return f"image missing: {path}" if not Path(path).exists() else f"image not a regular file: {path}"
     try:
         with Image.open(path) as image:
             found = image.size

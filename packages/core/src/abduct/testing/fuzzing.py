@@ -17,6 +17,11 @@ run's files or none of them::
 so a test of 40 examples costs about 40 CLI calls. The mutations start from the valid
 document: a value replaced by any JSON value (NaN and Infinity included), a key or item
 removed, a key repeated, the text cut short, stray bytes inserted, the file emptied.
+The other strategies and factories, each for one kind of input a package may add:
+``fuzz_checkpoint_file`` (a checkpoint's config or settings mutated: loads or one line),
+``http_replies`` (whole replies of a broken or hostile server, for served-model clients),
+``hostile_arrays`` and ``region_feature_records`` (arrays of wrong dtype, shape and NaN, for
+feature readers), ``declared_violations`` (each declared option's out-of-range values).
 hypothesis is needed only by the tests that call this (a test extra, not a dependency).
 """
 
@@ -138,13 +143,15 @@ def _with_duplicate_key(doc: Any, path: Path_) -> str:
     return text.replace(json.dumps(marker), "{" + inner + ", " + json.dumps(key) + ": " + json.dumps(target[key]) + "}", 1)
 
 
-def mutated_json(valid: Any) -> Any:
-    """A hypothesis strategy of file contents (bytes) derived from the valid document ``valid``."""
+def mutated_json(valid: Any, *, max_int: int = 2**64) -> Any:
+    """A hypothesis strategy of file contents (bytes) derived from the valid document ``valid``.
+    ``max_int`` bounds the integers put in: a checkpoint config's test lowers it to sizes whose
+    network it can afford to build (a loader cannot tell 10**8 from a real vocabulary size)."""
     from hypothesis import strategies as st
 
     paths = list(_paths(valid))
     objects = [p for p in paths if _node(valid, p) and isinstance(_node(valid, p), dict)]
-    scalars = st.one_of(st.none(), st.booleans(), st.integers(-(2**64), 2**64),
+    scalars = st.one_of(st.none(), st.booleans(), st.integers(-max_int, max_int),
                         st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=12),
                         st.sampled_from(["", "0", "-1", "1e999", "../../etc/passwd", "a" * 300]))
     values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3)
@@ -268,6 +275,55 @@ def fuzz_cli_input(
     return test
 
 
+def fuzz_checkpoint_file(
+    write_valid: Callable[[Path], Any],
+    target: str,
+    load: Callable[[Path], Any],
+    *,
+    max_examples: int = 15,
+    max_int: int = 2**12,
+    seed: int = 0,
+) -> Callable[[], None]:
+    """A pytest test: a checkpoint directory that ``write_valid(directory)`` writes, with its JSON
+    file ``target`` (a config, settings, metadata) mutated (``mutated_json``), either loads
+    through ``load(directory)`` or is refused by an ``AbductError`` of one line naming the
+    directory. The valid checkpoint must load, and some mutation must be refused (a loader
+    that checks nothing fails). ``max_int`` bounds the sizes put in, so what loads fits in memory."""
+
+    def test() -> None:
+        from hypothesis import HealthCheck, given, settings
+        from hypothesis import seed as fixed_seed
+
+        from abduct.contract.errors import AbductError
+
+        workdir = Path(tempfile.mkdtemp(prefix="abduct-fuzz-ckpt-"))
+        try:
+            write_valid(workdir)
+            file = workdir / target
+            load(workdir)  # the harness is sound
+            refused: list[str] = []
+
+            @fixed_seed(seed)
+            @settings(max_examples=max_examples, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+            @given(mutated_json(json.loads(file.read_text(encoding="utf-8")), max_int=max_int))
+            def check(content: bytes) -> None:
+                file.write_bytes(content)
+                try:
+                    load(workdir)
+                except AbductError as exc:
+                    message = str(exc)
+                    assert "\n" not in message and str(workdir) in message, f"{target} = {content[:300]!r}: {message}"
+                    refused.append(message)
+
+            check()
+            assert refused, f"no mutation of {target} was refused: the loader checks nothing"
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+    test.__doc__ = f"a checkpoint with a mutated {target} loads or fails in one line naming it"
+    return test
+
+
 @dataclass(frozen=True)
 class OptionViolation:
     """A value just outside one option's declared range: what ``bind_options`` must refuse."""
@@ -302,3 +358,97 @@ def declared_violations(registry: Any, kinds: tuple[str, ...] = ("model", "task"
             if is_float(inner) and not any(isinstance(e, NonFinite) for e in extras):
                 yield OptionViolation(kind, name, factory, option.name, "nan")
 
+
+
+# -- served models: whole HTTP replies --------------------------------------------------------
+HOSTILE_RETRY_AFTER = ("nan", "-1", "inf", "-inf", "1e400", "0", "0.01", "", "99999999", "Wed, 21 Oct 2015 07:28:00 GMT",
+                       "1; drop", "\u00e9")
+HTTP_STATUSES = (200, 200, 200, 200, 201, 204, 301, 400, 401, 404, 408, 413, 429, 500, 503, 599, 600, 999)
+
+
+def http_replies(valid_body: Any) -> Any:
+    """A hypothesis strategy of whole HTTP replies (bytes) a broken or hostile server could send
+    for a request whose good answer is the JSON document ``valid_body``: any status (odd ones
+    too), a Retry-After that is NaN, negative, huge or a date, a Content-Length that is absent,
+    short, long, negative or text, a body that is ``valid_body`` mutated (NaN, Infinity and
+    1e400 included, see ``mutated_json``) or stray bytes, and now and then a status line that
+    is not HTTP at all."""
+    from hypothesis import strategies as st
+
+    bodies = st.one_of(mutated_json(valid_body), mutated_json(valid_body), st.binary(max_size=64),
+                       st.just(json.dumps(valid_body).encode()))
+
+    @st.composite
+    def reply(draw: Any) -> bytes:
+        body: bytes = draw(bodies)
+        status = draw(st.sampled_from(HTTP_STATUSES))
+        version = draw(st.sampled_from(["HTTP/1.1"] * 6 + ["HTTP/1.0", "HTTP/9.9", "\x00\x01 not HTTP"]))
+        headers = [("Content-Type", draw(st.sampled_from(["application/json", "text/html", "", "application/json; charset=latin-1"])))]
+        length = draw(st.sampled_from(["exact"] * 4 + ["absent", "short", "long", "-1", "text", "huge", "twice"]))
+        lengths = {"exact": [str(len(body))], "absent": [], "short": [str(max(0, len(body) - 5))],
+                   "long": [str(len(body) + 50)], "-1": ["-1"], "text": ["twelve"], "huge": [str(2**70)],
+                   "twice": [str(len(body)), str(len(body) + 1)]}[length]
+        headers += [("Content-Length", value) for value in lengths]
+        if draw(st.booleans()):
+            headers.append(("Retry-After", draw(st.sampled_from(HOSTILE_RETRY_AFTER))))
+        head = f"{version} {status} {draw(st.sampled_from(['OK', 'Error', '']))}\r\n"
+        head += "".join(f"{key}: {value}\r\n" for key, value in headers)
+        return head.encode("utf-8") + b"\r\n" + body
+
+    return reply()
+
+
+def finite_json_problem(text: str) -> str | None:
+    """Why ``text`` is not strict JSON holding only finite numbers (what a cache may keep), or None."""
+    def refuse(name: str) -> Any:
+        raise ValueError(f"{name} in the document")
+
+    def finite(number: str) -> float:
+        value = float(number)
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ValueError(f"{number} overflows")
+        return value
+
+    try:
+        json.loads(text, parse_constant=refuse, parse_float=finite)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+# -- arrays and region features ---------------------------------------------------------------
+def hostile_arrays(shape: tuple[int, ...]) -> Any:
+    """A hypothesis strategy of numpy arrays around ``shape``: the right shape or another
+    (transposed, flat, empty, an extra axis), a float, integer, boolean, complex or text dtype,
+    NaN and infinities here and there; or a plain scalar."""
+    import numpy as np
+    from hypothesis import strategies as st
+    from hypothesis.extra import numpy as hnp
+
+    shapes = st.sampled_from([shape, shape, shape, shape[::-1], (int(np.prod(shape)),), (0, *shape[1:]),
+                              (*shape, 1), ()])
+    dtypes = st.sampled_from([np.dtype("float32")] * 4 + [np.dtype(t) for t in ("float64", "float16", "int64", "uint8",
+                                                                                 "bool", "complex64", "<U3", "S3")])
+
+    @st.composite
+    def array(draw: Any) -> Any:
+        dtype, dims = draw(dtypes), draw(shapes)
+        if dtype.kind in "US":
+            return draw(hnp.arrays(dtype, dims, elements=st.sampled_from(["a", "1", "nan", ""]).map(
+                lambda s: s.encode() if dtype.kind == "S" else s)))
+        return draw(hnp.arrays(dtype, dims))  # floats: NaN and infinities included
+
+    return st.one_of(array(), array(), array(), st.sampled_from([0, 1.5, float("nan"), "x"]))
+
+
+def region_feature_records(boxes: int = 2, dim: int = 6) -> Any:
+    """A hypothesis strategy of one image's region features as a dict ``boxes``, ``features``,
+    ``image_w``, ``image_h`` (``hostile_arrays`` and hostile sizes; any key may be absent): what a
+    test writes into each features layout (tsv, h5, npz) to check that its reader loads it
+    correctly or refuses it in one line."""
+    from hypothesis import strategies as st
+
+    sizes = st.sampled_from([100, 40.0, 0, -1, float("nan"), float("inf"), "wide", "100", b"7", 1e300])
+    return st.fixed_dictionaries({}, optional={"boxes": hostile_arrays((boxes, 4)),
+                                               "features": hostile_arrays((boxes, dim)),
+                                               "image_w": sizes, "image_h": sizes})

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from abduct.kit import SEED
+
 
 @click.command("check")
 @click.option("--data", "data_dir", required=True, type=click.Path(path_type=Path), help="Dataset directory.")
@@ -27,7 +29,7 @@ def check(ctx: click.Context, data_dir: Path, image_root: Path | None, no_images
 @click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path), help="Output directory.")
 @click.option("--train", type=click.IntRange(min=1), default=None, help="Training records (default 90).")
 @click.option("--val", type=click.IntRange(min=1), default=None, help="Validation records (default 60).")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 def synth(out_dir: Path, train: int | None, val: int | None, seed: int) -> None:
     """Write a synthetic corpus in the exact release schema (train.json, val.json, images)."""
     from abduct_cosim.synth import DEFAULT_TRAIN, DEFAULT_VAL, synthesize

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from abduct.kit import SEED
+
 
 @click.command("check")
 @click.option("--data", "data_dir", required=True, type=click.Path(path_type=Path), help="Dataset directory.")
@@ -23,7 +25,7 @@ def check(ctx: click.Context, data_dir: Path, as_json: bool) -> None:
 @click.command("synth")
 @click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path), help="Output directory.")
 @click.option("--samples", type=click.IntRange(min=1), default=None, help="Triplets (default 36).")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 def synth(out_dir: Path, samples: int | None, seed: int) -> None:
     """Write a synthetic corpus (test_set.csv and images/<sample_id>/*.png) with a learnable rule."""
     from abduct_nleye.synth import DEFAULT_SAMPLES, synthesize

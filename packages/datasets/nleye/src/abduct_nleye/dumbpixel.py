@@ -13,10 +13,11 @@ import numpy as np
 from PIL import Image
 
 from abduct import AbductError, Settings, Spec, VisualInput
+from abduct.kit import require_regular_image
 
 
 def corner_brightness(path: str) -> float:
-    with Image.open(path) as image:
+    with Image.open(require_regular_image(path)) as image:
         pixel = image.convert("RGB").getpixel((0, 0))
     assert isinstance(pixel, tuple)
     return float(sum(pixel[:3])) / (3 * 255.0)

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from abduct.kit import settings_from, settings_options
+from abduct.kit import SEED, settings_from, settings_options
 
 
 @click.command("check")
@@ -31,7 +31,7 @@ def check(ctx: click.Context, data_dir: Path, vg_root: Path | None, vcr_root: Pa
 @click.command("synth")
 @click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path), help="Output directory.")
 @click.option("--images", type=click.IntRange(min=3), default=None, help="Number of images (default 300).")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option("--chunk-size", type=click.IntRange(min=2), default=None,
               help="Target instances per retrieval chunk (default 120): the validation images split into the "
                    "nearest whole number of balanced chunks (the default corpus: 2 chunks of 145 and 147).")

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from abduct.kit import SEED
+
 
 @click.command("check")
 @click.option("--data", "data_dir", required=True, type=click.Path(path_type=Path), help="Dataset directory.")
@@ -24,7 +26,7 @@ def check(ctx: click.Context, data_dir: Path, normal_images: Path | None, as_jso
 @click.command("folds")
 @click.option("--data", "data_dir", required=True, type=click.Path(path_type=Path), help="Dataset directory.")
 @click.option("--out", "out", required=True, type=click.Path(path_type=Path), help="JSON file to write.")
-@click.option("--seed", type=int, default=None, help="Fold seed (default 2023, the documented one).")
+@click.option("--seed", type=SEED, default=None, help="Fold seed (default 2023, the documented one).")
 def folds(data_dir: Path, out: Path, seed: int | None) -> None:
     """Write the 5 cross-validation folds (60/20/20 train/val/test each) to a JSON file."""
     from abduct_whoops.loader import load_release
@@ -40,7 +42,7 @@ def folds(data_dir: Path, out: Path, seed: int | None) -> None:
 @click.command("synth")
 @click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path), help="Output directory.")
 @click.option("--images", type=click.IntRange(min=5), default=None, help="Images (default 40).")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 def synth(out_dir: Path, images: int | None, seed: int) -> None:
     """Write a synthetic corpus (release schema, images, identification release) with a learnable rule."""
     from abduct_whoops.synth import DEFAULT_IMAGES, synthesize

@@ -43,15 +43,22 @@ def _records(run_dir: Path) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
     return task, records, results
 
 
-def predictions_by_image(task: str, records: list[dict[str, Any]]) -> dict[str, str]:
-    """The ``predictions`` cell of each image id, from a run's records."""
-    if task in ("whoops-captioning", "whoops-explanation"):
-        return {str(r["image_id"]): str(r["prediction"]) for r in records}
+def predictions_by_image(task: str, records: list[dict[str, Any]], path: Path | None = None) -> dict[str, str]:
+    """The ``predictions`` cell of each image id, from a run's records (``path``: their file,
+    named with the line of a record that is not what a run of ``task`` writes)."""
+    cells: dict[str, str] = {}
     grouped: dict[str, list[tuple[int, Any]]] = {}
-    for r in records:
-        k = int(str(r["id"]).rsplit("#", 1)[1])
-        grouped.setdefault(str(r["image_id"]), []).append((k, r["prediction"] if task == "whoops-vqa" else r["scores"]))
-    return {image_id: json.dumps([v for _, v in sorted(values)]) for image_id, values in grouped.items()}
+    for line, r in enumerate(records, start=1):
+        try:
+            if task in ("whoops-captioning", "whoops-explanation"):
+                cells[str(r["image_id"])] = str(r["prediction"])
+                continue
+            k = int(str(r["id"]).rsplit("#", 1)[1])
+            grouped.setdefault(str(r["image_id"]), []).append((k, r["prediction"] if task == "whoops-vqa" else r["scores"]))
+        except (KeyError, IndexError, TypeError, ValueError) as exc:
+            raise DataError(f"is not a {task} prediction ({type(exc).__name__}: {exc})",
+                            file=path or "predictions", record=f"line {line}") from None
+    return cells or {image_id: json.dumps([v for _, v in sorted(values)]) for image_id, values in grouped.items()}
 
 
 def _cells(image: WhoopsImage) -> dict[str, str]:
@@ -69,7 +76,7 @@ def write_submission(run_dir: Path, out: Path, data_dir: Path | None = None) -> 
     task, records, results = _records(Path(run_dir))
     data = Path(data_dir) if data_dir is not None else Path(str(results.get("data", {}).get("dir", "")))
     release = load_release(data)
-    cells = predictions_by_image(task, records)
+    cells = predictions_by_image(task, records, Path(run_dir) / "predictions.jsonl")
     for image in release.images:
         if image.image_id not in cells:
             raise AbductError(f"the run in {run_dir} has no prediction for image {image.image_id} (it covers "

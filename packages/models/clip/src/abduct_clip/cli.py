@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from abduct.kit import settings_from, settings_options
+from abduct.kit import NON_NEGATIVE, POSITIVE, settings_from, settings_options
 
 
 @click.command("clip")
@@ -21,8 +21,8 @@ from abduct.kit import settings_from, settings_options
 @click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path), help="Checkpoint directory.")
 @click.option("--steps", type=click.IntRange(min=1), default=3000, show_default=True)
 @settings_options(device="auto", batch_size=64, batch_help="Global batch size.")
-@click.option("--lr", type=float, default=1e-5, show_default=True)
-@click.option("--weight-decay", type=float, default=0.2, show_default=True)
+@click.option("--lr", type=POSITIVE, default=1e-5, show_default=True)
+@click.option("--weight-decay", type=NON_NEGATIVE, default=0.2, show_default=True)
 @click.option("--warmup", type=click.IntRange(min=0), default=500, show_default=True, help="Linear warm-up steps.")
 @click.option("--multitask", is_flag=True, help="Train on clues and inferences (prefixes 'clue: '/'inference: ').")
 @click.option("--no-augment", is_flag=True, help="Turn off the random crop/flip/colour augmentation.")

@@ -108,7 +108,11 @@ def make_lmms(spec: Spec, settings: Settings, **model_args: str) -> LmmsModel:
         raise AbductError(f"lmms takes no @tag (got '@{spec.tag}'); name the model as lmms:MODEL")
     if not spec.argument:
         raise AbductError("lmms needs an lmms-eval model name: lmms:MODEL[,key=value...] (e.g. lmms:llava_hf,pretrained=DIR)")
-    from lmms_eval import models
+    try:
+        from lmms_eval import models
+    except ImportError as exc:  # a declared dependency, but an environment can lack it or break it
+        raise AbductError(f"lmms:{spec.argument} needs lmms-eval, which cannot be imported here ({exc}); "
+                          "pip install abduct-lmms") from None
 
     if spec.argument not in models.list_available_models(include_aliases=True):
         raise AbductError(f"lmms-eval has no model '{spec.argument}' (see lmms_eval.models.list_available_models())")

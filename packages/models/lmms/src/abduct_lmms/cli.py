@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from abduct.kit import SEED
+
 
 @click.command("lmms-eval")
 @click.argument("tasks", nargs=-1, required=True)
@@ -13,7 +15,7 @@ import click
 @click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path), help="Folder for the task folders.")
 @click.option("--split", default=None, help="Split (default: each task's own).")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="The task's --limit, as in abduct eval.")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 def export_lmms_eval(tasks: tuple[str, ...], data_dir: Path, out_dir: Path, split: str | None, limit: int | None,
                      seed: int) -> None:
     """Write an lmms-eval task folder for each TASK (run it with lmms-eval --include_path OUT

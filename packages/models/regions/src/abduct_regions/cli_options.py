@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
-from abduct.kit import settings_options
+from abduct.kit import NON_NEGATIVE, POSITIVE, settings_options
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -25,11 +25,11 @@ def train_options(*, model: str, tasks: tuple[str, ...]) -> Callable[[F], F]:
             click.option("--model", default=model, show_default=True, help="Starting model spec."),
             click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path), help="Checkpoint directory."),
             click.option("--steps", type=click.IntRange(min=1), default=1000, show_default=True),
-            click.option("--lr", type=float, default=5e-5, show_default=True),
-            click.option("--weight-decay", type=float, default=0.01, show_default=True),
+            click.option("--lr", type=POSITIVE, default=5e-5, show_default=True),
+            click.option("--weight-decay", type=NON_NEGATIVE, default=0.01, show_default=True),
             click.option("--warmup", type=click.IntRange(min=0), default=100, show_default=True,
                          help="Linear warm-up steps."),
-            click.option("--margin", type=float, default=0.2, show_default=True, help="Triplet-loss margin."),
+            click.option("--margin", type=NON_NEGATIVE, default=0.2, show_default=True, help="Triplet-loss margin."),
             click.option("--checkpoint-every", type=click.IntRange(min=1), default=200, show_default=True),
             click.option("--val-limit", type=click.IntRange(min=2), default=64, show_default=True,
                          help="Validate on the first N validation examples (a cross-encoder scores N x N pairs per chunk)."),

@@ -53,6 +53,8 @@ def _checked(file: Path, image: str, boxes: Any, features: Any, width: Any, heig
     arrays = {}
     for name, value in (("boxes", boxes), ("features", features)):
         try:
+            if np.asarray(value).dtype.kind not in "iuf":  # complex would lose its imaginary part, text or bools mean nothing
+                raise TypeError
             arrays[name] = np.asarray(value, dtype=np.float32)
         except (TypeError, ValueError):
             raise DataError(f"is not numbers (dtype {getattr(value, 'dtype', type(value).__name__)})", file=file,
@@ -143,8 +145,8 @@ class FeatureFile:
         where = {"file": self.path, "record": f"image {image}"}
         try:
             count = int(named["num_boxes"])
-            width = float(named.get("image_w") or named["img_w"])
-            height = float(named.get("image_h") or named["img_h"])
+            width = float(named["image_w"] if "image_w" in named else named["img_w"])  # "" is no width: refused
+            height = float(named["image_h"] if "image_h" in named else named["img_h"])
         except ValueError as exc:
             raise DataError(f"a size or box count is not a number ({exc})", **where) from None  # type: ignore[arg-type]
         decoded = {}

@@ -23,7 +23,7 @@ import numpy as np
 from PIL import Image
 
 from abduct import AbductError, VisualInput
-from abduct.kit import ContentKeys, EmbeddingCache
+from abduct.kit import ContentKeys, EmbeddingCache, require_regular_image
 from abduct_regions.extractor import RoIExtractor
 from abduct_regions.feature_files import FeatureFile, image_id
 from abduct_regions.positions import normalise_boxes
@@ -83,7 +83,7 @@ class RegionFeaturizer:
 
     def _image_size(self, media: str) -> tuple[int, int]:
         try:
-            with Image.open(media) as image:
+            with Image.open(require_regular_image(media)) as image:
                 return image.size
         except (OSError, ValueError) as exc:
             raise AbductError(f"{media}: cannot read the image ({type(exc).__name__}: {exc})") from None
@@ -100,7 +100,7 @@ class RegionFeaturizer:
         todo = [i for i, row in enumerate(found) if row is None]
         if todo:
             try:
-                with Image.open(media) as image:
+                with Image.open(require_regular_image(media)) as image:
                     fresh = self.extractor.features(image, boxes[todo])
             except (OSError, ValueError) as exc:
                 raise AbductError(f"{media}: cannot read the image ({type(exc).__name__}: {exc})") from None

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from abduct.kit import settings_from, settings_options
+from abduct.kit import POSITIVE, settings_from, settings_options
 
 
 @click.command("t5")
@@ -18,10 +18,10 @@ from abduct.kit import settings_from, settings_options
 @click.option("--model", "model", default="t5:tiny", show_default=True,
               help="Starting model: t5:tiny, t5:DIR (a Hugging Face directory) or t5:NAME (a hub name).")
 @click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path), help="Checkpoint directory.")
-@click.option("--epochs", type=click.FloatRange(min=0, min_open=True), default=5.0, show_default=True)
+@click.option("--epochs", type=POSITIVE, default=5.0, show_default=True)
 @click.option("--steps", type=click.IntRange(min=1), default=None, help="Train this many steps (overrides --epochs).")
 @settings_options(device="auto", batch_size=32, batch_help="Global batch size.")
-@click.option("--lr", type=float, default=1e-3, show_default=True, help="Adafactor learning rate (constant).")
+@click.option("--lr", type=POSITIVE, default=1e-3, show_default=True, help="Adafactor learning rate (constant).")
 @click.option("--template", default="clue: {context}", show_default=True, help="Prompt; {context} is the clue.")
 @click.option("--eval-every", type=click.IntRange(min=1), default=None,
               help="Steps between validations and checkpoints (default: once an epoch).")

@@ -134,7 +134,7 @@ class UniterFamily:
             with torch.random.fork_rng(devices=[]):
                 torch.manual_seed(seed)
                 net = UniterScoringNet(config, img_dim=img_dim)
-        except (ValueError, TypeError, RuntimeError) as exc:
+        except Exception as exc:  # transformers' strict config fields raise their own error type
             raise AbductError(f"{config_file}: not a UNITER configuration ({str(exc).splitlines()[0]})") from None
         state, _ = official_keys(_read_weights(directory))
         missing, unexpected = state_dict_problems(net, state)

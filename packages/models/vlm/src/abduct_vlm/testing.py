@@ -19,8 +19,10 @@ log-probabilities when asked, waits ``latency`` seconds per request, serves at m
 - ``"nan_logprob"``: a 200 whose JSON holds ``NaN`` (as some servers write it);
 - ``"slow_drip"``: a 200 whose body comes one byte every ``hang / 20`` seconds.
 
-``always`` makes one fault permanent. ``requests`` holds every body received, ``served`` the
-number answered normally, ``peak`` the most requests in flight at once.
+``raw`` queues whole replies, bytes written as they are (status line, headers, body: anything a
+broken or hostile server could send), one per request before any fault; the property tests
+draw them from ``abduct.testing.fuzzing.http_replies``. ``always`` makes one fault permanent.
+``requests`` holds every body received, ``served`` the number answered normally, ``peak`` the most requests in flight at once.
 
     with FakeOpenAIServer(latency=0.05) as server:
         spec = f"openai:fake,base_url={server.base_url}"
@@ -88,6 +90,7 @@ class FakeOpenAIServer:
         self.latency = latency
         self.reply = reply
         self.faults: deque[str] = deque(faults)
+        self.raw: deque[bytes] = deque()
         self.always = always
         self.hang = hang
         self.requests: list[dict[str, Any]] = []
@@ -182,6 +185,13 @@ class FakeOpenAIServer:
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with server._lock:
                     server.requests.append(body)
+                with server._lock:
+                    raw = server.raw.popleft() if server.raw else None
+                if raw is not None:
+                    self.wfile.write(raw)
+                    self.wfile.flush()
+                    self.close_connection = True
+                    return
                 if not self.path.endswith("/chat/completions"):
                     self._send(404, json.dumps({"error": {"message": f"no route {self.path}"}}).encode())
                     return

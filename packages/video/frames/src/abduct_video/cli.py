@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import math
 import warnings
 from pathlib import Path
 
 import click
 
-from abduct.kit import require_new_or_regular
+from abduct.kit import POSITIVE, require_new_or_regular
+
+FRAMES = click.IntRange(1, 1000)  # a sheet row of 10**8 frames decodes for ever
 
 
 def _parse_span(text: str) -> tuple[float, float]:
@@ -16,8 +19,8 @@ def _parse_span(text: str) -> tuple[float, float]:
         start, end = (float(part) for part in text.split(","))
     except ValueError:
         raise click.BadParameter(f"{text!r}: expected START,END in seconds, e.g. 1.5,4") from None
-    if not 0 <= start <= end:
-        raise click.BadParameter(f"{text!r}: need 0 <= START <= END")
+    if not 0 <= start <= end < math.inf:  # "inf,inf" and 1e400 are no time in a video
+        raise click.BadParameter(f"{text!r}: need 0 <= START <= END, both finite")
     return start, end
 
 
@@ -44,15 +47,15 @@ def probe(videos: tuple[Path, ...], as_json: bool) -> None:
 @click.argument("video", type=click.Path(path_type=Path))
 @click.option("--span", "spans", multiple=True, required=True, help="START,END in seconds (repeatable).")
 @click.option("--mode", type=click.Choice(["uniform", "rate"]), default="uniform", show_default=True)
-@click.option("--frames", "frames_per_span", type=click.IntRange(min=1), default=8, show_default=True,
+@click.option("--frames", "frames_per_span", type=FRAMES, default=8, show_default=True,
               help="Frames per span (uniform mode).")
-@click.option("--fps", type=click.FloatRange(min=0, min_open=True), default=2.0, show_default=True,
+@click.option("--fps", type=POSITIVE, default=2.0, show_default=True,
               help="Frames per second (rate mode).")
-@click.option("--max-frames", type=click.IntRange(min=1), default=48, show_default=True,
+@click.option("--max-frames", type=FRAMES, default=48, show_default=True,
               help="At most this many frames per span (rate mode).")
 @click.option("--size", type=click.IntRange(min=2), default=96, show_default=True, help="Shorter side of each frame.")
 @click.option("--backend", type=click.Choice(["decord", "pyav"]), default="decord", show_default=True)
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=120.0, show_default=True,
+@click.option("--timeout", type=POSITIVE, default=120.0, show_default=True,
               help="Seconds before a stuck decode counts as a damaged file.")
 @click.option("--out", "out_path", required=True, type=click.Path(path_type=Path), help="Contact sheet (PNG).")
 def frames(video: Path, spans: tuple[str, ...], mode: str, frames_per_span: int, fps: float, max_frames: int,

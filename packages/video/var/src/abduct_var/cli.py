@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from abduct.kit import settings_from, settings_options
+from abduct.kit import POSITIVE, SEED, settings_from, settings_options
 
 
 @click.command("check")
@@ -51,7 +51,7 @@ def validate_submission(ctx: click.Context, predictions: Path, data_dir: Path, s
 @click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path), help="Output directory.")
 @click.option("--examples", type=click.IntRange(min=4), default=None,
               help="Training examples (val and test get a quarter each; default 96).")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 def synth(out_dir: Path, examples: int | None, seed: int) -> None:
     """Write a synthetic VAR corpus: short mp4 videos of moving coloured shapes and
     var_{train,val,test}_v1.0.json whose hypotheses follow from their premises."""
@@ -68,7 +68,7 @@ def synth(out_dir: Path, examples: int | None, seed: int) -> None:
 @click.option("--encoder", default="clip:tiny", show_default=True, help="Frame encoder (a clip model spec).")
 @click.option("--steps", type=click.IntRange(min=1), default=2000, show_default=True)
 @settings_options(device="auto", batch_size=32, batch_help="Global batch size.")
-@click.option("--lr", type=float, default=3e-3, show_default=True)
+@click.option("--lr", type=POSITIVE, default=3e-3, show_default=True)
 @click.option("--width", type=click.IntRange(min=8), default=64, show_default=True, help="Model width.")
 @click.option("--frames", type=click.IntRange(min=1), default=4, show_default=True, help="Frames per event.")
 @click.option("--checkpoint-every", type=click.IntRange(min=1), default=200, show_default=True)
