@@ -23,15 +23,13 @@ class EventEncoder:
     """``encode(events)`` -> ``[n, dim]`` float32 unit vectors, one per (video path, span)."""
 
     def __init__(self, spec: str = "clip:tiny", *, frames: int = 4, seed: int = 0, device: str = "cpu",
-                 backend: str = "pyav", workers: int = 0, visual_state: dict[str, torch.Tensor] | None = None) -> None:
+                 backend: str = "pyav", workers: int = 0) -> None:
         from abduct_video import FrameSampler, SamplingSettings
 
         self.spec, self.frames, self.device = spec, frames, torch.device(device)
         from abduct_clip.towers import frozen_tower
 
         self.loaded = frozen_tower(spec, seed, str(self.device))
-        if visual_state is not None:  # a trained generator's checkpoint carries the tower it was trained on
-            self.loaded.model.visual.load_state_dict(visual_state)
         self.sampler = FrameSampler(SamplingSettings(mode="uniform", frames_per_span=frames), backend=backend,
                                     workers=workers)
         self.dim = int(self.loaded.model.visual.output_dim)

@@ -34,6 +34,7 @@ from abduct.kit import (
     require_divisible_batch,
     settings_signature,
 )
+from abduct_var._checkpoint import FORMAT
 from abduct_var._encode import EventEncoder
 from abduct_var._net import ChainGenerator, build_vocab, encode_words, one_cpu_thread
 from abduct_var._samples import collate, embed, standardisation, training_samples
@@ -41,7 +42,6 @@ from abduct_var.loader import load_split
 
 LAST = "last.pt"
 LOG = "train_log.jsonl"
-FORMAT = "abduct-var-gen/1"
 
 
 @dataclass
