@@ -95,6 +95,21 @@ def test_too_many_images_is_one_line(nleye: Path, cache: dict[str, str], tmp_pat
     assert not (tmp_path / "o" / "results.json").exists()
 
 
+def test_a_chat_template_tripping_the_sandbox_is_one_line(nleye: Path, cache: dict[str, str], tmp_path: Path) -> None:
+    import shutil
+
+    from abduct_vlm._tiny import tiny_directory
+
+    hostile = tmp_path / "hostile"
+    shutil.copytree(tiny_directory("tiny-llava", Path(cache["ABDUCT_CACHE_DIR"]) / "vlm"), hostile)
+    (hostile / "chat_template.jinja").write_text("{{ messages.__class__.__mro__[1].__subclasses__() }}")
+    run = abduct("eval", "nleye-triplet", "--model", f"vlm:{hostile}", "--data", str(nleye), "--out",
+                 str(tmp_path / "o"), "--quiet", env=cache)
+    assert run.returncode == 2 and run.stderr.count("\n") == 1, run.stderr
+    assert f"the chat template ({hostile / 'chat_template.jinja'}) fails: SecurityError" in run.stderr
+    assert not (tmp_path / "o" / "results.json").exists()
+
+
 def test_a_served_model_runs_and_a_rerun_sends_nothing(nleye: Path, cache: dict[str, str], tmp_path: Path) -> None:
     with FakeOpenAIServer(latency=0.01) as fake:
         spec = f"openai:fake,base_url={fake.base_url},concurrency=4"

@@ -26,7 +26,7 @@ from PIL import Image
 
 from abduct import AbductError, Decoding, GenerationRequest, Range, Settings, Spec, TextPool, VisualInput
 from abduct.kit import torch_seeded
-from abduct_vlm._loading import Loaded, load
+from abduct_vlm._loading import Loaded, chat_prompt, first_line, load
 from abduct_vlm.images import input_images
 from abduct_vlm.prompts import Prompts, ScoreMode
 
@@ -81,11 +81,11 @@ class VisionLanguageModel:
 
     def chat(self, text: str, images: int) -> str:
         """The model's own chat format for one user turn: ``images`` images, then ``text``."""
-        if getattr(self.processor, "chat_template", None) is None:
-            return text  # models without a chat template (BLIP-2) take the plain prompt
-        content = [{"type": "image"} for _ in range(images)] + [{"type": "text", "text": text}]
-        return str(self.processor.apply_chat_template([{"role": "user", "content": content}],
-                                                      add_generation_prompt=True, tokenize=False))
+        try:
+            return chat_prompt(self.processor, text, images)
+        except Exception as exc:  # checked at load; an input the probe did not cover can still trip it
+            raise AbductError(f"model '{self.name}': the chat template fails on an input with {images} image(s): "
+                              f"{first_line(exc)}") from None
 
     def _encode(self, texts: list[str], images: list[list[Image.Image]]) -> Any:
         flat = [image for row in images for image in row]
