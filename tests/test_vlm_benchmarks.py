@@ -202,3 +202,19 @@ def test_failed_requests_leave_no_results_and_a_more_patient_rerun_resumes(nleye
                          str(nleye), "--out", str(out), "--quiet", env=cache)
         assert patient.returncode == 0, patient.stderr
         assert len(fake.requests) == sent + 1 and (out / "results.json").exists()
+
+
+def test_a_rerun_against_a_mirror_resumes_and_an_oversized_reply_is_one_line(nleye: Path, tmp_path: Path,
+                                                                              cache: dict[str, str]) -> None:
+    out, cached = tmp_path / "run", tmp_path / "c"
+    with FakeOpenAIServer(faults=["oversized_stream"]) as primary:  # the first request: a body over the cap
+        spec = f"openai:fake,base_url={primary.base_url},concurrency=1,cache_dir={cached}"
+        failed = abduct("eval", "nleye-triplet", "--model", spec, "--data", str(nleye), "--out", str(out), "--quiet",
+                        env=cache)
+        assert failed.returncode == 2 and failed.stderr.count("\n") == 1, failed.stderr
+        assert "64 MiB cap; refused" in failed.stderr and not (out / "results.json").exists()
+    with FakeOpenAIServer() as mirror:  # the base URL is gone: the same model through a mirror
+        resumed = abduct("eval", "nleye-triplet", "--model", f"{spec},mirrors={mirror.base_url}", "--data",
+                         str(nleye), "--out", str(out), "--quiet", env=cache)
+        assert resumed.returncode == 0, resumed.stderr
+        assert len(mirror.requests) == 1 and (out / "results.json").exists()
