@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Annotated
 
 import torch
 
-from abduct import AbductError, DataError, Decoding, GenerationRequest, Settings, Spec, TextPool
+from abduct import AbductError, DataError, Decoding, GenerationRequest, Range, Settings, Spec, TextPool
 from abduct.kit import sha256_file
 from abduct_var._checkpoint import load_into, read_checkpoint
 from abduct_var._encode import EventEncoder
@@ -21,12 +22,13 @@ class VarGenerator:
     accepts = frozenset({"video", "related", "context"})
     needs = frozenset({"video"})
 
-    def __init__(self, checkpoint: Path, *, device: str = "cpu", backend: str = "pyav") -> None:
+    def __init__(self, checkpoint: Path, *, device: str = "cpu", backend: str = "pyav",
+                 decode_timeout: float = 120.0) -> None:
         loaded = read_checkpoint(checkpoint)
         self.device = torch.device(device)
         self.vocab = loaded.vocab
         self.encoder = EventEncoder(loaded.encoder, frames=loaded.frames, seed=loaded.seed, device=device,
-                                    backend=backend)
+                                    backend=backend, timeout=decode_timeout)
         try:  # the checkpoint carries the tower it was trained on
             load_into(self.encoder.loaded.model.visual, loaded.visual_state, checkpoint, "visual_state")
             if self.encoder.dim != loaded.clip_dim:
@@ -52,8 +54,10 @@ class VarGenerator:
         return [decode_words(row, self.vocab) for row in ids]
 
 
-def make_generator(spec: Spec, settings: Settings, *, backend: str = "pyav") -> VarGenerator:
-    """``var-gen:CKPT[,backend=pyav|decord]``."""
+def make_generator(spec: Spec, settings: Settings, *, backend: str = "pyav",
+                   decode_timeout: Annotated[float, Range(gt=0)] = 120.0) -> VarGenerator:
+    """``var-gen:CKPT[,backend=pyav|decord][,decode_timeout=120]`` (seconds one video may take to decode)."""
     if not spec.argument:
         raise AbductError("var-gen needs a checkpoint: var-gen:OUT/last.pt (from `abduct train var`)")
-    return VarGenerator(Path(spec.argument), device=settings.torch_device(), backend=backend)
+    return VarGenerator(Path(spec.argument), device=settings.torch_device(), backend=backend,
+                        decode_timeout=decode_timeout)
