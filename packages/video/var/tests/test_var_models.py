@@ -116,3 +116,23 @@ def test_a_damaged_checkpoint_is_one_line_exit_2(corpus: Path, checkpoint: Path,
     assert len(lines) == 1 and str(bad) in lines[0], out.err
     assert (f"field '{field}'" if field else "not a weights-only checkpoint") in lines[0]
     assert not (tmp_path / "run" / "results.json").exists()
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["--width", "10"], "--width 10 is not a multiple of the 4 attention heads"),
+    (["--lr", "nan"], "--lr nan is not a positive finite learning rate"),
+])
+def test_training_settings_the_model_cannot_use_are_one_line(corpus: Path, tmp_path: Path, args: list[str],
+                                                             needle: str) -> None:
+    out = run_cli(["train", "var", "--data", str(corpus), "--out", str(tmp_path), "--steps", "1", *args])
+    assert out.crash is None and out.code == 2 and out.err.count("\n") == 1 and needle in out.err, out.err
+
+
+def test_resuming_from_a_damaged_checkpoint_is_one_line(corpus: Path, checkpoint: Path, tmp_path: Path) -> None:
+    state = torch.load(checkpoint, weights_only=True)
+    state["step"] = "ten"
+    torch.save(state, tmp_path / "last.pt")
+    out = run_cli(["train", "var", "--data", str(corpus), "--out", str(tmp_path), "--steps", "12", "--batch-size",
+                   "8", "--width", "16", "--frames", "2", "--device", "cpu", "--quiet"])
+    assert out.crash is None and out.code == 2, out.err
+    assert out.err.count("\n") == 1 and f"{tmp_path / 'last.pt'}, field 'step': is 'ten'" in out.err

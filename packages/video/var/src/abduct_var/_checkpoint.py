@@ -72,7 +72,11 @@ def _feature_vector(file: Path, state: dict[str, Any], key: str, dim: int) -> to
 
 def read_checkpoint(file: Path) -> GeneratorCheckpoint:
     """The checkpoint at ``file``, every field checked (DataError naming the file and field)."""
-    state = load_weights_only(file, loader="var-gen checkpoint")
+    return check_checkpoint(file, load_weights_only(file, loader="var-gen checkpoint"))
+
+
+def check_checkpoint(file: Path, state: Any) -> GeneratorCheckpoint:
+    """``state`` (loaded from ``file``) as a generator checkpoint, every field checked."""
     if not isinstance(state, dict):
         raise DataError(f"holds a {type(state).__name__}, not a checkpoint of `abduct train var`", file=file)
     meta = state.get("meta")
@@ -112,3 +116,16 @@ def load_into(module: torch.nn.Module, weights: dict[str, torch.Tensor], file: P
         first = next((line.strip() for line in str(exc).splitlines()[1:] if line.strip()), str(exc))
         raise DataError(f"does not fit the model its metadata describes ({first[:160]})", file=file,
                         field=field) from None
+
+
+def resume_step(file: Path, state: dict[str, Any], optimizer: torch.optim.Optimizer) -> int:
+    """The step a training checkpoint stopped at, its optimizer state loaded into ``optimizer``."""
+    step = state.get("step")
+    if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+        raise DataError(f"is {step!r}, expected a step count", file=file, field="step")
+    try:
+        optimizer.load_state_dict(state.get("optimizer"))  # type: ignore[arg-type]
+    except (ValueError, TypeError, KeyError, RuntimeError) as exc:
+        raise DataError(f"does not fit this model's optimizer ({str(exc).splitlines()[0][:120]})", file=file,
+                        field="optimizer") from None
+    return step
