@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from abduct import EvalConfig, build_registry, run_evaluation
+from abduct import EvalConfig, Settings, build_registry, load_model, run_evaluation
 from abduct.testing import finished_judgments
 from abduct_nleye import load_samples
 from abduct_nleye.explanation import JUDGE_PROMPT, bem_question
@@ -98,10 +98,10 @@ def test_too_many_images_is_one_line(nleye: Path, cache: dict[str, str], tmp_pat
 def test_a_chat_template_tripping_the_sandbox_is_one_line(nleye: Path, cache: dict[str, str], tmp_path: Path) -> None:
     import shutil
 
-    from abduct_vlm._tiny import tiny_directory
-
+    os.environ.update(cache)
+    load_model("vlm:tiny", Settings(), build_registry())  # builds the tiny model into the cache, once
     hostile = tmp_path / "hostile"
-    shutil.copytree(tiny_directory("tiny-llava", Path(cache["ABDUCT_CACHE_DIR"]) / "vlm"), hostile)
+    shutil.copytree(Path(cache["ABDUCT_CACHE_DIR"]) / "vlm" / "tiny-llava-v1", hostile)
     (hostile / "chat_template.jinja").write_text("{{ messages.__class__.__mro__[1].__subclasses__() }}")
     run = abduct("eval", "nleye-triplet", "--model", f"vlm:{hostile}", "--data", str(nleye), "--out",
                  str(tmp_path / "o"), "--quiet", env=cache)
