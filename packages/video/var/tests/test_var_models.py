@@ -92,6 +92,8 @@ def _spoil(state: dict[str, Any], change: str) -> Any:
         meta["vocab"] = meta["vocab"][:-1]
     elif change == "NaN standardisation":
         state["feature_std"][0] = float("nan")
+    elif change == "NaN weight":
+        state["model_state_dict"]["out.bias"][0] = float("nan")
     return state
 
 
@@ -99,7 +101,7 @@ def _spoil(state: dict[str, Any], change: str) -> Any:
     ("no vocab", "meta.vocab"), ("width as text", "meta.width"), ("NaN frames", "meta.frames"),
     ("meta a list", "meta"), ("weights a list", "model_state_dict"),
     ("width of other weights", "model_state_dict.project.weight"), ("a word short", "model_state_dict.embed.weight"),
-    ("NaN standardisation", "feature_std"), ("truncated", None),
+    ("NaN standardisation", "feature_std"), ("NaN weight", "model_state_dict.out.bias"), ("truncated", None),
 ])
 def test_a_damaged_checkpoint_is_one_line_exit_2(corpus: Path, checkpoint: Path, tmp_path: Path, change: str,
                                                  field: str | None) -> None:

@@ -59,6 +59,9 @@ def _tensors(file: Path, state: dict[str, Any], key: str) -> dict[str, torch.Ten
     value = state.get(key)
     if not isinstance(value, dict) or not all(isinstance(v, torch.Tensor) for v in value.values()):
         raise DataError(f"is a {type(value).__name__}, expected a mapping of names to tensors", file=file, field=key)
+    for name, tensor in value.items():  # NaN weights would write words, all of them meaningless
+        if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+            raise DataError("holds NaN or infinite values", file=file, field=f"{key}.{name}")
     return value
 
 
