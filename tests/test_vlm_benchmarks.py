@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from abduct import EvalConfig, build_registry, run_evaluation
+from abduct import EvalConfig, Settings, build_registry, load_model, run_evaluation
 from abduct.testing import finished_judgments
 from abduct_nleye import load_samples
 from abduct_nleye.explanation import JUDGE_PROMPT, bem_question
@@ -92,6 +92,21 @@ def test_too_many_images_is_one_line(nleye: Path, cache: dict[str, str], tmp_pat
                  str(tmp_path / "o"), "--quiet", env=cache)
     assert run.returncode == 2 and run.stderr.count("\n") == 1
     assert "takes at most 1 image(s) per prompt, and an input has 3" in run.stderr
+    assert not (tmp_path / "o" / "results.json").exists()
+
+
+def test_a_chat_template_tripping_the_sandbox_is_one_line(nleye: Path, cache: dict[str, str], tmp_path: Path) -> None:
+    import shutil
+
+    os.environ.update(cache)
+    load_model("vlm:tiny", Settings(), build_registry())  # builds the tiny model into the cache, once
+    hostile = tmp_path / "hostile"
+    shutil.copytree(Path(cache["ABDUCT_CACHE_DIR"]) / "vlm" / "tiny-llava-v1", hostile)
+    (hostile / "chat_template.jinja").write_text("{{ messages.__class__.__mro__[1].__subclasses__() }}")
+    run = abduct("eval", "nleye-triplet", "--model", f"vlm:{hostile}", "--data", str(nleye), "--out",
+                 str(tmp_path / "o"), "--quiet", env=cache)
+    assert run.returncode == 2 and run.stderr.count("\n") == 1, run.stderr
+    assert f"the chat template ({hostile / 'chat_template.jinja'}) fails: SecurityError" in run.stderr
     assert not (tmp_path / "o" / "results.json").exists()
 
 
@@ -187,3 +202,19 @@ def test_failed_requests_leave_no_results_and_a_more_patient_rerun_resumes(nleye
                          str(nleye), "--out", str(out), "--quiet", env=cache)
         assert patient.returncode == 0, patient.stderr
         assert len(fake.requests) == sent + 1 and (out / "results.json").exists()
+
+
+def test_a_rerun_against_a_mirror_resumes_and_an_oversized_reply_is_one_line(nleye: Path, tmp_path: Path,
+                                                                              cache: dict[str, str]) -> None:
+    out, cached = tmp_path / "run", tmp_path / "c"
+    with FakeOpenAIServer(faults=["oversized_stream"]) as primary:  # the first request: a body over the cap
+        spec = f"openai:fake,base_url={primary.base_url},concurrency=1,cache_dir={cached}"
+        failed = abduct("eval", "nleye-triplet", "--model", spec, "--data", str(nleye), "--out", str(out), "--quiet",
+                        env=cache)
+        assert failed.returncode == 2 and failed.stderr.count("\n") == 1, failed.stderr
+        assert "64 MiB cap; refused" in failed.stderr and not (out / "results.json").exists()
+    with FakeOpenAIServer() as mirror:  # the base URL is gone: the same model through a mirror
+        resumed = abduct("eval", "nleye-triplet", "--model", f"{spec},mirrors={mirror.base_url}", "--data",
+                         str(nleye), "--out", str(out), "--quiet", env=cache)
+        assert resumed.returncode == 0, resumed.stderr
+        assert len(mirror.requests) == 1 and (out / "results.json").exists()

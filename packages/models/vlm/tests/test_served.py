@@ -33,7 +33,9 @@ FAST = "backoff=0.01,max_backoff=0.05,timeout=1"
 
 
 def served(server: FakeOpenAIServer, cache: Path | None, extra: str = "") -> ServedModel:
-    options = f"base_url={server.base_url},{FAST}" + (f",cache_dir={cache}" if cache else ",cache=false")
+    given = {part.split("=", 1)[0] for part in extra.split(",")}
+    fast = ",".join(part for part in FAST.split(",") if part.split("=", 1)[0] not in given)  # extra overrides
+    options = f"base_url={server.base_url},{fast}" + (f",cache_dir={cache}" if cache else ",cache=false")
     model: ServedModel = load_model(f"openai:fake,{options}{extra}", Settings(), build_registry()).model
     return model
 
@@ -210,4 +212,49 @@ def test_one_exhausted_request_does_not_stop_the_others_and_a_rerun_sends_only_i
 def test_transport_settings_are_not_part_of_the_model_identity(server: FakeOpenAIServer) -> None:
     base = served(server, None)
     patient = served(server, None, ",retries=10,concurrency=2")
-    assert base.fingerprint == patient.fingerprint
+    mirrored = served(server, None, ',mirrors="http://127.0.0.1:9/v1|http://127.0.0.1:10/v1"')
+    assert base.fingerprint == patient.fingerprint == mirrored.fingerprint
+
+
+def test_a_failing_base_url_fails_over_to_a_mirror_at_once(tmp_path: Path) -> None:
+    with FakeOpenAIServer(always="server_error") as primary, FakeOpenAIServer() as mirror:
+        model = served(primary, None, f",mirrors={mirror.base_url},concurrency=1,backoff=5,max_backoff=5")
+        started = time.perf_counter()
+        texts = model.generate(requests_for(tmp_path, 3), Decoding(), None)
+        took = time.perf_counter() - started
+    assert len(texts) == 3 and mirror.served == 3
+    assert len(primary.requests) == 1  # the mirror that answered is asked first from then on
+    assert took < 5  # moving to a mirror not yet tried waits no backoff
+
+
+def test_a_rerun_against_another_mirror_sends_only_the_missing_requests(tmp_path: Path) -> None:
+    requests = requests_for(tmp_path, 4)
+    cache = tmp_path / "cache"
+    with FakeOpenAIServer() as gone:
+        dead = gone.base_url  # nothing listens there any more
+    with FakeOpenAIServer(faults=["truncated"]) as primary:
+        with pytest.raises(AbductError, match=r"1 of 4 requests failed .*gave up after 2 tries over 2 URLs"):
+            served(primary, cache, f",mirrors={dead},concurrency=1,retries=1").generate(requests, Decoding(), None)
+        assert primary.served == 3
+        first = served(primary, cache, f",mirrors={dead}").fingerprint
+    with FakeOpenAIServer() as mirror:  # the base URL is down now too: a new mirror serves
+        model = served(primary, cache, f",mirrors={mirror.base_url},concurrency=1")
+        texts = model.generate(requests, Decoding(), None)
+    assert len(texts) == 4 and mirror.served == 1 and len(mirror.requests) == 1
+    assert model.fingerprint == first
+
+
+def test_a_mirror_that_is_not_an_http_url_is_one_line(server: FakeOpenAIServer) -> None:
+    with pytest.raises(AbductError, match=r"^openai:fake: mirrors 'ftp://x' is not an http\(s\) URL$"):
+        served(server, None, f',mirrors="{server.base_url} ftp://x"')
+
+
+@pytest.mark.parametrize("fault", ["oversized", "oversized_stream"])
+def test_a_reply_over_the_size_cap_is_refused_in_one_line(fault: str, tmp_path: Path) -> None:
+    with FakeOpenAIServer(faults=[fault]) as fake:
+        model = served(fake, tmp_path / "cache", ",timeout=30")
+        with pytest.raises(AbductError) as err:
+            model.generate(requests_for(tmp_path, 1), Decoding(), None)
+        assert len(fake.requests) == 1  # refused, not asked again
+    assert "64 MiB cap; refused" in str(err.value) and "\n" not in str(err.value)
+    assert not list((tmp_path / "cache").rglob("*.json"))

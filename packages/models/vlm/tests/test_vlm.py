@@ -164,3 +164,23 @@ def test_a_local_vlm_can_judge(tmp_path: Path) -> None:
     assert [v.equivalent for v in verdicts] == [parse_verdict(v.raw) for v in verdicts]
     assert judge.describe()["parse_failures"] == sum(v.equivalent is None for v in verdicts)
     assert engine.calls == 1
+
+
+@pytest.mark.parametrize(("template", "reason"), [
+    ("{{ raise_exception('this template takes no images') }}", "this template takes no images"),
+    ("{{ messages.__class__.__mro__ }}", "SecurityError"),  # jinja's sandbox
+    ("{% for m in messages %}{{ m.content[0].nope() }}{% endfor %}", "UndefinedError"),
+    ("{% for m in messages %}", "TemplateSyntaxError"),
+])
+def test_a_hostile_chat_template_is_one_line_before_any_generation(session_cache: Path, tmp_path: Path,
+                                                                   template: str, reason: str) -> None:
+    import shutil
+
+    from abduct_vlm._tiny import tiny_directory
+
+    directory = tmp_path / "hostile"
+    shutil.copytree(tiny_directory("tiny-llava", session_cache / "vlm"), directory)
+    (directory / "chat_template.jinja").write_text(template)
+    message = _fail(f"vlm:{directory}")
+    assert message.startswith(f"vlm:{directory}: the chat template ({directory / 'chat_template.jinja'}) fails: ")
+    assert reason in message

@@ -9,7 +9,13 @@ import numpy as np
 import pytest
 
 from abduct_video import write_video
-from abduct_video.testing import counter_frames, moving_frames, write_gapped_video, write_overlisted_video
+from abduct_video.testing import (
+    counter_frames,
+    moving_frames,
+    write_gapped_video,
+    write_overlisted_video,
+    write_stalling_video,
+)
 
 
 @pytest.fixture(scope="session")
@@ -36,8 +42,13 @@ def videos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 @pytest.fixture
 def fifo(tmp_path: Path) -> Path:
-    """A named pipe posing as a video: opening it blocks until a writer comes, which never
-    does — a real hang for the decoder, as a damaged file can cause."""
+    """A named pipe posing as a video (refused before any decoder opens it)."""
     path = tmp_path / "stuck.mp4"
     os.mkfifo(path)
     return path
+
+
+@pytest.fixture
+def stalling(tmp_path: Path) -> Path:
+    """A regular file that hangs the decoder (``write_stalling_video``), as a hostile one can."""
+    return write_stalling_video(tmp_path / "stalling.mp4")

@@ -47,6 +47,13 @@ def test_bad_video_exits_2_with_one_line(videos: dict[str, Path], tmp_path: Path
     assert code == 2 and "START <= END" in err
 
 
+def test_probe_of_a_stalling_file_ends_at_its_time_limit(stalling: Path) -> None:
+    from abduct.testing import fast_one_line_failure
+
+    err = fast_one_line_failure(["video", "probe", "--timeout", "2", str(stalling)], within=30)
+    assert err.startswith(f"error: {stalling}: decoding did not finish within 2 s")
+
+
 def test_probe_refuses_a_fifo_and_an_image_posing_as_a_video(tmp_path: Path) -> None:
     import os
 

@@ -32,14 +32,14 @@ def test_bad_videos_raise_a_video_error_naming_the_file(videos: dict[str, Path],
     assert BAD[which] in str(caught.value)
 
 
-def test_a_hung_decode_is_killed_and_reported(videos: dict[str, Path], fifo: Path) -> None:
+def test_a_hung_decode_is_killed_and_reported(videos: dict[str, Path], stalling: Path) -> None:
     settings = SamplingSettings(frames_per_span=1)
     with FrameSampler(settings, workers=1, timeout=4.0) as sampler:
         started = time.monotonic()
         with pytest.raises(VideoError, match=r"did not finish within 4 s \(with decord, then with PyAV\)") as caught:
-            sampler.sample_many([(videos["counter"], [(0.0, 0.0)]), (fifo, [(0.0, 1.0)])])
+            sampler.sample_many([(videos["counter"], [(0.0, 0.0)]), (stalling, [(0.0, 1.0)])])
         assert time.monotonic() - started < 40
-        assert str(caught.value).startswith(f"{fifo}: ")
+        assert str(caught.value).startswith(f"{stalling}: ")
         # the stuck worker was replaced: the sampler keeps working
         assert frame_numbers(sampler.sample(videos["counter"], [(1.0, 1.0)])[0]) == [10]
 
@@ -78,3 +78,24 @@ def test_a_container_listing_more_frames_than_it_holds(videos: dict[str, Path], 
     assert [frame_numbers(f) for f in again] == [[1, 5, 8], [15, 17, 19]]
     with FrameSampler(settings, backend="pyav", workers=workers) as sampler, pytest.warns(SpanClippedWarning):
         assert [frame_numbers(f) for f in sampler.sample(videos["overlisted"], spans)] == [[1, 5, 8], [15, 17, 19]]
+
+
+@pytest.mark.parametrize("workers", [0, 1])
+def test_a_fifo_or_device_is_refused_before_any_decoder_opens_it(fifo: Path, workers: int) -> None:
+    with FrameSampler(workers=workers, backend="pyav", timeout=60.0) as sampler:
+        started = time.monotonic()
+        for path in (fifo, Path("/dev/zero")):
+            with pytest.raises(VideoError, match="is not a regular file"):
+                sampler.sample(path, [(0.0, 1.0)])
+            with pytest.raises(VideoError, match="is not a regular file"):
+                sampler.probe(path)
+        assert time.monotonic() - started < 10  # no worker waited on them
+
+
+def test_probe_runs_under_the_time_limit(videos: dict[str, Path], stalling: Path) -> None:
+    with FrameSampler(backend="pyav", workers=1, timeout=2.0) as sampler:
+        assert sampler.probe(videos["counter"]).frame_count == 30
+        started = time.monotonic()
+        with pytest.raises(VideoError, match=r"did not finish within 2 s"):
+            sampler.probe(stalling)
+        assert time.monotonic() - started < 20

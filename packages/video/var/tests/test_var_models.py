@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
 
 from abduct import Decoding, GenerationRequest
-from abduct.testing import GeneratorContract
+from abduct.testing import GeneratorContract, run_cli
 from abduct_var._generator import VarGenerator
 from abduct_var._retrieval import VarRetrieval
 from abduct_var._train import TrainConfig, train
@@ -71,3 +72,69 @@ def test_retrieval_answers_with_training_sentences(corpus: Path) -> None:
     hypotheses = {x.counted[x.hypothesis].sentence.strip() for x in examples}
     events = {e.sentence.strip() for x in examples for i, e in enumerate(x.counted) if i != x.hypothesis}
     assert texts[0] in hypotheses and texts[2] in hypotheses and texts[1] in events
+
+
+def _spoil(state: dict[str, Any], change: str) -> Any:
+    meta = state["meta"]
+    if change == "no vocab":
+        del meta["vocab"]
+    elif change == "width as text":
+        meta["width"] = "16"
+    elif change == "NaN frames":
+        meta["frames"] = float("nan")
+    elif change == "meta a list":
+        state["meta"] = list(meta.items())
+    elif change == "weights a list":
+        state["model_state_dict"] = list(state["model_state_dict"].values())
+    elif change == "width of other weights":
+        meta["width"] = 32
+    elif change == "a word short":
+        meta["vocab"] = meta["vocab"][:-1]
+    elif change == "NaN standardisation":
+        state["feature_std"][0] = float("nan")
+    elif change == "NaN weight":
+        state["model_state_dict"]["out.bias"][0] = float("nan")
+    return state
+
+
+@pytest.mark.parametrize(("change", "field"), [
+    ("no vocab", "meta.vocab"), ("width as text", "meta.width"), ("NaN frames", "meta.frames"),
+    ("meta a list", "meta"), ("weights a list", "model_state_dict"),
+    ("width of other weights", "model_state_dict.project.weight"), ("a word short", "model_state_dict.embed.weight"),
+    ("NaN standardisation", "feature_std"), ("NaN weight", "model_state_dict.out.bias"), ("truncated", None),
+])
+def test_a_damaged_checkpoint_is_one_line_exit_2(corpus: Path, checkpoint: Path, tmp_path: Path, change: str,
+                                                 field: str | None) -> None:
+    bad = tmp_path / "bad.pt"
+    if change == "truncated":
+        data = checkpoint.read_bytes()
+        bad.write_bytes(data[: len(data) // 2])
+    else:
+        torch.save(_spoil(torch.load(checkpoint, weights_only=True), change), bad)
+    out = run_cli(["eval", "var-explanation,meteor=false", "--model", f"var-gen:{bad}", "--data", str(corpus),
+                   "--out", str(tmp_path / "run"), "--quiet"])
+    assert out.crash is None and out.code == 2, out.err
+    lines = out.err.strip().splitlines()
+    assert len(lines) == 1 and str(bad) in lines[0], out.err
+    assert (f"field '{field}'" if field else "not a weights-only checkpoint") in lines[0]
+    assert not (tmp_path / "run" / "results.json").exists()
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["--width", "10"], "--width 10 is not a multiple of the 4 attention heads"),
+    (["--lr", "nan"], "--lr nan is not a positive finite learning rate"),
+])
+def test_training_settings_the_model_cannot_use_are_one_line(corpus: Path, tmp_path: Path, args: list[str],
+                                                             needle: str) -> None:
+    out = run_cli(["train", "var", "--data", str(corpus), "--out", str(tmp_path), "--steps", "1", *args])
+    assert out.crash is None and out.code == 2 and out.err.count("\n") == 1 and needle in out.err, out.err
+
+
+def test_resuming_from_a_damaged_checkpoint_is_one_line(corpus: Path, checkpoint: Path, tmp_path: Path) -> None:
+    state = torch.load(checkpoint, weights_only=True)
+    state["step"] = "ten"
+    torch.save(state, tmp_path / "last.pt")
+    out = run_cli(["train", "var", "--data", str(corpus), "--out", str(tmp_path), "--steps", "12", "--batch-size",
+                   "8", "--width", "16", "--frames", "2", "--device", "cpu", "--quiet"])
+    assert out.crash is None and out.code == 2, out.err
+    assert out.err.count("\n") == 1 and f"{tmp_path / 'last.pt'}, field 'step': is 'ten'" in out.err

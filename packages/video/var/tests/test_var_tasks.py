@@ -4,6 +4,7 @@ per-position details, and what a missing, a corrupt and an overlong video do."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -136,6 +137,15 @@ def test_missing_and_corrupt_videos_exit_2_naming_the_file(corpus: Path, tmp_pat
     assert main(["eval", TASK, "--model", model, "--data", str(data), "--out", str(tmp_path / "b"), "--quiet"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and str(victim) in err[0]
+    from abduct_video.testing import write_stalling_video
+
+    write_stalling_video(victim)  # a regular file that hangs the decoder: the time limit ends it
+    started = time.monotonic()
+    assert main(["eval", TASK, "--model", f"{model},decode_timeout=2", "--data", str(data), "--out",
+                 str(tmp_path / "c"), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"error: {victim}: decoding did not finish within 2 s"), err
+    assert time.monotonic() - started < 60 and not (tmp_path / "c" / "results.json").exists()
 
 
 def test_a_span_past_the_end_is_clipped_with_one_warning_per_video(corpus: Path) -> None:

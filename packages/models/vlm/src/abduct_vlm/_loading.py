@@ -58,6 +58,37 @@ def directory_digest(directory: Path) -> str:
     return digest.hexdigest()
 
 
+# Where a processor's chat template is stored, newest layout first (named in errors).
+TEMPLATE_FILES = ("chat_template.jinja", "chat_template.json", "processor_config.json", "tokenizer_config.json")
+
+
+def chat_prompt(processor: Any, text: str, images: int) -> str:
+    """The processor's chat format for one user turn: ``images`` images, then ``text``
+    (the plain text for models without a chat template, such as BLIP-2)."""
+    if getattr(processor, "chat_template", None) is None:
+        return text
+    content = [{"type": "image"} for _ in range(images)] + [{"type": "text", "text": text}]
+    return str(processor.apply_chat_template([{"role": "user", "content": content}], add_generation_prompt=True,
+                                             tokenize=False))
+
+
+def template_file(source: str) -> str:
+    """The file a local model's chat template comes from (the directory itself when unsure)."""
+    directory = Path(source)
+    found = next((directory / name for name in TEMPLATE_FILES if (directory / name).is_file()), None)
+    return str(found or directory)
+
+
+def check_chat_template(processor: Any, where: str, template: str) -> None:
+    """Render the chat template once, before any weight is read or anything generated: a
+    template that raises, has a syntax error or trips jinja's sandbox (a hostile checkpoint
+    reaching for ``__class__``) is one line naming the checkpoint and the template."""
+    try:  # one image: what every image-text model takes (some templates refuse several, legitimately)
+        chat_prompt(processor, "a probe", 1)
+    except Exception as exc:  # jinja's TemplateError/SecurityError, and whatever the template raises
+        raise AbductError(f"{where}: the chat template ({template}) fails: {first_line(exc)}") from None
+
+
 def resolve(argument: str | None, tiny_root: Path | None = None) -> tuple[str, bool]:
     """(a directory or hub name, whether it is local)."""
     if argument is None:
@@ -105,6 +136,7 @@ def load(argument: str | None, *, device: str, dtype: str, device_map: str | Non
             processor = AutoProcessor.from_pretrained(source)  # type: ignore[no-untyped-call]
         except Exception as exc:
             raise AbductError(f"{where}: cannot load the processor ({first_line(exc)})") from None
+        check_chat_template(processor, where, template_file(source) if local else f"{source}'s")
         try:
             model: Any = AutoModelForImageTextToText.from_pretrained(source, **kwargs)
         except Exception as exc:

@@ -26,7 +26,7 @@ from PIL import Image
 
 from abduct import AbductError, Decoding, GenerationRequest, Range, Settings, Spec, TextPool, VisualInput
 from abduct.kit import torch_seeded
-from abduct_vlm._loading import Loaded, load
+from abduct_vlm._loading import Loaded, chat_prompt, first_line, load
 from abduct_vlm.images import input_images
 from abduct_vlm.prompts import Prompts, ScoreMode
 
@@ -43,7 +43,7 @@ class VisionLanguageModel:
     """A generating and scoring VLM (see the module docstring)."""
 
     def __init__(self, loaded: Loaded, prompts: Prompts, *, batch_size: int = 8, max_images: int | None = None,
-                 reduce: Literal["mean", "sum"] = "mean", name: str = "vlm") -> None:
+                 reduce: Literal["mean", "sum"] = "mean", name: str = "vlm", decode_timeout: float = 120.0) -> None:
         self.model: Any = loaded.model
         self.processor: Any = loaded.processor
         self.tokenizer: Any = getattr(self.processor, "tokenizer", self.processor)
@@ -60,6 +60,7 @@ class VisionLanguageModel:
         self.accepts = frozenset({"image", "region", "context", "related"} | ({"video"} if video_available() else set()))
         self._keep_logits = "logits_to_keep" in inspect.signature(self.model.forward).parameters
         self._sampler: Any = None
+        self.decode_timeout = decode_timeout
         self.fingerprint = f"{loaded.fingerprint}|{prompts.describe()}|reduce={reduce}|max_images={self.max_images}"
 
     # -- inputs ------------------------------------------------------------------------------
@@ -70,22 +71,23 @@ class VisionLanguageModel:
 
     def _frames(self, part: VisualInput) -> list[Image.Image]:
         """``VIDEO_FRAMES`` frames sampled uniformly from each of the part's spans (the whole
-        video when it has none), decoded by abduct-video in this process."""
+        video when it has none), decoded by abduct-video in a worker process: a video that
+        stalls the decoder for ``decode_timeout`` seconds is a VideoError, never a hung run."""
         if self._sampler is None:
             video = importlib.import_module("abduct_video")
             backend = "decord" if importlib.util.find_spec("decord") is not None else "pyav"
             self._sampler = video.FrameSampler(video.SamplingSettings(frames_per_span=VIDEO_FRAMES),
-                                               backend=backend, workers=0)
+                                               backend=backend, workers=1, timeout=self.decode_timeout)
         clips = self._sampler.frames(VisualInput.video(str(part.media), part.spans))
         return [Image.fromarray(frame) for clip in clips for frame in clip]
 
     def chat(self, text: str, images: int) -> str:
         """The model's own chat format for one user turn: ``images`` images, then ``text``."""
-        if getattr(self.processor, "chat_template", None) is None:
-            return text  # models without a chat template (BLIP-2) take the plain prompt
-        content = [{"type": "image"} for _ in range(images)] + [{"type": "text", "text": text}]
-        return str(self.processor.apply_chat_template([{"role": "user", "content": content}],
-                                                      add_generation_prompt=True, tokenize=False))
+        try:
+            return chat_prompt(self.processor, text, images)
+        except Exception as exc:  # checked at load; an input the probe did not cover can still trip it
+            raise AbductError(f"model '{self.name}': the chat template fails on an input with {images} image(s): "
+                              f"{first_line(exc)}") from None
 
     def _encode(self, texts: list[str], images: list[list[Image.Image]]) -> Any:
         flat = [image for row in images for image in row]
@@ -165,11 +167,11 @@ class VisionLanguageModel:
 def make_vlm(spec: Spec, settings: Settings, *, template: str | None = None, score_template: str | None = None,
              answer_template: str | None = None, question: str | None = None, answer: str = "yes",
              score: ScoreMode = "auto", reduce: Literal["mean", "sum"] = "mean",
-             max_images: Annotated[int | None, Range(ge=1)] = None, dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto", device_map: str | None = None
-             ) -> VisionLanguageModel:
+             max_images: Annotated[int | None, Range(ge=1)] = None, dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto", device_map: str | None = None,
+             decode_timeout: Annotated[float, Range(gt=0)] = 120.0) -> VisionLanguageModel:
     """``vlm:DIR|NAME|tiny[,template=...][,score_template=...][,answer_template=...][,question=...]
     [,answer=yes][,score=auto|text|answer][,reduce=mean|sum][,max_images=N][,dtype=auto|float32|bfloat16|float16]
-    [,device_map=auto]``; ``--batch-size`` rows go through the model at once (see the package README for the templates' defaults)."""
+    [,device_map=auto][,decode_timeout=120]``; ``--batch-size`` rows go through the model at once (see the package README for the templates' defaults)."""
     if spec.tag is not None:
         raise AbductError(f"vlm takes no @tag (got '@{spec.tag}'); name the model as vlm:DIR or vlm:NAME")
     given = {k: v for k, v in (("template", template), ("score_template", score_template),
@@ -178,4 +180,4 @@ def make_vlm(spec: Spec, settings: Settings, *, template: str | None = None, sco
     device = "cpu" if device_map is not None else settings.torch_device()
     loaded = load(spec.argument, device=device, dtype=dtype, device_map=device_map)
     return VisionLanguageModel(loaded, prompts, batch_size=settings.batch_size, max_images=max_images, reduce=reduce,
-                               name=str(Spec(spec.name, spec.argument)))
+                               name=str(Spec(spec.name, spec.argument)), decode_timeout=decode_timeout)

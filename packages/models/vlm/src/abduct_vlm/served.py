@@ -9,6 +9,11 @@
   exponential backoff (``backoff`` seconds, doubled each time, at most ``max_backoff``; a
   ``Retry-After`` header is obeyed within that cap); any other HTTP error (400, 401, 404, ...)
   is one line with the server's message. Giving up is one line too.
+- ``mirrors=URL|URL...``: other base URLs serving the same model; a request that fails in a
+  way worth retrying goes to the next one at once (backoff only after every URL failed in
+  turn), and the URL that last answered is tried first. Like retries, backoff, timeout and
+  concurrency, mirrors are transport, not identity: the fingerprint and the cache key name
+  ``base_url`` only, so a run resumed against other mirrors sends only what never came back.
 - Every response is written to disk as soon as it arrives (``cache_dir``, default
   ``$ABDUCT_CACHE_DIR/served``), keyed by the endpoint and the exact request body: a rerun,
   or a run resumed after a failure, sends only what never came back.
@@ -101,8 +106,10 @@ class ChatClient:
     def __init__(self, base_url: str, *, api_key: str | None, timeout: float = 60.0, retries: int = 5,
                  backoff: float = 1.0, max_backoff: float = 30.0, concurrency: int = 8,
                  cache: ResponseCache | None = None, quiet: bool = True,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
-        self.url = base_url.rstrip("/") + "/chat/completions"
+                 sleep: Callable[[float], None] = time.sleep, mirrors: Sequence[str] = ()) -> None:
+        self.url = _endpoint(base_url)  # the model's identity: fingerprints and cache keys name this one
+        self.urls = list(dict.fromkeys([self.url, *(_endpoint(m) for m in mirrors)]))
+        self._preferred = 0  # the URL that answered last
         self.api_key = api_key
         self.timeout = timeout
         self.retries = max(0, retries)
@@ -115,15 +122,19 @@ class ChatClient:
         self.sent = 0  # HTTP requests sent, retries included
         self._lock = threading.Lock()
 
-    def _send(self, body: dict[str, Any]) -> dict[str, Any]:
+    def _send(self, url: str, body: dict[str, Any]) -> dict[str, Any]:
         headers = {"Content-Type": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
-        request = urllib.request.Request(self.url, data=json.dumps(body).encode(), headers=headers, method="POST")
+        request = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers, method="POST")
         with self._lock:
             self.sent += 1
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                announced = getattr(response, "length", None)
+                if announced is not None and announced > MAX_BODY:  # refused before a byte of it is read
+                    raise ServedError(f"{url} announced a reply of {announced} bytes, over the {MAX_BODY >> 20} MiB cap; "
+                                      "refused")
                 raw = self._read_body(response)
                 missing = getattr(response, "length", None)  # what Content-Length promised and never came
                 if missing and len(raw) <= MAX_BODY:
@@ -132,7 +143,7 @@ class ChatClient:
             message = _server_message(exc)
             if exc.code in RETRY_STATUS:
                 raise TransientError(f"HTTP {exc.code}{message}", _retry_after(exc)) from None
-            raise ServedError(f"{self.url} refused the request: HTTP {exc.code}{message}") from None
+            raise ServedError(f"{url} refused the request: HTTP {exc.code}{message}") from None
         except TimeoutError:
             raise TransientError(f"no answer within {self.timeout:g} s") from None
         except http.client.HTTPException as exc:  # a truncated body, a reply that is not HTTP
@@ -143,7 +154,7 @@ class ChatClient:
                 raise TransientError(f"no answer within {self.timeout:g} s") from None
             raise TransientError(f"cannot reach the server ({reason})") from None
         if len(raw) > MAX_BODY:
-            raise ServedError(f"{self.url} sent a reply larger than {MAX_BODY >> 20} MiB; refused")
+            raise ServedError(f"{url} sent a reply larger than the {MAX_BODY >> 20} MiB cap; refused")
         try:  # NaN/Infinity refused: nothing non-finite reaches a score or the cache
             parsed = json.loads(raw, parse_constant=_no_constant, parse_float=_finite_float)
         except ValueError as exc:
@@ -174,13 +185,19 @@ class ChatClient:
         if self.cache is not None and (found := self.cache.get(key)) is not None:
             return found
         delay = self.backoff
+        first = self._preferred
         for attempt in range(self.retries + 1):
+            index = (first + attempt) % len(self.urls)
             try:
-                response = self._send(body)
+                response = self._send(self.urls[index], body)
+                self._preferred = index
                 break
             except TransientError as exc:
                 if attempt == self.retries:
-                    raise ServedError(f"{self.url}: {exc} (gave up after {attempt + 1} tries)") from None
+                    tried = f"{attempt + 1} tries" + (f" over {len(self.urls)} URLs" if len(self.urls) > 1 else "")
+                    raise ServedError(f"{self.urls[index]}: {exc} (gave up after {tried})") from None
+                if (attempt + 1) % len(self.urls):  # a mirror not yet tried in this round: no wait
+                    continue
                 wait = delay if exc.wait is None else min(max(exc.wait, 0.0), self.max_backoff)
                 self.sleep(wait)
                 delay = min(delay * 2, self.max_backoff)
@@ -207,6 +224,21 @@ class ChatClient:
             raise ServedError(f"{len(errors)} of {len(bodies)} requests failed (first: {errors[0]}); the "
                               f"{len(bodies) - len(errors)} answered are cached, so a rerun sends only the failed ones")
         return [r for r in results if r is not None]
+
+
+def _endpoint(base_url: str) -> str:
+    return base_url.rstrip("/") + "/chat/completions"
+
+
+def _base_urls(model: str, base_url: str | None, mirrors: str | None) -> list[str]:
+    """``base_url`` then each of ``mirrors`` (separated by ``|`` or spaces), all http(s) URLs."""
+    if not base_url:
+        raise AbductError(f"openai:{model} needs base_url=URL (e.g. base_url=http://127.0.0.1:8000/v1)")
+    urls = [base_url, *(mirrors or "").replace("|", " ").split()]
+    for option, url in zip(["base_url", *["mirrors"] * (len(urls) - 1)], urls):
+        if not url.startswith(("http://", "https://")):
+            raise AbductError(f"openai:{model}: {option} '{url}' is not an http(s) URL")
+    return urls
 
 
 def _server_message(exc: urllib.error.HTTPError) -> str:
@@ -327,7 +359,7 @@ def api_key(variable: str | None) -> str | None:
     return next((os.environ[n] for n in names if os.environ.get(n)), None)
 
 
-def make_openai(spec: Spec, settings: Settings, *, base_url: str | None = None,
+def make_openai(spec: Spec, settings: Settings, *, base_url: str | None = None, mirrors: str | None = None,
                 concurrency: Annotated[int, Range(ge=1)] = 8, timeout: Annotated[float, Range(gt=0)] = 60.0,
                 retries: Annotated[int, Range(ge=0)] = 5, backoff: Annotated[float, Range(ge=0)] = 1.0,
                 max_backoff: Annotated[float, Range(ge=0)] = 30.0, logprobs: bool = False,
@@ -336,20 +368,17 @@ def make_openai(spec: Spec, settings: Settings, *, base_url: str | None = None,
                 score_template: str | None = None, answer_template: str | None = None,
                 question: str | None = None, answer: str = "yes", score: ScoreMode = "answer",
                 max_images: Annotated[int | None, Range(ge=1)] = None) -> ServedModel:
-    """``openai:MODEL,base_url=URL[,concurrency=8][,timeout=60][,retries=5][,backoff=1][,max_backoff=30]
+    """``openai:MODEL,base_url=URL[,mirrors=URL|URL...][,concurrency=8][,timeout=60][,retries=5][,backoff=1][,max_backoff=30]
     [,logprobs=false][,top_logprobs=20][,api_key_env=NAME][,cache=true][,cache_dir=DIR][,template=...]
     [,answer_template=...][,question=...][,answer=yes][,score=answer][,max_images=N]``."""
     if not spec.argument:
         raise AbductError("openai needs the served model's name: openai:MODEL,base_url=URL")
-    if not base_url:
-        raise AbductError(f"openai:{spec.argument} needs base_url=URL (e.g. base_url=http://127.0.0.1:8000/v1)")
-    if not base_url.startswith(("http://", "https://")):
-        raise AbductError(f"openai:{spec.argument}: base_url '{base_url}' is not an http(s) URL")
+    primary, *others = _base_urls(spec.argument, base_url, mirrors)
     given = {k: v for k, v in (("template", template), ("score_template", score_template),
                                ("question", question)) if v is not None}
     prompts = Prompts(**given, answer_template=answer_template or DEFAULT_ANSWER_TEMPLATE, answer=answer, score=score)
     store = ResponseCache(cache_dir or default_cache_dir() / "served") if cache else None
-    client = ChatClient(base_url, api_key=api_key(api_key_env), timeout=timeout, retries=retries, backoff=backoff,
+    client = ChatClient(primary, mirrors=others, api_key=api_key(api_key_env), timeout=timeout, retries=retries, backoff=backoff,
                         max_backoff=max_backoff, concurrency=concurrency, cache=store)
     name = str(Spec(spec.name, spec.argument))
     if logprobs:

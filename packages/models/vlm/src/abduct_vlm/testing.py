@@ -17,7 +17,11 @@ log-probabilities when asked, waits ``latency`` seconds per request, serves at m
 - ``"reset"``: the connection dropped without a reply;
 - ``"bad_retry_after"``: HTTP 429 with ``Retry-After: nan``;
 - ``"nan_logprob"``: a 200 whose JSON holds ``NaN`` (as some servers write it);
-- ``"slow_drip"``: a 200 whose body comes one byte every ``hang / 20`` seconds.
+- ``"slow_drip"``: a 200 whose body comes one byte every ``hang / 20`` seconds;
+- ``"oversized"``: a 200 announcing (Content-Length) a body one byte over the client's cap
+  (``abduct_vlm.served.MAX_BODY``) and streaming it until the client hangs up;
+- ``"oversized_stream"``: the same body without a length (it ends when the connection
+  closes), so only counting the bytes can stop it.
 
 ``raw`` queues whole replies, bytes written as they are (status line, headers, body: anything a
 broken or hostile server could send), one per request before any fault; the property tests
@@ -43,7 +47,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 FAULTS = ("refuse", "rate_limit", "server_error", "invalid_json", "timeout", "truncated", "not_http", "reset",
-          "bad_retry_after", "nan_logprob", "slow_drip")
+          "bad_retry_after", "nan_logprob", "slow_drip", "oversized", "oversized_stream")
+STREAMED = ("truncated", "not_http", "reset", "slow_drip", "oversized", "oversized_stream")
 
 
 def request_text(body: dict[str, Any]) -> str:
@@ -173,11 +178,30 @@ class FakeOpenAIServer:
                             time.sleep(server.hang / 20)
                     except (BrokenPipeError, ConnectionResetError):  # the client gave up, as it should
                         return
+                elif fault in ("oversized", "oversized_stream"):
+                    self._stream_oversized(announce=fault == "oversized")
+                    return
                 elif fault == "not_http":
                     self.wfile.write(b"\x00\x01 this is not HTTP\r\n\r\n")
                 else:  # reset: RST instead of FIN
                     self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
                 self.wfile.flush()
+                self.close_connection = True
+
+            def _stream_oversized(self, *, announce: bool) -> None:
+                from abduct_vlm.served import MAX_BODY
+
+                self.send_response(200)
+                if announce:
+                    self.send_header("Content-Length", str(MAX_BODY + 1))
+                self.end_headers()
+                chunk, left = b" " * (1 << 20), MAX_BODY + 1
+                try:
+                    while left > 0:
+                        self.wfile.write(chunk[:left])
+                        left -= len(chunk)
+                except (BrokenPipeError, ConnectionResetError):  # the client stopped reading, as it should
+                    pass
                 self.close_connection = True
 
             def do_POST(self) -> None:
@@ -227,7 +251,7 @@ class FakeOpenAIServer:
                     spoilt = server.completion({**body, "logprobs": True})
                     spoilt["choices"][0]["logprobs"]["content"][0]["logprob"] = math.nan
                     return 200, json.dumps(spoilt).encode(), {}  # json.dumps writes NaN
-                if fault in ("truncated", "not_http", "reset", "slow_drip"):
+                if fault in STREAMED:
                     self._misbehave(fault)
                     return None
                 with server._lock:

@@ -38,6 +38,7 @@ class JobResult:
     clipped: list[bool]
     duration: float
     note: str | None = None  # set when the video was read another way than asked (a fallback)
+    info: VideoInfo | None = None  # a probe job's answer (a job without spans)
 
 
 @dataclass(frozen=True)
@@ -49,12 +50,13 @@ class Decoded:
     clipped: list[bool]
     duration: float
     note: str | None = None
+    info: VideoInfo | None = None
 
     def span_shapes(self) -> list[tuple[int, ...]]:
         return [(len(rows), *self.batch.shape[1:]) for rows in self.rows]
 
     def result(self) -> JobResult:
-        return JobResult([self.batch[rows] for rows in self.rows], self.clipped, self.duration, self.note)
+        return JobResult([self.batch[rows] for rows in self.rows], self.clipped, self.duration, self.note, self.info)
 
 
 def plan(info: VideoInfo, spans: tuple[tuple[float, float], ...],
@@ -98,8 +100,9 @@ class JobRunner:
         key, info = self._probe(job.path)
         indices, clipped = plan(info, job.spans, job.settings)
         wanted = np.unique(np.concatenate(indices)) if indices else np.zeros(0, np.int64)
-        if not len(wanted):
-            return Decoded(np.zeros((0, 0, 0, 3), np.uint8), [], clipped, info.duration)
+        if not len(wanted):  # a probe job: the video's facts, no pixels
+            return Decoded(np.zeros((0, 0, 0, 3), np.uint8), [], clipped, info.duration,
+                           info=None if job.spans else info)
         size = job.settings.output_size(info.height, info.width)
         note = None
         try:

@@ -34,27 +34,24 @@ class VideoInfo:
 
 
 def check_readable(path: str) -> None:
-    """VideoError for a path that is missing, a folder, or an empty file (before any decoder sees it)."""
+    """VideoError for a path that is missing, a folder, not a regular file (a FIFO or a device
+    would block a decoder forever) or empty, before any decoder sees it."""
     if not os.path.exists(path):
         raise VideoError(path, "video file not found")
     if os.path.isdir(path):
         raise VideoError(path, "is a folder, not a video file")
-    if os.path.isfile(path) and os.path.getsize(path) == 0:
+    if not os.path.isfile(path):
+        raise VideoError(path, "is not a regular file (a device, FIFO or socket)")
+    if os.path.getsize(path) == 0:
         raise VideoError(path, "video file is empty (0 bytes)")
 
 
 _IMAGE_FORMATS = {"image2", "gif", "webp", "apng"}  # what ffmpeg opens as a one-frame "video"
 
 
-def require_regular(path: str) -> None:
-    """For callers without the sampler's time limit (``abduct video probe``): a FIFO or a
-    device would block the decoder forever."""
-    check_readable(path)
-    if not os.path.isfile(path):
-        raise VideoError(path, "is not a regular file (a device, FIFO or socket)")
-
-
 def probe(path: str) -> VideoInfo:
+    """Read in a decoding worker, under its time limit (``FrameSampler.probe``): a regular file
+    can still stall the demuxer (an ffconcat list naming a FIFO, for one)."""
     import av
 
     check_readable(path)

@@ -16,7 +16,7 @@ from abduct_video._cache import Entry, FrameCache
 from abduct_video._decoders import BACKENDS
 from abduct_video._jobs import Job, JobResult, JobRunner
 from abduct_video._pool import WorkerPool
-from abduct_video._probe import check_readable
+from abduct_video._probe import VideoInfo, check_readable
 from abduct_video._settings import SamplingSettings
 from abduct_video.errors import DecoderFallbackWarning, SpanClippedWarning
 
@@ -30,9 +30,11 @@ class FrameSampler:
 
     - ``backend``: ``"decord"`` (fast; x86-64 wheels only) or ``"pyav"`` (everywhere; the
       same frames within codec tolerance);
-    - ``workers``: decoding processes (0 decodes in this process, without the time limit);
-    - ``timeout``: seconds one video may take before its worker is killed (then PyAV is
-      tried after decord, and a video that hangs both is a VideoError, never a hung run);
+    - ``workers``: decoding processes (0 decodes in this process, without the time limit:
+      only for files you trust; every abduct command and model decodes in workers);
+    - ``timeout``: seconds one video may take, probe included, before its worker is killed
+      (then PyAV is tried after decord, and a video that hangs both is a VideoError, never a
+      hung run);
     - ``cache_dir``: where decoded frames are kept between runs (under ``frames/``); None for
       no cache. ``abduct.kit.default_cache_dir()`` shares abduct's cache (``$ABDUCT_CACHE_DIR``);
     - ``recycle_after``: jobs after which a worker process is replaced (None: never);
@@ -113,6 +115,14 @@ class FrameSampler:
         for path, spans in wanted:
             self._warn_clipped(path, [(span, found[path, span]) for span in spans])
         return [[found[path, span][0] for span in spans] for path, spans in wanted]
+
+    def probe(self, path: str | Path) -> VideoInfo:
+        """What ``path`` holds (frame times, duration, size), read by a worker under the time limit."""
+        path = str(path)
+        check_readable(path)
+        ((_, result),) = self._run([Job(path, (), self.settings, self.backend)])
+        assert result.info is not None  # a job without spans always answers with the probe
+        return result.info
 
     def frames(self, visual: VisualInput) -> list[np.ndarray]:
         """The frames of ``visual``'s spans, then of each related input's, in order (at most

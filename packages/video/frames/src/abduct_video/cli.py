@@ -6,12 +6,16 @@ import json
 import math
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from abduct.kit import POSITIVE, require_new_or_regular
 
 FRAMES = click.IntRange(1, 1000)  # a sheet row of 10**8 frames decodes for ever
+
+if TYPE_CHECKING:
+    from abduct_video._probe import VideoInfo
 
 
 def _parse_span(text: str) -> tuple[float, float]:
@@ -27,20 +31,24 @@ def _parse_span(text: str) -> tuple[float, float]:
 @click.command("probe")
 @click.argument("videos", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per video.")
-def probe(videos: tuple[Path, ...], as_json: bool) -> None:
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
+              help="Seconds before a stuck probe counts as a damaged file.")
+def probe(videos: tuple[Path, ...], as_json: bool, timeout: float) -> None:
     """Frames, duration, average rate and size of each VIDEO, from its packets."""
-    from abduct_video._probe import probe as probe_video
-    from abduct_video._probe import require_regular
+    from abduct_video._sampler import FrameSampler
 
-    for video in videos:
-        require_regular(str(video))
-        info = probe_video(str(video))
-        facts = {"video": str(video), "frames": info.frame_count, "duration": round(info.duration, 4),
-                 "fps": round(info.frame_count / info.duration, 3) if info.duration else None,
-                 "width": info.width, "height": info.height}
-        click.echo(json.dumps(facts) if as_json else
-                   f"{video}: {facts['frames']} frames, {facts['duration']} s, {facts['fps']} fps, "
-                   f"{info.width}x{info.height}")
+    with FrameSampler(backend="pyav", workers=1, timeout=timeout) as sampler:
+        for video in videos:
+            _print_probe(video, sampler.probe(video), as_json)
+
+
+def _print_probe(video: Path, info: VideoInfo, as_json: bool) -> None:
+    facts = {"video": str(video), "frames": info.frame_count, "duration": round(info.duration, 4),
+             "fps": round(info.frame_count / info.duration, 3) if info.duration else None,
+             "width": info.width, "height": info.height}
+    click.echo(json.dumps(facts) if as_json else
+               f"{video}: {facts['frames']} frames, {facts['duration']} s, {facts['fps']} fps, "
+               f"{info.width}x{info.height}")
 
 
 @click.command("frames")

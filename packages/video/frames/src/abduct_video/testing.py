@@ -59,6 +59,19 @@ def write_gapped_video(path: Path, count: int = 31, gap_at: int = 30, resume_at:
     return path
 
 
+def write_stalling_video(path: Path) -> Path:
+    """A regular file that stalls any decoder: an ffconcat list (which ffmpeg recognises by its
+    content, whatever the suffix) naming a FIFO beside it, whose opening blocks until a writer
+    comes, which never does. Only a time limit ends the wait."""
+    import os
+
+    fifo = path.with_name(f"{path.stem}.pipe.mp4")
+    if not fifo.exists():
+        os.mkfifo(fifo)
+    path.write_text(f"ffconcat version 1.0\nfile {fifo.name}\n")
+    return path
+
+
 def write_overlisted_video(path: Path, count: int = 20, extra: int = 10, seed: int = 0) -> Path:
     """A counter video whose container lists ``extra`` more frames than it holds: after the
     real packets come packets of random bytes with later timestamps. The header's frame count

@@ -1,7 +1,8 @@
 """Event embeddings: a few frames of each event through a CLIP image tower, averaged.
 
 Frames come from ``abduct_video.FrameSampler`` (uniform frames per span, decord or PyAV, clipped
-spans warned once per video); each frame is centre-cropped to a square and preprocessed as the
+spans warned once per video, decoded in a worker process that a video stalling it for
+``timeout`` seconds costs a VideoError, never a hung run); each frame is centre-cropped to a square and preprocessed as the
 CLIP model expects; an event is the L2-normalised mean of its frames' normalised embeddings.
 Spans past a video's end are clipped to its last frame with one
 SpanClippedWarning per video (abduct-video's behaviour). The tower is frozen (eval mode, no gradients); embeddings are kept per (video, span) in memory.
@@ -23,17 +24,15 @@ class EventEncoder:
     """``encode(events)`` -> ``[n, dim]`` float32 unit vectors, one per (video path, span)."""
 
     def __init__(self, spec: str = "clip:tiny", *, frames: int = 4, seed: int = 0, device: str = "cpu",
-                 backend: str = "pyav", workers: int = 0, visual_state: dict[str, torch.Tensor] | None = None) -> None:
+                 backend: str = "pyav", workers: int = 1, timeout: float = 120.0) -> None:
         from abduct_video import FrameSampler, SamplingSettings
 
         self.spec, self.frames, self.device = spec, frames, torch.device(device)
         from abduct_clip.towers import frozen_tower
 
         self.loaded = frozen_tower(spec, seed, str(self.device))
-        if visual_state is not None:  # a trained generator's checkpoint carries the tower it was trained on
-            self.loaded.model.visual.load_state_dict(visual_state)
         self.sampler = FrameSampler(SamplingSettings(mode="uniform", frames_per_span=frames), backend=backend,
-                                    workers=workers)
+                                    workers=workers, timeout=timeout)
         self.dim = int(self.loaded.model.visual.output_dim)
         self._memo: dict[Event, np.ndarray] = {}
 

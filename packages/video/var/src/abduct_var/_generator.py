@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Annotated
 
 import torch
 
-from abduct import AbductError, DataError, Decoding, GenerationRequest, Settings, Spec, TextPool
+from abduct import AbductError, DataError, Decoding, GenerationRequest, Range, Settings, Spec, TextPool
 from abduct.kit import sha256_file
+from abduct_var._checkpoint import load_into, read_checkpoint
 from abduct_var._encode import EventEncoder
 from abduct_var._net import ChainGenerator, decode_words, one_cpu_thread
 from abduct_var._samples import collate, embed, samples_for_requests
-from abduct_var._train import FORMAT
 
 
 class VarGenerator:
@@ -21,23 +22,24 @@ class VarGenerator:
     accepts = frozenset({"video", "related", "context"})
     needs = frozenset({"video"})
 
-    def __init__(self, checkpoint: Path, *, device: str = "cpu", backend: str = "pyav") -> None:
-        if not checkpoint.is_file():
-            raise DataError("checkpoint file not found", file=checkpoint)
-        try:
-            state = torch.load(str(checkpoint), map_location="cpu", weights_only=True)
-        except Exception as exc:  # torch raises several types for a damaged or foreign file
-            raise DataError(f"cannot read as a weights-only checkpoint ({type(exc).__name__})", file=checkpoint) from None
-        meta = state.get("meta") if isinstance(state, dict) else None
-        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-            raise DataError(f"not a checkpoint of `abduct train var` (format {FORMAT})", file=checkpoint)
+    def __init__(self, checkpoint: Path, *, device: str = "cpu", backend: str = "pyav",
+                 decode_timeout: float = 120.0) -> None:
+        loaded = read_checkpoint(checkpoint)
         self.device = torch.device(device)
-        self.vocab: list[str] = list(meta["vocab"])
-        self.encoder = EventEncoder(str(meta["encoder"]), frames=int(meta["frames"]), seed=int(meta["seed"]),
-                                    device=device, backend=backend, visual_state=state["visual_state"])
-        self.standard = (state["feature_mean"], state["feature_std"])
-        self.model = ChainGenerator(int(meta["clip_dim"]), len(self.vocab), int(meta["width"]))
-        self.model.load_state_dict(state["model_state_dict"])
+        self.vocab = loaded.vocab
+        self.encoder = EventEncoder(loaded.encoder, frames=loaded.frames, seed=loaded.seed, device=device,
+                                    backend=backend, timeout=decode_timeout)
+        try:  # the checkpoint carries the tower it was trained on
+            load_into(self.encoder.loaded.model.visual, loaded.visual_state, checkpoint, "visual_state")
+            if self.encoder.dim != loaded.clip_dim:
+                raise DataError(f"is {loaded.clip_dim}, but {loaded.encoder} gives {self.encoder.dim}",
+                                file=checkpoint, field="meta.clip_dim")
+        except DataError:
+            self.encoder.close()
+            raise
+        self.standard = loaded.standard
+        self.model = ChainGenerator(loaded.clip_dim, len(self.vocab), loaded.width)
+        load_into(self.model, loaded.model_state, checkpoint, "model_state_dict")
         self.model.to(self.device).eval()
         self.fingerprint = f"var-gen|sha256:{sha256_file(checkpoint)}"
 
@@ -52,8 +54,10 @@ class VarGenerator:
         return [decode_words(row, self.vocab) for row in ids]
 
 
-def make_generator(spec: Spec, settings: Settings, *, backend: str = "pyav") -> VarGenerator:
-    """``var-gen:CKPT[,backend=pyav|decord]``."""
+def make_generator(spec: Spec, settings: Settings, *, backend: str = "pyav",
+                   decode_timeout: Annotated[float, Range(gt=0)] = 120.0) -> VarGenerator:
+    """``var-gen:CKPT[,backend=pyav|decord][,decode_timeout=120]`` (seconds one video may take to decode)."""
     if not spec.argument:
         raise AbductError("var-gen needs a checkpoint: var-gen:OUT/last.pt (from `abduct train var`)")
-    return VarGenerator(Path(spec.argument), device=settings.torch_device(), backend=backend)
+    return VarGenerator(Path(spec.argument), device=settings.torch_device(), backend=backend,
+                        decode_timeout=decode_timeout)

@@ -19,6 +19,7 @@ from abduct_var.records import MAX_EVENTS
 PAD, BOS, EOS, UNK = 0, 1, 2, 3
 SPECIALS = ("<pad>", "<bos>", "<eos>", "<unk>")
 MAX_WORDS = 24
+HEADS = 4
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
 
@@ -62,7 +63,7 @@ def decode_words(ids: Sequence[int], vocab: Sequence[str]) -> str:
 
 
 class ChainGenerator(nn.Module):
-    def __init__(self, clip_dim: int, vocab_size: int, width: int = 64, layers: int = 2, heads: int = 4) -> None:
+    def __init__(self, clip_dim: int, vocab_size: int, width: int = 64, layers: int = 2, heads: int = HEADS) -> None:
         super().__init__()
         self.project = nn.Linear(clip_dim, width)
         self.position = nn.Embedding(MAX_EVENTS, width)

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Annotated
 
 import numpy as np
 
-from abduct import AbductError, Decoding, GenerationRequest, Settings, Spec, TextPool
+from abduct import AbductError, Decoding, GenerationRequest, Range, Settings, Spec, TextPool
 from abduct_var._encode import EventEncoder
 from abduct_var._samples import samples_for_requests, training_samples
 from abduct_var.loader import load_split
@@ -35,10 +36,11 @@ class VarRetrieval:
     needs = frozenset({"video"})
 
     def __init__(self, data: Path, *, encoder: str = "clip:tiny", frames: int = 4, videos: Path | None = None,
-                 seed: int = 0, device: str = "cpu", backend: str = "pyav") -> None:
+                 seed: int = 0, device: str = "cpu", backend: str = "pyav", decode_timeout: float = 120.0) -> None:
         examples, file = load_split(data, "train")
         samples, events = training_samples(examples, videos or data / "videos")
-        self.encoder = EventEncoder(encoder, frames=frames, seed=seed, device=device, backend=backend)
+        self.encoder = EventEncoder(encoder, frames=frames, seed=seed, device=device, backend=backend,
+                                    timeout=decode_timeout)
         table = self.encoder.encode(events)
         chains = [s for s in samples if -1 in s.rows]
         singles = [s for s in samples if -1 not in s.rows]
@@ -64,10 +66,12 @@ class VarRetrieval:
 
 
 def make_retrieval(spec: Spec, settings: Settings, *, data: Path | None = None, encoder: str = "clip:tiny",
-                   frames: int = 4, videos: Path | None = None, backend: str = "pyav") -> VarRetrieval:
-    """``var-retrieval,data=DIR[,encoder=clip:tiny][,frames=4][,videos=DIR][,backend=pyav|decord]``."""
+                   frames: Annotated[int, Range(ge=1)] = 4, videos: Path | None = None, backend: str = "pyav",
+                   decode_timeout: Annotated[float, Range(gt=0)] = 120.0) -> VarRetrieval:
+    """``var-retrieval,data=DIR[,encoder=clip:tiny][,frames=4][,videos=DIR][,backend=pyav|decord]
+    [,decode_timeout=120]`` (seconds one video may take to decode)."""
     if data is None:
         raise AbductError("var-retrieval needs the dataset directory holding the training split: "
                           "var-retrieval,data=DIR")
     return VarRetrieval(data, encoder=encoder, frames=frames, videos=videos, seed=settings.seed,
-                        device=settings.torch_device(), backend=backend)
+                        device=settings.torch_device(), backend=backend, decode_timeout=decode_timeout)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import sys
 import time
 from dataclasses import asdict, dataclass
@@ -34,14 +35,14 @@ from abduct.kit import (
     require_divisible_batch,
     settings_signature,
 )
+from abduct_var._checkpoint import FORMAT, check_checkpoint, load_into, resume_step
 from abduct_var._encode import EventEncoder
-from abduct_var._net import ChainGenerator, build_vocab, encode_words, one_cpu_thread
+from abduct_var._net import HEADS, ChainGenerator, build_vocab, encode_words, one_cpu_thread
 from abduct_var._samples import collate, embed, standardisation, training_samples
 from abduct_var.loader import load_split
 
 LAST = "last.pt"
 LOG = "train_log.jsonl"
-FORMAT = "abduct-var-gen/1"
 
 
 @dataclass
@@ -79,7 +80,16 @@ def _batch_indices(count: int, step: int, batch: int, seed: int) -> list[int]:
     return [order.index(position) for position in range(step * batch, (step + 1) * batch)]
 
 
+def _check(config: TrainConfig) -> None:
+    """Settings the model cannot use, refused before any data is read."""
+    if not (math.isfinite(config.lr) and config.lr > 0):
+        raise AbductError(f"train var: --lr {config.lr} is not a positive finite learning rate")
+    if config.width % HEADS:
+        raise AbductError(f"train var: --width {config.width} is not a multiple of the {HEADS} attention heads")
+
+
 def train(config: TrainConfig) -> dict[str, Any]:
+    _check(config)
     require_dir(config.data_dir, "data directory")
     device = torch.device(Settings(device=config.device).torch_device())
     with process_group() as ranks:
@@ -103,13 +113,13 @@ def train(config: TrainConfig) -> dict[str, Any]:
         last = config.out_dir / LAST
         if last.is_file():
             state = load_weights_only(last, loader="var-gen checkpoint", map_location=device)
+            checked = check_checkpoint(last, state)  # a dict, every field of the generator's checked
             check_resume_signature(last, state.get("signature"), config.signature())
-            if state["meta"]["vocab"] != vocab:
+            if checked.vocab != vocab:
                 raise AbductError(f"{last} was written by a run on other data (another vocabulary); "
                                   "use another --out or delete it")
-            model.load_state_dict(state["model_state_dict"])
-            optimizer.load_state_dict(state["optimizer"])
-            step = int(state["step"])
+            load_into(model, checked.model_state, last, "model_state_dict")
+            step = resume_step(last, state, optimizer)
             log_rows = log_rows_through(config.out_dir / LOG, step)
             if ranks.is_main and not config.quiet:
                 print(f"[train var] resuming from {last} at step {step}", file=sys.stderr)
