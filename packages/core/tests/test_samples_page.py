@@ -122,7 +122,9 @@ def test_unreadable_and_missing_images_show_their_path_without_a_file(tmp_path: 
     broken.write_bytes(b"not a jpeg" * 10_000)  # too large to be linked as it is: it must be decoded
     out = tmp_path / "run"
     out.mkdir()
-    paths = [str(broken), str(tmp_path / "missing.png")]
+    fifo = tmp_path / "fifo.tif"  # not shown by browsers as it is, so it would be decoded
+    os.mkfifo(fifo)  # opening it would block the page's writer for ever
+    paths = [str(broken), str(tmp_path / "missing.png"), str(fifo), str(tmp_path)]
     page, folder = render_samples("t", [{"id": "x"}], lambda r: {"images": [{"path": p} for p in paths]}, out)
     assert folder is not None and list(folder.iterdir()) == []  # no half-made thumbnail left behind
     assert [(im["path"], im["thumb"]) for im in _views(page)[0]["images"]] == [(p, None) for p in paths]

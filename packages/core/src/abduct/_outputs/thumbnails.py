@@ -26,6 +26,7 @@ import shutil
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from stat import S_ISREG
 
 from PIL import Image
 
@@ -73,6 +74,9 @@ class Thumbnails:
                 stat = os.stat(path)
             except OSError:
                 self.shown[path] = None  # missing: the page shows the path and says so
+                continue
+            if not S_ISREG(stat.st_mode):  # a FIFO or device would block the writer for ever
+                self.shown[path] = None
                 continue
             if self._files >= MAX_FILES:
                 self.shown[path] = self._relative(path)
