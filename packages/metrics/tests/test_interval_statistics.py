@@ -13,7 +13,7 @@ from pycocoevalcap.bleu.bleu import Bleu
 from pycocoevalcap.cider.cider import Cider
 
 from abduct import UnitScores
-from abduct._stats.aggregates import value
+from abduct.testing import metric_from_units as value
 from abduct.testing import shared_data_dir
 from abduct_metrics._coco import CocoCaptionMetric, Tokenised, tokenize_all
 from abduct_metrics.captions import bleu_statistics

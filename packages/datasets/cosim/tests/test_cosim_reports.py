@@ -29,7 +29,7 @@ def _check_breakdown_intervals(run: Path) -> None:
     import numpy as np
     from scipy import stats
 
-    from abduct._stats.resampling import rng_for
+    from abduct.testing import interval_rng as rng_for
 
     results = json.loads((run / "results.json").read_text())
     records = [json.loads(line) for line in (run / "predictions.jsonl").read_text().splitlines()]

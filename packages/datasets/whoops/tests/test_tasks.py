@@ -80,7 +80,7 @@ def test_captioning_intervals_agree_with_an_independent_bootstrap(
     from pycocoevalcap.bleu.bleu import Bleu
     from scipy import stats
 
-    from abduct._stats.resampling import rng_for
+    from abduct.testing import interval_rng as rng_for
     from abduct_metrics._coco import tokenize_all
 
     results, out = random_captions
@@ -167,7 +167,7 @@ def _check_pooled_by_image(results: dict[str, Any], records: list[dict[str, Any]
     import numpy as np
     from scipy import stats
 
-    from abduct._stats.resampling import rng_for
+    from abduct.testing import interval_rng as rng_for
 
     images = list(dict.fromkeys(r["image_id"] for r in records))
     hits = np.array([sum(matched[r["id"]] for r in records if r["image_id"] == i) for i in images])

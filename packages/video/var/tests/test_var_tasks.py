@@ -82,7 +82,7 @@ def _check_intervals(results: dict[str, object], run: Path) -> None:
     import numpy as np
     from scipy import stats
 
-    from abduct._stats.resampling import rng_for
+    from abduct.testing import interval_rng as rng_for
 
     records = [json.loads(line) for line in (run / "predictions.jsonl").read_text().splitlines()]
     examples = list(dict.fromkeys(r["example_id"] for r in records))

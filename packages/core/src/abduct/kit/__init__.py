@@ -78,12 +78,14 @@ from abduct.kit.shapes import (
     compare_two,
     first_argmax,
     generate,
+    gold_margin,
     multiple_choice,
+    ranks,
     score_generations,
+    scored_texts,
     strictly_higher,
 )
 from abduct.kit.templates import check_template, fill
-from abduct.kit.views import gold_margin, ranks, scored_texts
 
 __all__ = [
     "Candidate", "Choice", "ContentKeys", "EmbeddingCache", "ExactMatch", "FiniteFloat", "NON_NEGATIVE", "POSITIVE", "GenerationItem", "HubState",

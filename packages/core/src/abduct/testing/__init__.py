@@ -35,6 +35,8 @@ from abduct._engine.scoring import ScoringEngine
 from abduct._registry.registry import Registry, build_registry, reset_registry
 from abduct._run.evaluate import EvalConfig, run_evaluation
 from abduct._run.runner import Run
+from abduct._stats.aggregates import value as metric_from_units
+from abduct._stats.resampling import rng_for as interval_rng
 from abduct.contract.errors import DataError
 from abduct.contract.hooks import Registration, hookimpl
 from abduct.contract.protocols import (
@@ -453,7 +455,8 @@ __all__ = [
     "accepted_inputs", "base_score", "CascadeScorer", "clean_failure_problem", "CliOutcome", "closed_port",
     "contract_visuals", "data_fixture", "declared_violations", "EQUIVALENCE_TEMPLATE", "EvalConfig",
     "EXTREME_SCALES", "fast_one_line_failure", "finished_judgments", "fuzz_cli_input", "GenerationEngine",
-    "GeneratorContract", "half_written_problem", "hub_snapshot", "InputPolicy", "JudgeEngine", "main",
+    "GeneratorContract", "half_written_problem", "hub_snapshot", "InputPolicy", "interval_rng", "JudgeEngine",
+    "main", "metric_from_units",
     "make_images", "make_pairs_file", "MetricContract", "OptionViolation", "PairsFile", "parse_verdict",
     "private_cache_fixture", "RandomModel", "registry_fixture", "registry_with_models", "Run", "run_cli", "session_cache_fixture",
     "run_evaluation", "scaled_models", "ScaledScorer", "ScorerContract", "ScoringEngine", "shared_data_dir",
