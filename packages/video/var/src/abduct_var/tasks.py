@@ -12,7 +12,9 @@ computes its metrics from exactly those entries with the official scorer (``scor
 offered to choosing generators (``random``) is the training split's sentences, or, without a
 training file (the public release has val and test only here), the evaluated split's own.
 With ``frames`` (the default), samples.html shows a frame strip per event of each chain
-(``_strips``; ``details["frame_strips"]`` says how many and the seconds they took).
+(``_strips``; ``details["frame_strips"]`` says how many and the seconds they took), kept in the
+run's cache (``RunContext.cache_dir``) or, under ``--no-cache``, in a temporary folder removed
+with the task once the page has linked or copied them.
 Breakdowns: ``details["per_position"]`` (mean per-event CIDEr-D ×100 by event position in the
 chain) and ``details["by_position"]`` (METEOR, ROUGE-L, CIDEr-D and n by position), plus
 ``details["by_videos"]`` (single- or multi-video chains).
@@ -21,12 +23,13 @@ chain) and ``details["by_position"]`` (METEOR, ROUGE-L, CIDEr-D and n by positio
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, Literal
 
 from abduct import COUNT, AbductError, Evaluation, GenerationRequest, RunContext, Settings, Spec, TextPool, higher
-from abduct.kit import GenerationItem, default_cache_dir, generate
+from abduct.kit import GenerationItem, generate
 from abduct_var._strips import frame_strips
 from abduct_var.inputs import DESCRIBE_PROMPT, EXPLAIN_PROMPT, chain_input, event_input, video_path
 from abduct_var.loader import annotation_file, load_file, load_split
@@ -91,6 +94,7 @@ class VarTask:
         self.bertscore = bertscore
         self._seen: dict[str, VarExample] = {}  # what the last run evaluated, for sample_view
         self._strips: dict[tuple[str, tuple[float, float]], tuple[str, Path | None]] = {}  # (video id, span) -> (video, strip)
+        self._scratch: tempfile.TemporaryDirectory[str] | None = None  # the strips' folder under --no-cache
 
     def sample_view(self, record: Mapping[str, Any]) -> dict[str, Any] | None:
         """samples.html: the generated sentence beside the chain's references, the event's scores,
@@ -103,11 +107,16 @@ class VarTask:
     def _strip_of(self, event: VarEvent) -> tuple[str, Path | None] | None:
         return self._strips.get((event.video_id, event.span))
 
-    def _draw_strips(self, examples: Sequence[VarExample], videos: Path) -> dict[str, Any]:
-        """A strip per event of the evaluated chains (reused from abduct's cache), and what it cost."""
+    def _draw_strips(self, examples: Sequence[VarExample], videos: Path, cache: Path | None) -> dict[str, Any]:
+        """A strip per event of the evaluated chains (reused from the run's cache), and what it cost."""
         started = time.perf_counter()
+        if cache is not None:
+            folder = cache / "var-frames"
+        else:
+            self._scratch = self._scratch or tempfile.TemporaryDirectory(prefix="abduct-var-frames-")
+            folder = Path(self._scratch.name)
         paths = {(e.video_id, e.span): str(video_path(videos, e.video_id)) for x in examples for e in x.counted}
-        made = frame_strips([(path, span) for (_, span), path in paths.items()], default_cache_dir() / "var-frames")
+        made = frame_strips([(path, span) for (_, span), path in paths.items()], folder)
         self._strips = {(vid, span): (path, made[path, span]) for (vid, span), path in paths.items()
                         if (path, span) in made}
         drawn = sum(strip is not None for _, strip in self._strips.values())
@@ -154,7 +163,7 @@ class VarTask:
             "examples": _examples(entries, per_event),
         }
         if self.frames:
-            details["frame_strips"] = self._draw_strips(examples, videos)
+            details["frame_strips"] = self._draw_strips(examples, videos, run.cache_dir)
         return Evaluation(metrics, records, [file], details, units=units)
 
     def score_files(self, predictions: Path, answer_key: Path | None = None,
