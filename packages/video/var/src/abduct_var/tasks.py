@@ -22,9 +22,9 @@ chain) and ``details["by_position"]`` (METEOR, ROUGE-L, CIDEr-D and n by positio
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 import tempfile
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
