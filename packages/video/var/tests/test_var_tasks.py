@@ -201,6 +201,27 @@ def test_frame_strips_load_in_chromium_and_a_bad_video_only_loses_its_own(corpus
     assert "frame_strips" not in off["details"] and not any(v.get("images") for v in page_views(tmp_path / "off"))
 
 
+def test_frame_strips_stop_at_the_cap_are_reused_and_follow_an_edited_video(corpus: Path, tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from abduct_var import _strips
+
+    monkeypatch.setattr(_strips, "MAX_STRIPS", 3)
+    events = [(str(corpus / "videos" / f"{e.video_id}.mp4"), e.span) for x in load_split(corpus, "val")[0] for e in x.counted]
+    first = _strips.frame_strips(events, tmp_path)
+    assert list(first) == list(dict.fromkeys(events))[:3] and all(p is not None and p.is_file() for p in first.values())
+    stamps = {p: p.stat().st_mtime_ns for p in first.values() if p is not None}
+    assert _strips.frame_strips(events, tmp_path) == first  # the same files, not drawn again
+    assert {p: p.stat().st_mtime_ns for p in stamps} == stamps
+    video = Path(events[0][0])
+    copy = tmp_path / "copy.mp4"
+    copy.write_bytes(video.read_bytes())
+    before = _strips.frame_strips([(str(copy), events[0][1])], tmp_path)
+    os.utime(copy, ns=(copy.stat().st_atime_ns, copy.stat().st_mtime_ns + 10**9))  # an edited video: a new strip
+    assert _strips.frame_strips([(str(copy), events[0][1])], tmp_path) != before
+
+
 def test_a_span_past_the_end_is_clipped_with_one_warning_per_video(corpus: Path) -> None:
     from abduct_var._encode import EventEncoder
     from abduct_video import SpanClippedWarning
