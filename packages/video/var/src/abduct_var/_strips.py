@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import re
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -43,7 +44,9 @@ def strip_key(path: str, span: tuple[float, float]) -> str | None:
     if not S_ISREG(stat.st_mode) or stat.st_size == 0:
         return None
     text = f"{os.path.abspath(path)}\0{stat.st_mtime_ns}\0{stat.st_size}\0{span[0]!r}\0{span[1]!r}\0{_RECIPE}"
-    return hashlib.sha1(text.encode()).hexdigest()[:24]
+    # the video and span first: the page shows this name under the strip
+    readable = re.sub(r"[^A-Za-z0-9_.-]", "_", Path(path).stem)[:40]
+    return f"{readable}_{span[0]:g}-{span[1]:g}s_{hashlib.sha1(text.encode()).hexdigest()[:16]}"
 
 
 def frame_strips(events: Sequence[Event], folder: Path) -> dict[Event, Path | None]:
