@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,13 +14,14 @@ from abduct import EvalConfig, run_evaluation
 from abduct.testing import TaskContract, main
 from abduct.testing.browser import page_views
 from abduct_var.loader import load_split
+from abduct_var.records import VarExample
 from abduct_var.submission import load_submission, validate_against
 
 TASK = "var-explanation,meteor=false"  # METEOR's Java start-up would dominate these small runs
 
 
 class TestExplanationContract(TaskContract):
-    task_name = TASK
+    task_name = f"{TASK},frames=false"  # five runs: frame strips are checked below, once per setting
 
     def make_data(self, tmp_path: Path) -> Path:
         from abduct_var.synth import synthesize
@@ -66,6 +68,7 @@ def test_submission_is_valid_and_scores_as_the_run(corpus: Path, tmp_path: Path,
         assert "masked" in events[chain.hypothesis]["label"] and "this event" in events[record["position"]]["label"]
         assert view["category"] == ("hypothesis" if record["is_hypothesis"] else "premise")
         assert view["score"] == pytest.approx(record["metrics"]["cider"], abs=1e-4)
+        _check_strips(view, chain, tmp_path / "run")
     shown = details["examples"]  # report.html shows generated sentences beside their references
     sentences = {(e.sentence, e.gt_sentence) for e in entries}
     assert shown and all((x["lines"][0].removeprefix("generated: "), x["lines"][1].removeprefix("reference: "))
@@ -73,6 +76,25 @@ def test_submission_is_valid_and_scores_as_the_run(corpus: Path, tmp_path: Path,
     assert shown[0]["lines"][0] in (tmp_path / "run" / "report.html").read_text().replace("&#x27;", "'")
     if which == "all":
         _check_intervals(results, tmp_path / "run")
+
+
+def _check_strips(view: dict[str, Any], chain: VarExample, run: Path) -> list[dict[str, Any]]:
+    """One frame strip per event of the chain, in order, each a JPEG of 96 px high in the run's
+    samples/ folder; the hypothesis's labelled as frames the model was not shown. Returns the
+    images without one."""
+    from PIL import Image
+
+    from abduct_var._strips import STRIP_FRAMES, STRIP_HEIGHT
+
+    images = view["images"]
+    assert len(images) == len(chain.counted)
+    assert all(f"event {i + 1} (" in image["caption"] for i, image in enumerate(images))
+    assert "masked: frames the model was not shown" in images[chain.hypothesis]["caption"]
+    for image in images:
+        if image["thumb"] is not None:
+            with Image.open(run / image["thumb"]) as strip:
+                assert (strip.format, strip.height) == ("JPEG", STRIP_HEIGHT) and strip.width >= STRIP_FRAMES * 32
+    return [image for image in images if image["thumb"] is None]
 
 
 def _check_intervals(results: dict[str, object], run: Path) -> None:
@@ -146,6 +168,58 @@ def test_missing_and_corrupt_videos_exit_2_naming_the_file(corpus: Path, tmp_pat
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(f"error: {victim}: decoding did not finish within 2 s"), err
     assert time.monotonic() - started < 60 and not (tmp_path / "c" / "results.json").exists()
+
+
+def test_frame_strips_load_in_chromium_and_a_bad_video_only_loses_its_own(corpus: Path, tmp_path: Path) -> None:
+    from abduct.testing.browser import browser_or_skip, samples_browser, view
+
+    executable = browser_or_skip()
+    data = _copy_corpus(corpus, tmp_path)
+    (data / "videos" / "val0000.mp4").unlink()
+    (data / "videos" / "val0002.mp4").write_bytes(b"\x00\x00\x00\x18ftypmp42 this is not a video" * 50)
+    cache = tmp_path / "cache"  # the run's cache keeps the strips; the other tests run without one
+    results = run_evaluation(EvalConfig(task=TASK, model="random", data_dir=data, out_dir=tmp_path / "run", quiet=True,
+                                        cache_dir=cache))
+    examples = {x.id: x for x in load_split(data, "val")[0]}
+    bad = {"val0000", "val0002"}
+    views = page_views(tmp_path / "run")
+    for shown in views:
+        chain = examples[shown["fields"]["example"]]
+        missing = _check_strips(shown, chain, tmp_path / "run")
+        assert len(missing) == sum(e.video_id in bad for e in chain.counted)
+        assert all("no frames: video missing or unreadable" in image["caption"] for image in missing)
+    strips = results["details"]["frame_strips"]
+    assert strips["strips"] == sum(e.video_id not in bad for e in {(e.video_id, e.span): e for x in examples.values()
+                                                                    for e in x.counted}.values()) > 0
+    assert len(list((cache / "var-frames").glob("*.jpg"))) == strips["strips"]
+    with samples_browser(executable) as tab:
+        state = view(tab, tmp_path / "run" / "samples.html")
+    shown_ids = set(state.ids)
+    assert state.images == sum(1 for v in views if v["id"] in shown_ids for i in v["images"] if i["thumb"]) > 0
+    assert state.broken_images == [] and state.console_errors == [] and state.outside_requests == []
+    off = _eval(f"{TASK},frames=false", "random", data, tmp_path / "off")
+    assert "frame_strips" not in off["details"] and not any(v.get("images") for v in page_views(tmp_path / "off"))
+
+
+def test_frame_strips_stop_at_the_cap_are_reused_and_follow_an_edited_video(corpus: Path, tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from abduct_var import _strips
+
+    monkeypatch.setattr(_strips, "MAX_STRIPS", 3)
+    events = [(str(corpus / "videos" / f"{e.video_id}.mp4"), e.span) for x in load_split(corpus, "val")[0] for e in x.counted]
+    first = _strips.frame_strips(events, tmp_path)
+    assert list(first) == list(dict.fromkeys(events))[:3] and all(p is not None and p.is_file() for p in first.values())
+    stamps = {p: p.stat().st_mtime_ns for p in first.values() if p is not None}
+    assert _strips.frame_strips(events, tmp_path) == first  # the same files, not drawn again
+    assert {p: p.stat().st_mtime_ns for p in stamps} == stamps
+    video = Path(events[0][0])
+    copy = tmp_path / "copy.mp4"
+    copy.write_bytes(video.read_bytes())
+    before = _strips.frame_strips([(str(copy), events[0][1])], tmp_path)
+    os.utime(copy, ns=(copy.stat().st_atime_ns, copy.stat().st_mtime_ns + 10**9))  # an edited video: a new strip
+    assert _strips.frame_strips([(str(copy), events[0][1])], tmp_path) != before
 
 
 def test_a_span_past_the_end_is_clipped_with_one_warning_per_video(corpus: Path) -> None:

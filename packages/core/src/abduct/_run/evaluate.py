@@ -150,7 +150,8 @@ def build_run(config: EvalConfig, task: Task, loaded: LoadedModel, registry: Reg
         signature["judge"] = {"spec": judge.spec, "fingerprint": judge.fingerprint}
     return Run(data_dir=config.data_dir, split=split, scoring=scoring, generation=generation, judge=judge,
                model_name=name, settings=config.settings, registry=registry, limit=config.limit, quiet=config.quiet,
-               out_dir=config.out_dir, signature=signature, ranks=ranks, datasets=_dataset_options(config, registry))
+               out_dir=config.out_dir, cache_dir=(config.cache_dir or default_cache_dir()) if config.use_cache else None,
+               signature=signature, ranks=ranks, datasets=_dataset_options(config, registry))
 
 
 def run_evaluation(config: EvalConfig, registry: Registry | None = None) -> dict[str, Any]:
@@ -251,7 +252,7 @@ def _evaluate(config: EvalConfig, registry: Registry, ranks: Ranks) -> dict[str,
             results["judge"] = run.judge.describe()
         gather_objects(None, ranks)  # every rank has finished its units before rank 0 tidies up
         if ranks.is_main:
-            thumbnails = (config.cache_dir or default_cache_dir()) / "thumbnails" if config.use_cache else None
+            thumbnails = run.cache_dir / "thumbnails" if run.cache_dir is not None else None
             write_outputs(config.out_dir, results, evaluation.predictions, run.artifacts, units,
                           task_traits(task).sample_view, thumbnails)
             run.discard_partial()

@@ -92,6 +92,7 @@ class Run:
     limit: int | None = None
     quiet: bool = False
     out_dir: Path | None = None
+    cache_dir: Path | None = None  # abduct's cache root for this run; None under --no-cache
     signature: dict[str, Any] | None = None
     timings: dict[str, float] = field(default_factory=dict)
     ranks: Ranks = field(default_factory=Ranks)

@@ -111,6 +111,7 @@ class RunContext(Protocol):
     model_name: str
     limit: int | None
     quiet: bool
+    cache_dir: Path | None  # where the run may keep files across runs (a task's pictures); None under --no-cache
 
     @property
     def scores(self) -> bool:

@@ -11,6 +11,10 @@ computes its metrics from exactly those entries with the official scorer (``scor
 ``abduct score var --predictions OUT/submission.json`` gives the same numbers. The ``TextPool``
 offered to choosing generators (``random``) is the training split's sentences, or, without a
 training file (the public release has val and test only here), the evaluated split's own.
+With ``frames`` (the default), samples.html shows a frame strip per event of each chain
+(``_strips``; ``details["frame_strips"]`` says how many and the seconds they took), kept in the
+run's cache (``RunContext.cache_dir``) or, under ``--no-cache``, in a temporary folder removed
+with the task once the page has linked or copied them.
 Breakdowns: ``details["per_position"]`` (mean per-event CIDEr-D ×100 by event position in the
 chain) and ``details["by_position"]`` (METEOR, ROUGE-L, CIDEr-D and n by position), plus
 ``details["by_videos"]`` (single- or multi-video chains).
@@ -18,15 +22,18 @@ chain) and ``details["by_position"]`` (METEOR, ROUGE-L, CIDEr-D and n by positio
 
 from __future__ import annotations
 
+import tempfile
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from abduct import COUNT, AbductError, Evaluation, GenerationRequest, RunContext, Settings, Spec, TextPool, higher
 from abduct.kit import GenerationItem, generate
-from abduct_var.inputs import DESCRIBE_PROMPT, EXPLAIN_PROMPT, chain_input, event_input
+from abduct_var._strips import frame_strips
+from abduct_var.inputs import DESCRIBE_PROMPT, EXPLAIN_PROMPT, chain_input, event_input, video_path
 from abduct_var.loader import annotation_file, load_file, load_split
-from abduct_var.records import VarExample
+from abduct_var.records import VarEvent, VarExample
 from abduct_var.scoring import BertScoreSettings, breakdown, event_key, score_entries, score_sets
 from abduct_var.submission import Entry, build_submission, load_submission
 from abduct_var.views import event_view
@@ -78,23 +85,47 @@ class VarTask:
     optional_inputs = frozenset({"context"})  # the mask's text: a model may locate the gap by its slot alone
 
     def __init__(self, part: Part, *, videos: Path | None = None, separate: bool = False,
-                 bertscore: BertScoreSettings | None = None, meteor: bool = True) -> None:
+                 bertscore: BertScoreSettings | None = None, meteor: bool = True, frames: bool = True) -> None:
         self.part = part
+        self.frames = frames
         self.meteor = meteor
         self.videos = videos
         self.separate = separate
         self.bertscore = bertscore
         self._seen: dict[str, VarExample] = {}  # what the last run evaluated, for sample_view
+        self._strips: dict[tuple[str, tuple[float, float]], tuple[str, Path | None]] = {}  # (video id, span) -> (video, strip)
+        self._scratch: tempfile.TemporaryDirectory[str] | None = None  # the strips' folder under --no-cache
 
     def sample_view(self, record: Mapping[str, Any]) -> dict[str, Any] | None:
-        """samples.html: the generated sentence beside the chain's references, the event's scores."""
+        """samples.html: the generated sentence beside the chain's references, the event's scores,
+        and (with ``frames``) a frame strip per event of the chain."""
         example = self._seen.get(str(record.get("example_id")))
-        return event_view(example, record) if example is not None else None
+        if example is None:
+            return None
+        return event_view(example, record, self._strip_of if self.frames else None)
+
+    def _strip_of(self, event: VarEvent) -> tuple[str, Path | None] | None:
+        return self._strips.get((event.video_id, event.span))
+
+    def _draw_strips(self, examples: Sequence[VarExample], videos: Path, cache: Path | None) -> dict[str, Any]:
+        """A strip per event of the evaluated chains (reused from the run's cache), and what it cost."""
+        started = time.perf_counter()
+        if cache is not None:
+            folder = cache / "var-frames"
+        else:
+            self._scratch = self._scratch or tempfile.TemporaryDirectory(prefix="abduct-var-frames-")
+            folder = Path(self._scratch.name)
+        paths = {(e.video_id, e.span): str(video_path(videos, e.video_id)) for x in examples for e in x.counted}
+        made = frame_strips([(path, span) for (_, span), path in paths.items()], folder)
+        self._strips = {(vid, span): (path, made[path, span]) for (vid, span), path in paths.items()
+                        if (path, span) in made}
+        drawn = sum(strip is not None for _, strip in self._strips.values())
+        return {"events": len(paths), "strips": drawn, "seconds": round(time.perf_counter() - started, 3)}
 
     def evaluate(self, run: RunContext) -> Evaluation:
         every, file = load_split(run.data_dir, run.split)
         examples = list(run.apply_limit(every))
-        self._seen = {x.id: x for x in examples}
+        self._seen, self._strips = {x.id: x for x in examples}, {}
         videos = self.videos or run.data_dir / "videos"
         pool, pool_split = text_pool(run.data_dir, run.split, every)
         planned = items_for(examples, videos, self.part)
@@ -131,6 +162,8 @@ class VarTask:
             "submission": SUBMISSION,
             "examples": _examples(entries, per_event),
         }
+        if self.frames:
+            details["frame_strips"] = self._draw_strips(examples, videos, run.cache_dir)
         return Evaluation(metrics, records, [file], details, units=units)
 
     def score_files(self, predictions: Path, answer_key: Path | None = None,
@@ -170,12 +203,12 @@ def _bertscore(model: Path | None, layers: int, baseline: Path | None, rescale: 
 def _factory(part: Part) -> Any:
     def make(spec: Spec, settings: Settings, *, videos: Path | None = None, separate: bool = False,
              bertscore_model: Path | None = None, bertscore_layers: int = 17, bertscore_baseline: Path | None = None,
-             bertscore_rescale: bool = True, meteor: bool = True) -> VarTask:
-        return VarTask(part, videos=videos, separate=separate, meteor=meteor,
+             bertscore_rescale: bool = True, meteor: bool = True, frames: bool = True) -> VarTask:
+        return VarTask(part, videos=videos, separate=separate, meteor=meteor, frames=frames,
                        bertscore=_bertscore(bertscore_model, bertscore_layers, bertscore_baseline, bertscore_rescale))
 
     make.__doc__ = (f"``var{'' if part == 'all' else '-' + ('explanation' if part == 'hypothesis' else part)}"
-                    "[,videos=DIR][,separate=true][,meteor=false][,bertscore_model=DIR,bertscore_layers=17,bertscore_baseline=TSV]``")
+                    "[,videos=DIR][,separate=true][,meteor=false][,frames=false][,bertscore_model=DIR,bertscore_layers=17,bertscore_baseline=TSV]``")
     return make
 
 
