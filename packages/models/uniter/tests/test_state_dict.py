@@ -17,7 +17,8 @@ import torch
 
 from abduct import AbductError, Settings, get_registry, load_model
 from abduct_regions.tokenizer import tiny_tokenizer
-from abduct_uniter._model import official_keys, state_dict_problems
+from abduct_regions.testing import eval_with_changed_file
+from abduct_uniter._model import FAMILY, official_keys, state_dict_problems
 from abduct_uniter.network import UniterScoringNet, uniter_config
 
 HIDDEN, INTER, LAYERS, VOCAB, POSITIONS, IMG_DIM = 32, 64, 2, 300, 64, 256
@@ -142,3 +143,12 @@ def test_a_truncated_safetensors_file_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(AbductError, match="not a readable safetensors file") as caught:
         load_model(f"uniter:{directory},backbone=resnet18-c4", Settings(), get_registry())
     assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("change", [{"vocab_size": 100_000_000}, {"hidden_size": 65536, "num_attention_heads": 2},
+                                    {"num_hidden_layers": 100_000}, {"img_dim": 100_000_000}])
+def test_a_config_claiming_a_huge_size_is_refused_before_the_network_is_built(
+        tmp_path: Path, pair_data: Path, test_registry: Any, change: dict[str, int]) -> None:
+    err = eval_with_changed_file(FAMILY, tmp_path / "huge", pair_data, "config.json", change, within=5.0)
+    field = next(iter(change))
+    assert f"config.json, field '{field}': is {change[field]}, the weights in model.safetensors have" in err, err
