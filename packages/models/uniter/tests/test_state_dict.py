@@ -16,8 +16,8 @@ import pytest
 import torch
 
 from abduct import AbductError, Settings, get_registry, load_model
-from abduct_regions.tokenizer import tiny_tokenizer
 from abduct_regions.testing import eval_with_changed_file
+from abduct_regions.tokenizer import tiny_tokenizer
 from abduct_uniter._model import FAMILY, official_keys, state_dict_problems
 from abduct_uniter.network import UniterScoringNet, uniter_config
 

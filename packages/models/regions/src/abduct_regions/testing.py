@@ -26,7 +26,16 @@ from abduct import (
     reset_registry,
 )
 from abduct.kit import Choice, accuracy, multiple_choice, read_json
-from abduct.testing import PairsFile, Run, data_fixture, fast_one_line_failure, make_images, private_cache_fixture, registry_fixture, write_pairs
+from abduct.testing import (
+    PairsFile,
+    Run,
+    data_fixture,
+    fast_one_line_failure,
+    make_images,
+    private_cache_fixture,
+    registry_fixture,
+    write_pairs,
+)
 
 COLORS = ("red", "green", "blue", "yellow")
 RGB = {"red": (220, 30, 30), "green": (30, 180, 60), "blue": (30, 60, 220), "yellow": (250, 220, 20)}
