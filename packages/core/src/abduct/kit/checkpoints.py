@@ -101,8 +101,7 @@ class StoredSize:
 def _stored_size(shapes: Mapping[str, tuple[int, ...]], want: StoredSize) -> int | None:
     if want.axis is None:
         pattern = re.compile(rf"(?:^|\.){re.escape(want.tensor)}\.(\d+)\.")
-        blocks = {m.group(1) for m in map(pattern.search, shapes) if m}
-        return len(blocks) or None
+        return len({m.group(1) for m in map(pattern.search, shapes) if m})
     for name, shape in shapes.items():
         if (name == want.tensor or name.endswith("." + want.tensor)) and len(shape) > want.axis:
             return shape[want.axis]
