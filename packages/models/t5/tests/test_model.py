@@ -21,7 +21,7 @@ from abduct import (
     Spec,
     VisualInput,
 )
-from abduct.testing import GeneratorContract, ScorerContract, main
+from abduct.testing import GeneratorContract, ScorerContract, fast_one_line_failure, main
 from abduct_t5._loading import build_tiny, save_checkpoint
 from abduct_t5._model import T5Model, make_t5
 
@@ -148,6 +148,20 @@ def test_bad_checkpoints_are_one_line_errors(tmp_path: Path, pair_data: Path, te
         assert code == 2, err
         assert err.startswith("error: t5:") and message in err and "\n" not in err, err
     assert main(["eval", "toy-clues", "--model", "t5", "--data", str(pair_data), "--out", str(tmp_path / "o")]) == 2
+
+
+@pytest.mark.parametrize("change", [{"vocab_size": 100_000_000}, {"d_model": 65536}, {"num_decoder_layers": 100_000},
+                                    {"d_kv": 100_000_000}])
+def test_a_config_claiming_a_huge_size_is_refused_before_the_model_is_built(
+        tmp_path: Path, pair_data: Path, test_registry: Any, change: dict[str, int]) -> None:
+    directory = tmp_path / "huge"
+    save_checkpoint(*build_tiny(), directory, "clue: {context}")
+    config = json.loads((directory / "config.json").read_text())
+    (directory / "config.json").write_text(json.dumps({**config, **change}))
+    err = fast_one_line_failure(["eval", "toy-clues", "--model", f"t5:{directory}", "--data", str(pair_data),
+                                 "--out", str(tmp_path / "out"), "--quiet", "--no-cache"], within=5.0)
+    field = "num_heads*d_kv" if "d_kv" in change else next(iter(change))
+    assert f"config.json, field '{field}': is " in err and "the weights in model.safetensors have" in err, err
 
 
 def test_eval_through_the_cli(tmp_path: Path, pair_data: Path, test_registry: Any,
