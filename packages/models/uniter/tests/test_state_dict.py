@@ -16,6 +16,7 @@ import pytest
 import torch
 
 from abduct import AbductError, Settings, get_registry, load_model
+from abduct.testing import fast_one_line_failure
 from abduct_regions.testing import eval_with_changed_file
 from abduct_regions.tokenizer import tiny_tokenizer
 from abduct_uniter._model import FAMILY, official_keys, state_dict_problems
@@ -152,3 +153,17 @@ def test_a_config_claiming_a_huge_size_is_refused_before_the_network_is_built(
     err = eval_with_changed_file(FAMILY, tmp_path / "huge", pair_data, "config.json", change, within=5.0)
     field = next(iter(change))
     assert f"config.json, field '{field}': is {change[field]}, the weights in model.safetensors have" in err, err
+
+
+@pytest.mark.parametrize("change", [{"size": 100_000_000}, {"pool": 65536}, {"grid": 65536}, {"max_text": 100_000}])
+def test_region_settings_claiming_a_huge_size_are_refused(tmp_path: Path, pair_data: Path, test_registry: Any,
+                                                         change: dict[str, int]) -> None:
+    err = eval_with_changed_file(FAMILY, tmp_path / "huge", pair_data, "abduct_regions.json", change, within=5.0)
+    field = next(iter(change))
+    assert f"abduct_regions.json, field '{field}': is {change[field]}, at most " in err, err
+
+
+def test_max_text_beyond_the_position_table_is_refused(tmp_path: Path, test_registry: Any) -> None:
+    err = fast_one_line_failure(["eval", "toy-sides", "--model", "uniter:tiny,max_text=1000", "--data", str(tmp_path),
+                                 "--out", str(tmp_path / "out"), "--quiet"], within=5.0)
+    assert "max_text=1000 is more than the 128 text positions of the weights" in err, err
