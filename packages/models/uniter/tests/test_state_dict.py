@@ -113,7 +113,8 @@ def test_official_checkpoint_directory_scores(tmp_path: Path) -> None:
 def test_a_checkpoint_of_another_shape_is_refused_in_one_line(tmp_path: Path) -> None:
     state = official_state()
     del state["uniter.encoder.layer.1.output.dense.weight"]
-    state["uniter.encoder.layer.2.output.dense.weight"] = torch.zeros(HIDDEN, INTER)
+    # a renamed tensor (a third layer is refused earlier: the layer count disagrees with the config)
+    state["uniter.encoder.layer.1.output.dense.kernel"] = torch.zeros(HIDDEN, INTER)
     directory = write_official_dir(tmp_path / "broken", state)
     with pytest.raises(AbductError, match=r"1 missing, e.g. \['uniter.encoder.layer.1.output.dense.weight'\]; 1 unexpected"):
         load_model(f"uniter:{directory},backbone=resnet18-c4", Settings(), get_registry())
