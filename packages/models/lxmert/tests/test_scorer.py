@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ from abduct.testing import ScorerContract, make_images
 from abduct_lxmert._model import FAMILY, HEAD_FILE
 from abduct_regions.family import save_checkpoint
 from abduct_regions.scoring import CrossEncoderScorer
+from abduct_regions.testing import eval_with_changed_file
 
 
 def tiny(spec: str = "lxmert:tiny,cache=false") -> CrossEncoderScorer:
@@ -76,3 +78,12 @@ def test_errors_are_one_line(tmp_path: Path) -> None:
         from abduct import ScoringEngine
 
         ScoringEngine(tiny(), quiet=True).score_pairs([VisualInput(context="text only")], ["x"])
+
+
+@pytest.mark.parametrize("change", [{"vocab_size": 100_000_000}, {"hidden_size": 65536},
+                                    {"x_layers": 100_000}, {"visual_feat_dim": 100_000_000}])
+def test_a_config_claiming_a_huge_size_is_refused_before_the_network_is_built(
+        tmp_path: Path, pair_data: Path, test_registry: Any, change: dict[str, int]) -> None:
+    err = eval_with_changed_file(FAMILY, tmp_path / "huge", pair_data, "config.json", change, within=5.0)
+    field = next(iter(change))
+    assert f"config.json, field '{field}': is {change[field]}, the weights in model.safetensors have" in err, err

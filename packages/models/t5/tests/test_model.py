@@ -21,8 +21,8 @@ from abduct import (
     Spec,
     VisualInput,
 )
-from abduct.testing import GeneratorContract, ScorerContract, main
-from abduct_t5._loading import build_tiny, save_checkpoint
+from abduct.testing import GeneratorContract, ScorerContract, fast_one_line_failure, main
+from abduct_t5._loading import build_tiny, load, save_checkpoint
 from abduct_t5._model import T5Model, make_t5
 
 CLUES = ["a red umbrella", "a blue ball on the sand", "snow"]
@@ -148,6 +148,36 @@ def test_bad_checkpoints_are_one_line_errors(tmp_path: Path, pair_data: Path, te
         assert code == 2, err
         assert err.startswith("error: t5:") and message in err and "\n" not in err, err
     assert main(["eval", "toy-clues", "--model", "t5", "--data", str(pair_data), "--out", str(tmp_path / "o")]) == 2
+
+
+@pytest.mark.parametrize("change", [{"vocab_size": 100_000_000}, {"d_model": 65536}, {"num_decoder_layers": 100_000},
+                                    {"d_kv": 100_000_000}])
+def test_a_config_claiming_a_huge_size_is_refused_before_the_model_is_built(
+        tmp_path: Path, pair_data: Path, test_registry: Any, change: dict[str, int]) -> None:
+    directory = tmp_path / "huge"
+    save_checkpoint(*build_tiny(), directory, "clue: {context}")
+    config = json.loads((directory / "config.json").read_text())
+    (directory / "config.json").write_text(json.dumps({**config, **change}))
+    err = fast_one_line_failure(["eval", "toy-clues", "--model", f"t5:{directory}", "--data", str(pair_data),
+                                 "--out", str(tmp_path / "out"), "--quiet", "--no-cache"], within=5.0)
+    field = "num_heads*d_kv" if "d_kv" in change else next(iter(change))
+    assert f"config.json, field '{field}': is " in err and "the weights in model.safetensors have" in err, err
+
+
+@pytest.mark.parametrize("weights", ["model.safetensors.index.json", "pytorch_model.bin"])
+def test_sizes_are_checked_in_sharded_and_torch_checkpoints(tmp_path: Path, weights: str) -> None:
+    model, tokenizer = build_tiny()
+    model.save_pretrained(str(tmp_path), max_shard_size="100KB")
+    tokenizer.save_pretrained(str(tmp_path))
+    if weights == "pytorch_model.bin":  # an older layout, read on the meta device
+        for shard in tmp_path.glob("model*.safetensors*"):
+            shard.unlink()
+        torch.save(model.state_dict(), tmp_path / weights)
+    assert load(str(tmp_path)).model.config.vocab_size == model.config.vocab_size  # the layout loads as it is
+    config = json.loads((tmp_path / "config.json").read_text())
+    (tmp_path / "config.json").write_text(json.dumps({**config, "vocab_size": 100_000_000}))
+    with pytest.raises(AbductError, match=f"field 'vocab_size': is 100000000, the weights in {weights} have"):
+        load(str(tmp_path))
 
 
 def test_eval_through_the_cli(tmp_path: Path, pair_data: Path, test_registry: Any,

@@ -16,8 +16,10 @@ import pytest
 import torch
 
 from abduct import AbductError, Settings, get_registry, load_model
+from abduct.testing import fast_one_line_failure
+from abduct_regions.testing import eval_with_changed_file
 from abduct_regions.tokenizer import tiny_tokenizer
-from abduct_uniter._model import official_keys, state_dict_problems
+from abduct_uniter._model import FAMILY, official_keys, state_dict_problems
 from abduct_uniter.network import UniterScoringNet, uniter_config
 
 HIDDEN, INTER, LAYERS, VOCAB, POSITIONS, IMG_DIM = 32, 64, 2, 300, 64, 256
@@ -111,7 +113,8 @@ def test_official_checkpoint_directory_scores(tmp_path: Path) -> None:
 def test_a_checkpoint_of_another_shape_is_refused_in_one_line(tmp_path: Path) -> None:
     state = official_state()
     del state["uniter.encoder.layer.1.output.dense.weight"]
-    state["uniter.encoder.layer.2.output.dense.weight"] = torch.zeros(HIDDEN, INTER)
+    # a renamed tensor (a third layer is refused earlier: the layer count disagrees with the config)
+    state["uniter.encoder.layer.1.output.dense.kernel"] = torch.zeros(HIDDEN, INTER)
     directory = write_official_dir(tmp_path / "broken", state)
     with pytest.raises(AbductError, match=r"1 missing, e.g. \['uniter.encoder.layer.1.output.dense.weight'\]; 1 unexpected"):
         load_model(f"uniter:{directory},backbone=resnet18-c4", Settings(), get_registry())
@@ -142,3 +145,26 @@ def test_a_truncated_safetensors_file_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(AbductError, match="not a readable safetensors file") as caught:
         load_model(f"uniter:{directory},backbone=resnet18-c4", Settings(), get_registry())
     assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("change", [{"vocab_size": 100_000_000}, {"hidden_size": 65536, "num_attention_heads": 2},
+                                    {"num_hidden_layers": 100_000}, {"img_dim": 100_000_000}])
+def test_a_config_claiming_a_huge_size_is_refused_before_the_network_is_built(
+        tmp_path: Path, pair_data: Path, test_registry: Any, change: dict[str, int]) -> None:
+    err = eval_with_changed_file(FAMILY, tmp_path / "huge", pair_data, "config.json", change, within=5.0)
+    field = next(iter(change))
+    assert f"config.json, field '{field}': is {change[field]}, the weights in model.safetensors have" in err, err
+
+
+@pytest.mark.parametrize("change", [{"size": 100_000_000}, {"pool": 65536}, {"grid": 65536}, {"max_text": 100_000}])
+def test_region_settings_claiming_a_huge_size_are_refused(tmp_path: Path, pair_data: Path, test_registry: Any,
+                                                         change: dict[str, int]) -> None:
+    err = eval_with_changed_file(FAMILY, tmp_path / "huge", pair_data, "abduct_regions.json", change, within=5.0)
+    field = next(iter(change))
+    assert f"abduct_regions.json, field '{field}': is {change[field]}, at most " in err, err
+
+
+def test_max_text_beyond_the_position_table_is_refused(tmp_path: Path, test_registry: Any) -> None:
+    err = fast_one_line_failure(["eval", "toy-sides", "--model", "uniter:tiny,max_text=1000", "--data", str(tmp_path),
+                                 "--out", str(tmp_path / "out"), "--quiet"], within=5.0)
+    assert "max_text=1000 is more than the 128 text positions of the weights" in err, err

@@ -10,11 +10,15 @@ caches. Each module imports only the contract and the standard library, numpy, p
 from abduct.kit.answers import ExactMatch, exact_match, normalize_answer
 from abduct.kit.cache import EmbeddingCache, TextCache, default_cache_dir
 from abduct.kit.checkpoints import (
+    StoredSize,
     append_log,
     check_resume_signature,
+    check_sizes_against_weights,
+    hf_stored_shapes,
     load_weights_only,
     log_rows_through,
     settings_signature,
+    stored_shapes,
 )
 from abduct.kit.cli import (
     NON_NEGATIVE,
@@ -89,15 +93,15 @@ from abduct.kit.templates import check_template, fill
 
 __all__ = [
     "Candidate", "Choice", "ContentKeys", "EmbeddingCache", "ExactMatch", "FiniteFloat", "NON_NEGATIVE", "POSITIVE", "GenerationItem", "HubState",
-    "PermutationStream", "Ranks", "SEED", "TextCache", "TwoWay", "accuracy", "append_log", "atomic_write_bytes",
+    "PermutationStream", "Ranks", "SEED", "StoredSize", "TextCache", "TwoWay", "accuracy", "append_log", "check_sizes_against_weights", "atomic_write_bytes",
     "atomic_write_json", "atomic_write_jsonl", "atomic_write_text", "average_gradients", "batched",
     "check_resume_signature", "check_template", "compare_two", "current_ranks", "default_cache_dir", "emit_json",
     "ensure_writable_dir", "exact_match", "fill", "first_argmax", "generate", "honour_umask", "hub_access",
-    "hub_cache_dir", "hub_file_cached", "image_problem", "load_rgb", "load_weights_only", "log_rows_through",
+    "hf_stored_shapes", "hub_cache_dir", "hub_file_cached", "image_problem", "load_rgb", "load_weights_only", "log_rows_through",
     "multiple_choice", "normalize_answer", "offline_requested", "option_pairs", "process_group", "progress",
     "reachable", "read_csv_cells", "read_published", "read_json", "read_keyed_predictions", "render", "report_problems",
     "require_dir", "require_divisible_batch", "require_file", "require_new_or_regular", "require_regular_image", "score_generations", "seed_everything", "seed_for",
-    "settings_from", "settings_options", "settings_signature", "sha256_file", "strictly_higher", "subgroup", "torch_seeded",
+    "settings_from", "settings_options", "settings_signature", "sha256_file", "stored_shapes", "strictly_higher", "subgroup", "torch_seeded",
     "unique_index", "validate_inputs", "weights_unavailable",
     "gold_margin", "ranks", "scored_texts",
 ]

@@ -11,13 +11,17 @@ from __future__ import annotations
 import importlib
 import json
 import pickle
+import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from abduct.contract.errors import AbductError, DataError
-from abduct.kit.io import atomic_write_jsonl
+from abduct.kit.io import atomic_write_jsonl, read_json
+
+HF_WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")  # what save_pretrained writes, one file or shards
 
 
 def load_weights_only(path: str | Path, *, loader: str, map_location: Any = "cpu") -> Any:
@@ -40,6 +44,84 @@ def load_weights_only(path: str | Path, *, loader: str, map_location: Any = "cpu
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
         raise DataError(f"the {loader} loader refused it: not a weights-only checkpoint ({first})",
                         file=file) from None
+
+
+def stored_shapes(path: str | Path, *, loader: str) -> dict[str, tuple[int, ...]]:
+    """The name and shape of every tensor in a weights file, without reading the tensors: the
+    header of a ``.safetensors`` file, a torch file loaded weights-only onto the ``meta`` device.
+    What a config claims can then be checked before a network of that size is built."""
+    file = Path(path)
+    if file.suffix != ".safetensors":
+        state = load_weights_only(file, loader=loader, map_location="meta")
+        if isinstance(state, dict) and isinstance(state.get("model"), dict):
+            state = state["model"]  # a training checkpoint that wraps its state dict
+        if not isinstance(state, dict):
+            raise DataError(f"the {loader} loader found a {type(state).__name__}, expected a state dict", file=file)
+        return {str(k): tuple(v.shape) for k, v in state.items() if hasattr(v, "shape")}
+    if not file.is_file():
+        raise DataError(f"the {loader} loader found no file here", file=file)
+    try:
+        safetensors = importlib.import_module("safetensors")
+        with safetensors.safe_open(str(file), framework="numpy") as opened:
+            return {str(k): tuple(int(n) for n in opened.get_slice(k).get_shape()) for k in opened.keys()}
+    except Exception as exc:  # noqa: BLE001 — safetensors raises its own error types for a bad header
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+        raise DataError(f"the {loader} loader refused it: not a readable safetensors file ({first})", file=file) from None
+
+
+def hf_stored_shapes(directory: Path, *, loader: str) -> tuple[Path, dict[str, tuple[int, ...]]] | None:
+    """The weights file of a Hugging Face directory (its shard index when sharded) and the shapes
+    of all its tensors (``stored_shapes``); None when it holds none (``from_pretrained`` says so)."""
+    for name in HF_WEIGHT_FILES:
+        if (directory / name).is_file():
+            return directory / name, stored_shapes(directory / name, loader=loader)
+        index = directory / f"{name}.index.json"
+        if index.is_file():
+            weight_map = read_json(index, f"{loader} shard index")
+            weight_map = weight_map.get("weight_map") if isinstance(weight_map, dict) else None
+            if not isinstance(weight_map, dict) or not all(isinstance(v, str) for v in weight_map.values()):
+                raise DataError("expected an object of tensor names to shard files", file=index, field="weight_map")
+            shapes: dict[str, tuple[int, ...]] = {}
+            for shard in sorted(set(weight_map.values())):  # a shard's own name only: never outside the directory
+                shapes.update(stored_shapes(directory / Path(shard).name, loader=loader))
+            return index, shapes
+    return None
+
+
+@dataclass(frozen=True)
+class StoredSize:
+    """A config field the weights tell: dimension ``axis`` of the tensor whose name ends with
+    ``tensor``, or (``axis`` None) how many numbered blocks ``tensor.N.`` the weights hold."""
+
+    field: str
+    tensor: str
+    axis: int | None = 0
+
+
+def _stored_size(shapes: Mapping[str, tuple[int, ...]], want: StoredSize) -> int | None:
+    if want.axis is None:
+        pattern = re.compile(rf"(?:^|\.){re.escape(want.tensor)}\.(\d+)\.")
+        return len({m.group(1) for m in map(pattern.search, shapes) if m})
+    for name, shape in shapes.items():
+        if (name == want.tensor or name.endswith("." + want.tensor)) and len(shape) > want.axis:
+            return shape[want.axis]
+    return None
+
+
+def check_sizes_against_weights(config_file: Path, values: Mapping[str, Any], weights: Path,
+                                 shapes: Mapping[str, tuple[int, ...]], expected: Sequence[StoredSize]) -> None:
+    """Refuse a config whose sizes (``values``: what the network would be built with) disagree
+    with the stored tensors: a hostile ``vocab_size: 100000000`` would otherwise allocate that
+    network before the weights are read. One line naming the config file and the field."""
+    for want in expected:
+        stored = _stored_size(shapes, want)
+        if stored is None:
+            raise DataError(f"cannot be checked: {weights.name} holds no '{want.tensor}' tensor",
+                            file=config_file, field=want.field)
+        value = values.get(want.field)
+        if isinstance(value, bool) or value != stored:
+            raise DataError(f"is {str(value)[:40]}, the weights in {weights.name} have {stored}",
+                            file=config_file, field=want.field)
 
 
 def settings_signature(settings: Mapping[str, Any]) -> str:

@@ -34,7 +34,7 @@ import json
 import shutil
 import tempfile
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -143,15 +143,19 @@ def _with_duplicate_key(doc: Any, path: Path_) -> str:
     return text.replace(json.dumps(marker), "{" + inner + ", " + json.dumps(key) + ": " + json.dumps(target[key]) + "}", 1)
 
 
-def mutated_json(valid: Any, *, max_int: int = 2**64) -> Any:
+HUGE_SIZES = (2**16, 10**8, 2**31, 2**63)  # sizes a hostile checkpoint config claims
+
+
+def mutated_json(valid: Any, *, max_int: int = 2**64, sizes: Sequence[int] = ()) -> Any:
     """A hypothesis strategy of file contents (bytes) derived from the valid document ``valid``.
-    ``max_int`` bounds the integers put in: a checkpoint config's test lowers it to sizes whose
-    network it can afford to build (a loader cannot tell 10**8 from a real vocabulary size)."""
+    ``max_int`` bounds the integers put in; ``sizes`` are drawn besides them on purpose (a
+    checkpoint config's test gives ``HUGE_SIZES``)."""
     from hypothesis import strategies as st
 
     paths = list(_paths(valid))
     objects = [p for p in paths if _node(valid, p) and isinstance(_node(valid, p), dict)]
-    scalars = st.one_of(st.none(), st.booleans(), st.integers(-max_int, max_int),
+    integers = st.integers(-max_int, max_int) | st.sampled_from(list(sizes)) if sizes else st.integers(-max_int, max_int)
+    scalars = st.one_of(st.none(), st.booleans(), integers,
                         st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=12),
                         st.sampled_from(["", "0", "-1", "1e999", "../../etc/passwd", "a" * 300]))
     values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3)
@@ -281,14 +285,16 @@ def fuzz_checkpoint_file(
     load: Callable[[Path], Any],
     *,
     max_examples: int = 15,
-    max_int: int = 2**12,
+    max_int: int = 2**64,
     seed: int = 0,
 ) -> Callable[[], None]:
     """A pytest test: a checkpoint directory that ``write_valid(directory)`` writes, with its JSON
     file ``target`` (a config, settings, metadata) mutated (``mutated_json``), either loads
     through ``load(directory)`` or is refused by an ``AbductError`` of one line naming the
     directory. The valid checkpoint must load, and some mutation must be refused (a loader
-    that checks nothing fails). ``max_int`` bounds the sizes put in, so what loads fits in memory."""
+    that checks nothing fails). Sizes up to ``max_int`` go in, huge by default: a loader checks
+    a config's sizes against the stored weights (``abduct.kit.check_sizes_against_weights``)
+    before it builds a network, so a claimed ``vocab_size`` of 10**8 is refused, not allocated."""
 
     def test() -> None:
         from hypothesis import HealthCheck, given, settings
@@ -305,7 +311,7 @@ def fuzz_checkpoint_file(
 
             @fixed_seed(seed)
             @settings(max_examples=max_examples, deadline=None, database=None, suppress_health_check=list(HealthCheck))
-            @given(mutated_json(json.loads(file.read_text(encoding="utf-8")), max_int=max_int))
+            @given(mutated_json(json.loads(file.read_text(encoding="utf-8")), max_int=max_int, sizes=HUGE_SIZES))
             def check(content: bytes) -> None:
                 file.write_bytes(content)
                 try:

@@ -20,12 +20,23 @@ import torch
 from transformers import AutoTokenizer, LxmertConfig, LxmertModel
 
 from abduct import AbductError
+from abduct.kit import StoredSize, check_sizes_against_weights, hf_stored_shapes
 from abduct_regions.family import scorer_factory
 from abduct_regions.positions import PositionKind
 from abduct_regions.scoring import InputSettings
 from abduct_regions.tokenizer import tiny_tokenizer
 
 HEAD_FILE = "score_head.safetensors"
+# what the weights tell of the config, checked before a network of the config's size is built
+STORED_SIZES = (StoredSize("vocab_size", "embeddings.word_embeddings.weight"),
+                StoredSize("hidden_size", "embeddings.word_embeddings.weight", 1),
+                StoredSize("max_position_embeddings", "embeddings.position_embeddings.weight"),
+                StoredSize("type_vocab_size", "embeddings.token_type_embeddings.weight"),
+                StoredSize("visual_feat_dim", "visn_fc.visn_fc.weight", 1),
+                StoredSize("visual_pos_dim", "visn_fc.box_fc.weight", 1),
+                StoredSize("intermediate_size", "intermediate.dense.weight"),
+                StoredSize("l_layers", "encoder.layer", None), StoredSize("x_layers", "encoder.x_layers", None),
+                StoredSize("r_layers", "encoder.r_layers", None))
 
 
 def _first_line(exc: BaseException) -> str:
@@ -78,7 +89,14 @@ class LxmertFamily:
             raise AbductError(f"lxmert:{directory}: no config.json (expected a Hugging Face LXMERT directory)")
         hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
         try:
-            backbone = LxmertModel.from_pretrained(str(directory))
+            config = LxmertConfig.from_pretrained(str(directory))
+        except Exception as exc:
+            raise AbductError(f"lxmert:{directory}: cannot read config.json ({_first_line(exc)})") from None
+        stored = hf_stored_shapes(directory, loader="lxmert checkpoint")
+        if stored is not None:
+            check_sizes_against_weights(directory / "config.json", config.to_dict(), *stored, STORED_SIZES)
+        try:
+            backbone = LxmertModel.from_pretrained(str(directory), config=config)
         except Exception as exc:
             raise AbductError(f"lxmert:{directory}: cannot load the weights ({_first_line(exc)})") from None
         try:

@@ -19,7 +19,7 @@ import torch
 
 from abduct import AbductError, Range, Settings, Spec, bind_options
 from abduct.kit import default_cache_dir, honour_umask
-from abduct_regions.featurizer import FeatureSettings
+from abduct_regions.featurizer import SIZE_LIMITS, FeatureSettings
 from abduct_regions.positions import PositionKind
 from abduct_regions.scoring import CrossEncoderScorer, InputSettings
 
@@ -47,6 +47,9 @@ class Family(Protocol):
 
 
 Count = Annotated[int | None, Range(ge=1)]  # a size or a count: 0 or less means nothing to score
+ImageSize = Annotated[int | None, Range(ge=1, le=SIZE_LIMITS["size"])]  # the bounds a settings file has too
+Grid = Annotated[int | None, Range(ge=1, le=SIZE_LIMITS["grid"])]
+Boxes = Annotated[int | None, Range(ge=1, le=SIZE_LIMITS["max_boxes"])]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -55,10 +58,10 @@ class FeatureOptions:
 
     backbone: str | None = None
     backbone_weights: Path | None = None
-    image_size: Count = None
-    grid: Count = None
+    image_size: ImageSize = None
+    grid: Grid = None
     features: Path | None = None
-    max_boxes: Count = None
+    max_boxes: Boxes = None
     max_text: Count = None
     cache: bool = True  # keep extracted region features in the on-disk cache
 
@@ -81,7 +84,15 @@ def load_network(family: Family, argument: str | None, seed: int = TINY_SEED) ->
     if not path.is_dir():
         raise AbductError(f"{family.name}:{argument}: no such directory (expected {family.name}:tiny or a checkpoint directory)")
     net, tokenizer = family.load_dir(path, seed)
-    return net, tokenizer, InputSettings.load(path, family.default_inputs)
+    return net, tokenizer, InputSettings.load(path, family.default_inputs, text_positions(net))
+
+
+def text_positions(net: torch.nn.Module) -> int | None:
+    """How many text positions ``net``'s (BERT-style) position table holds: the longest text."""
+    for name, module in net.named_modules():
+        if name.endswith("embeddings.position_embeddings") and isinstance(module, torch.nn.Embedding):
+            return int(module.num_embeddings)
+    return None
 
 
 def options_from_spec(spec: Spec) -> FeatureOptions:
@@ -93,6 +104,10 @@ def build_scorer(family: Family, spec: Spec, settings: Settings, options: Featur
     """The scorer ``spec`` names; extracted region features are cached unless ``options.cache`` is off."""
     net, tokenizer, inputs = load_network(family, spec.argument)
     inputs = options.apply(inputs)
+    positions = text_positions(net)
+    if positions is not None and inputs.max_text > positions:
+        raise AbductError(f"{family.name}:{spec.argument}: max_text={inputs.max_text} is more than the "
+                          f"{positions} text positions of the weights")
     dim = getattr(net, "visual_dim", None)
     from abduct_regions.extractor import BACKBONES
 
@@ -143,8 +158,8 @@ def scorer_factory(family: Family, name: str, doc: str) -> Callable[..., CrossEn
     ``abduct.contract.options``) are declared once for every cross-encoder."""
 
     def make(spec: Spec, settings: Settings, *, backbone: str | None = None, backbone_weights: Path | None = None,
-             image_size: Count = None, grid: Count = None, features: Path | None = None,
-             max_boxes: Count = None, max_text: Count = None, cache: bool = True) -> CrossEncoderScorer:
+             image_size: ImageSize = None, grid: Grid = None, features: Path | None = None,
+             max_boxes: Boxes = None, max_text: Count = None, cache: bool = True) -> CrossEncoderScorer:
         options = FeatureOptions(backbone=backbone, backbone_weights=backbone_weights, image_size=image_size,
                                  grid=grid, features=features, max_boxes=max_boxes, max_text=max_text, cache=cache)
         return build_scorer(family, spec, settings, options)

@@ -39,6 +39,12 @@ class VisualTokens:
     boxes: np.ndarray
 
 
+# The largest value each size may take, from a settings file or an option: nothing in the
+# weights bounds them, and a hostile 100000000 would allocate that image, pooled map or grid
+# (the published models use 600, 7, 3 and 36-100 boxes).
+SIZE_LIMITS = {"size": 4096, "pool": 64, "grid": 64, "max_boxes": 4096}
+
+
 @dataclass(frozen=True)
 class FeatureSettings:
     """How visual tokens are made (part of every model fingerprint that uses them)."""

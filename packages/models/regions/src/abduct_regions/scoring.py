@@ -21,7 +21,7 @@ import torch
 
 from abduct import AbductError, DataError, VisualInput
 from abduct.kit import read_json
-from abduct_regions.featurizer import FeatureSettings, RegionFeaturizer, VisualTokens
+from abduct_regions.featurizer import SIZE_LIMITS, FeatureSettings, RegionFeaturizer, VisualTokens
 from abduct_regions.positions import PositionKind, box_positions
 from abduct_regions.threads import threads_for
 
@@ -50,16 +50,25 @@ class InputSettings:
         (Path(directory) / SETTINGS_FILE).write_text(json.dumps({**asdict(self.features), "max_text": self.max_text}))
 
     @classmethod
-    def load(cls, directory: Path, default: InputSettings) -> InputSettings:
+    def load(cls, directory: Path, default: InputSettings, text_positions: int | None = None) -> InputSettings:
+        """The settings ``directory`` records, or ``default``; ``max_text`` may not exceed the
+        network's ``text_positions`` (a longer text would index past its position table; the
+        default is cut to fit)."""
         path = Path(directory) / SETTINGS_FILE
         if not path.is_file():
-            return default
+            return default if text_positions is None else replace(default, max_text=min(default.max_text, text_positions))
         values = read_json(path, "abduct-regions settings file")
         if not isinstance(values, dict):
             raise DataError(f"is a JSON {type(values).__name__}, expected an object", file=path)
-        for key in ("size", "pool", "grid", "max_boxes", "max_text"):  # a text "600" would break much later
-            if key in values and (isinstance(values[key], bool) or not isinstance(values[key], int) or values[key] < 1):
-                raise DataError(f"is {values[key]!r}, expected a positive integer", file=path, field=key)
+        limits = {**SIZE_LIMITS, "max_text": text_positions}
+        for key, limit in limits.items():  # a text "600" would break much later, a huge one allocate it
+            value = values.get(key, 1)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise DataError(f"is {value!r}, expected a positive integer", file=path, field=key)
+            if limit is not None and value > limit:
+                raise DataError(f"is {value}, at most {limit} "
+                                f"{'(the text positions the weights hold)' if key == 'max_text' else 'allowed'}",
+                                file=path, field=key)
         try:
             max_text = int(values.pop("max_text", default.max_text))
             return cls(FeatureSettings(**values), max_text)

@@ -13,9 +13,29 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from abduct import Registration, Registry, Settings, Spec, VisualInput, build_registry, hookimpl, reset_registry
-from abduct.kit import read_json
-from abduct.testing import PairsFile, data_fixture, make_images, private_cache_fixture, registry_fixture, write_pairs
+from abduct import (
+    DataError,
+    Evaluation,
+    Registration,
+    Registry,
+    Settings,
+    Spec,
+    VisualInput,
+    build_registry,
+    hookimpl,
+    reset_registry,
+)
+from abduct.kit import Choice, accuracy, multiple_choice, read_json
+from abduct.testing import (
+    PairsFile,
+    Run,
+    data_fixture,
+    fast_one_line_failure,
+    make_images,
+    private_cache_fixture,
+    registry_fixture,
+    write_pairs,
+)
 
 COLORS = ("red", "green", "blue", "yellow")
 RGB = {"red": (220, 30, 30), "green": (30, 180, 60), "blue": (30, 60, 220), "yellow": (250, 220, 20)}
@@ -88,6 +108,30 @@ class ChoicesFile:
         return []
 
 
+class ToySides:
+    """Each pair of ``write_pair_data`` against the other box's inference on its image: which
+    side is the ball of this colour on (a task, so ``abduct eval`` runs a cross-encoder)."""
+
+    default_split = "val"
+
+    def evaluate(self, run: Run) -> Evaluation:
+        pairs = PairsFile().pairs(run.data_dir, run.split)
+        by_image: dict[str | None, list[str]] = {}
+        for p in pairs:
+            by_image.setdefault(p.visual.media, []).append(p.text)
+        items = [Choice(p.id, p.visual, (p.text, *(t for t in by_image[p.visual.media] if t != p.text)), 0)
+                 for p in run.apply_limit(pairs)]
+        records = multiple_choice(run, "sides", items)
+        return Evaluation({"accuracy": accuracy(records), "n": len(records)}, records)
+
+    def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, Any]:
+        raise DataError("toy-sides has no official format", file=predictions)
+
+
+def make_toy_sides(spec: Spec, settings: Settings) -> ToySides:
+    return ToySides()
+
+
 def make_pairs(spec: Spec, settings: Settings) -> PairsFile:
     return PairsFile()
 
@@ -101,6 +145,26 @@ class TestPlugin:
     def register_datasets(self) -> Iterator[Registration]:
         yield Registration("toy-pairs", "tiny pairs with regions and clues", "abduct_regions.testing:make_pairs")
         yield Registration("toy-choices", "tiny four-way choices", "abduct_regions.testing:make_choices")
+
+    @hookimpl
+    def register_tasks(self) -> Iterator[Registration]:
+        yield Registration("toy-sides", "which side each ball's inference is on", "abduct_regions.testing:make_toy_sides")
+
+
+def eval_with_changed_file(family: Any, directory: Path, data: Path, name: str, change: dict[str, Any],
+                           within: float = 10.0) -> str:
+    """``family``'s tiny checkpoint written to ``directory`` with ``change`` merged into its JSON
+    file ``name``, evaluated by ``abduct eval toy-sides``: the one line it must fail with, exit 2
+    within ``within`` seconds (a hostile size must be refused before a network is built)."""
+    from abduct_regions.family import TINY_INPUTS
+
+    directory.mkdir(parents=True)
+    family.save_dir(*family.build_tiny(0), directory)
+    TINY_INPUTS.save(directory)
+    values = read_json(directory / name)
+    (directory / name).write_text(json.dumps({**values, **change}))
+    return fast_one_line_failure(["eval", "toy-sides", "--model", f"{family.name}:{directory}", "--data", str(data),
+                                  "--out", str(directory.parent / "out"), "--quiet", "--no-cache"], within)
 
 
 def install_test_plugin() -> Registry:

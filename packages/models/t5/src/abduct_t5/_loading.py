@@ -22,13 +22,28 @@ import torch
 from transformers import AutoConfig, AutoTokenizer, PreTrainedTokenizerFast, T5Config, T5ForConditionalGeneration
 
 from abduct import AbductError
-from abduct.kit import honour_umask, hub_access, hub_cache_dir, hub_file_cached, weights_unavailable
+from abduct.kit import (
+    StoredSize,
+    check_sizes_against_weights,
+    hf_stored_shapes,
+    honour_umask,
+    hub_access,
+    hub_cache_dir,
+    hub_file_cached,
+    weights_unavailable,
+)
 
 TINY = "tiny"
 TINY_SEED = 0
 META_FILE = "abduct_t5.json"  # the prompt template a checkpoint was trained with
 DEFAULT_TEMPLATE = "clue: {context}"
 T5_TYPES = ("t5", "mt5", "umt5")
+# what the weights tell of the config, checked before a model of the config's size is built
+# (``num_heads*d_kv``: the attention width, one product the weights store)
+STORED_SIZES = (StoredSize("vocab_size", "shared.weight"), StoredSize("d_model", "shared.weight", 1),
+                StoredSize("d_ff", "DenseReluDense.wo.weight", 1), StoredSize("num_heads*d_kv", "SelfAttention.q.weight"),
+                StoredSize("relative_attention_num_buckets", "relative_attention_bias.weight"),
+                StoredSize("num_layers", "encoder.block", None), StoredSize("num_decoder_layers", "decoder.block", None))
 SPECIALS = ("<pad>", "</s>", "<unk>")  # ids 0, 1, 2 as in T5: pad is also the decoder start
 # Frequent English words get one token each; anything else falls back to single characters.
 WORDS = """
@@ -130,6 +145,15 @@ def _read_pretrained(source: str, where: str) -> Loaded:
         # AutoTokenizer would fall back to something that gives every pair the same score
         raise AbductError(f"t5:{where}: {local} holds no tokenizer (expected one of {', '.join(TOKENIZER_FILES)}; "
                           "save it with tokenizer.save_pretrained)")
+    try:
+        stored = hf_stored_shapes(local, loader="t5 checkpoint") if local.is_dir() else None
+    except AbductError as exc:
+        raise AbductError(f"t5:{where}: cannot load the weights ({exc})") from None
+    if stored is not None:
+        heads, width = getattr(config, "num_heads", None), getattr(config, "d_kv", None)
+        product = heads * width if all(type(v) is int for v in (heads, width)) else None  # type: ignore[operator]
+        sizes = {**config.to_dict(), "num_heads*d_kv": product}
+        check_sizes_against_weights(local / "config.json", sizes, *stored, STORED_SIZES)
     try:
         model = T5ForConditionalGeneration.from_pretrained(source)
     except Exception as exc:

@@ -21,7 +21,7 @@ import torch
 from transformers import AutoTokenizer
 
 from abduct import AbductError, DataError
-from abduct.kit import read_json
+from abduct.kit import StoredSize, check_sizes_against_weights, read_json, stored_shapes
 from abduct_regions.family import scorer_factory
 from abduct_regions.positions import PositionKind
 from abduct_regions.scoring import InputSettings
@@ -84,27 +84,34 @@ def _check_sizes(config_file: Path, values: dict[str, Any]) -> None:
                         field="hidden_size")
 
 
-def _read_weights(directory: Path) -> dict[str, Any]:
-    if (directory / WEIGHTS_FILE).is_file():
-        from safetensors.torch import load_file
+# what the weights tell of the config, checked before a network of the config's size is built
+STORED_SIZES = (StoredSize("vocab_size", "embeddings.word_embeddings.weight"),
+                StoredSize("hidden_size", "embeddings.word_embeddings.weight", 1),
+                StoredSize("max_position_embeddings", "embeddings.position_embeddings.weight"),
+                StoredSize("type_vocab_size", "embeddings.token_type_embeddings.weight"),
+                StoredSize(IMG_DIM_KEY, "img_embeddings.img_linear.weight", 1),
+                StoredSize("num_hidden_layers", "encoder.layer", None),
+                StoredSize("intermediate_size", "encoder.layer.0.intermediate.dense.weight"))
 
-        try:
-            return dict(load_file(str(directory / WEIGHTS_FILE)))
-        except Exception as exc:  # safetensors' own error type: a truncated or foreign file
-            raise AbductError(f"{directory / WEIGHTS_FILE}: not a readable safetensors file "
-                              f"({str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__})") from None
+
+def _weights_file(directory: Path) -> Path:
+    if (directory / WEIGHTS_FILE).is_file():
+        return directory / WEIGHTS_FILE
     found = sorted(directory.glob("*.pt")) + sorted(directory.glob("*.pth")) + sorted(directory.glob("*.bin"))
     if not found:
         raise AbductError(f"uniter:{directory}: no weights ({WEIGHTS_FILE} or an official .pt checkpoint)")
-    try:
-        state = torch.load(str(found[0]), map_location="cpu", weights_only=True)
-    except Exception as exc:
-        raise AbductError(f"{found[0]}: not a readable state dict ({type(exc).__name__}: {exc})") from None
+    return found[0]
+
+
+def _read_weights(file: Path) -> dict[str, Any]:
+    from abduct.kit import load_weights_only
+
+    state = load_weights_only(file, loader="uniter checkpoint")
     if isinstance(state, dict) and isinstance(state.get("model"), dict):
         state = state["model"]
     if not isinstance(state, dict):
-        raise AbductError(f"{found[0]}: expected a state dict, got {type(state).__name__}")
-    return state
+        raise AbductError(f"{file}: expected a state dict, got {type(state).__name__}")
+    return dict(state)
 
 
 class UniterFamily:
@@ -128,15 +135,22 @@ class UniterFamily:
             raise AbductError(f"{config_file}: not a UNITER configuration (a JSON {type(values).__name__}, "
                               "expected an object)")
         _check_sizes(config_file, values)
+        weights = _weights_file(directory)
         try:
             img_dim = int(values.pop(IMG_DIM_KEY, 2048))
             config = uniter_config({k: v for k, v in values.items() if k in CONFIG_KEYS})
+        except Exception as exc:  # transformers' strict config fields raise their own error type
+            raise AbductError(f"{config_file}: not a UNITER configuration ({str(exc).splitlines()[0]})") from None
+        shapes, _ = official_keys(stored_shapes(weights, loader="uniter checkpoint"))
+        check_sizes_against_weights(config_file, {**config.to_dict(), IMG_DIM_KEY: img_dim}, weights, shapes,
+                                    STORED_SIZES)
+        try:
             with torch.random.fork_rng(devices=[]):
                 torch.manual_seed(seed)
                 net = UniterScoringNet(config, img_dim=img_dim)
-        except Exception as exc:  # transformers' strict config fields raise their own error type
+        except Exception as exc:
             raise AbductError(f"{config_file}: not a UNITER configuration ({str(exc).splitlines()[0]})") from None
-        state, _ = official_keys(_read_weights(directory))
+        state, _ = official_keys(_read_weights(weights))
         missing, unexpected = state_dict_problems(net, state)
         if missing or unexpected:
             raise AbductError(f"uniter:{directory}: the weights do not fit the configuration "
