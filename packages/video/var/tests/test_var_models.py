@@ -122,12 +122,21 @@ def test_a_damaged_checkpoint_is_one_line_exit_2(corpus: Path, checkpoint: Path,
 
 @pytest.mark.parametrize(("args", "needle"), [
     (["--width", "10"], "--width 10 is not a multiple of the 4 attention heads"),
-    (["--lr", "nan"], "--lr nan is not a positive finite learning rate"),
+    (["--lr", "nan"], "Invalid value for '--lr': 'nan' is not a finite number"),  # click's own check
 ])
 def test_training_settings_the_model_cannot_use_are_one_line(corpus: Path, tmp_path: Path, args: list[str],
                                                              needle: str) -> None:
     out = run_cli(["train", "var", "--data", str(corpus), "--out", str(tmp_path), "--steps", "1", *args])
-    assert out.crash is None and out.code == 2 and out.err.count("\n") == 1 and needle in out.err, out.err
+    assert out.crash is None and out.code == 2, out.err
+    assert [line for line in _error_lines(out.err) if needle in line] == _error_lines(out.err), out.err
+
+
+def _error_lines(err: str) -> list[str]:
+    """The one error line (ours, ``error:``, or click's usage ``Error:``), whatever warnings came first:
+    a video clipped while training warns once per process, so whether it shows depends on the tests before."""
+    lines = [line for line in err.splitlines() if line.startswith(("error:", "Error:"))]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines
 
 
 def test_resuming_from_a_damaged_checkpoint_is_one_line(corpus: Path, checkpoint: Path, tmp_path: Path) -> None:
@@ -137,4 +146,4 @@ def test_resuming_from_a_damaged_checkpoint_is_one_line(corpus: Path, checkpoint
     out = run_cli(["train", "var", "--data", str(corpus), "--out", str(tmp_path), "--steps", "12", "--batch-size",
                    "8", "--width", "16", "--frames", "2", "--device", "cpu", "--quiet"])
     assert out.crash is None and out.code == 2, out.err
-    assert out.err.count("\n") == 1 and f"{tmp_path / 'last.pt'}, field 'step': is 'ten'" in out.err
+    assert f"{tmp_path / 'last.pt'}, field 'step': is 'ten'" in _error_lines(out.err)[0]
