@@ -16,10 +16,8 @@ Torch is pinned to the version the machines carry and only packages that need it
 
 from __future__ import annotations
 
-import ast
 import os
 import re
-import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -27,43 +25,20 @@ from pathlib import Path
 import nox
 
 ROOT = Path(__file__).parent
+sys.path.insert(0, str(ROOT / "tools"))
+from pip_to_uv import uv_like_pip  # noqa: E402  (tools/ is not a package)
+
 CONSTRAINTS = ROOT / "constraints.txt"
-TORCH = [line for line in CONSTRAINTS.read_text().splitlines() if line.strip() and not line.startswith("#")]
-NEEDS_TORCH = {"torch", "torchvision", "open_clip_torch", "open-clip-torch", "transformers", "bert-score"}
+# mypy's cache, shared by the sessions: torch and transformers are analysed once, not once per
+# environment (a cold run of a transformers package takes ~35 s, a warm one ~2 s). mypy checks
+# each cached module against its source by hash, and resolves imports in the session's own
+# environment, so an undeclared import still fails. ./dev test gives each lane its own folder
+# (two mypy processes must not write one cache at once).
+MYPY_CACHE = Path(os.environ.get("ABDUCT_MYPY_CACHE", ROOT / ".nox" / ".mypy_cache"))
 nox.options.default_venv_backend = "uv"
 nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = True
-# pip's options that uv takes from environment variables, and the separator uv wants between values
-PIP_TO_UV = [
-    ("index-url", "UV_INDEX_URL", " "),
-    ("extra-index-url", "UV_EXTRA_INDEX_URL", " "),
-    ("find-links", "UV_FIND_LINKS", ","),
-    ("cert", "SSL_CERT_FILE", " "),
-]
-
-
-def _pip_settings() -> dict[str, str]:
-    """pip's configured options, from ``pip config list`` (``pip config get`` reads one file only)."""
-    listed = subprocess.run([sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True).stdout
-    settings = {}
-    for section in ("global.", "install.", ":env:."):  # lowest precedence first, as pip install reads them
-        for key, _, value in (line.partition("=") for line in listed.splitlines()):
-            if key.startswith(section):
-                settings[key.removeprefix(section)] = ast.literal_eval(value)
-    return settings
-
-
-def _uv_like_pip() -> None:
-    """uv does not read pip's configuration: hand it the indexes, wheel folders and CA bundle pip uses."""
-    pip = _pip_settings()
-    for option, variable, separator in PIP_TO_UV:
-        if option in pip and variable not in os.environ:
-            os.environ[variable] = separator.join(pip[option].split())
-            if option == "extra-index-url":  # pip takes the best version across its indexes, uv the first index's
-                os.environ.setdefault("UV_INDEX_STRATEGY", "unsafe-best-match")
-
-
-_uv_like_pip()
+uv_like_pip()
 
 
 def _requirement_name(req: str) -> str:
@@ -102,35 +77,42 @@ def _local_closure(name: str) -> list[str]:
     return order
 
 
-def _needs_torch(names: list[str]) -> bool:
-    return any(set(PACKAGES[n]["deps"]) & NEEDS_TORCH for n in names)
-
-
 def _install(session: nox.Session, names: list[str]) -> None:
-    """One resolution for everything; uv rebuilds the local directories it is given, so edits are tested."""
-    torch = TORCH if _needs_torch(names) else []
+    """One resolution for everything; uv rebuilds the local directories it is given, so edits are
+    tested. The torch build is a constraint, not a requirement: a package gets torch (and
+    torchvision) only by declaring it."""
     targets = [f"./{PACKAGES[n]['dir'].relative_to(ROOT)}[test]" for n in names]
-    session.install(*torch, *targets)
+    session.install("-c", str(CONSTRAINTS), *targets)
+
+
+def _pytest(session: nox.Session, tests: str) -> None:
+    # the slowest tests of every session go into its log, where ./dev test reads them for its
+    # summary; abduct.testing.profiles sets the property tests' example counts (--thorough)
+    session.run("pytest", tests, "-q", "-p", "abduct.testing.profiles", "--durations=8", "--durations-min=1",
+                *session.posargs)
 
 
 def _typecheck(session: nox.Session, package_dir: Path) -> None:
     # Installed after the tests, which so run with only what the package declares (mypy brings
     # typing-extensions, pathspec and more). Run from the package's directory, so that a
-    # [tool.mypy] table in its pyproject.toml applies; one cache per environment, as each one
-    # holds other packages.
+    # [tool.mypy] table in its pyproject.toml applies.
     session.install("mypy", "types-tqdm")
-    cache = Path(session.virtualenv.location) / ".mypy_cache"
     with session.chdir(package_dir):
-        session.run("mypy", "--strict", "--cache-dir", str(cache), "src")
+        session.run("mypy", "--strict", "--cache-dir", str(MYPY_CACHE), "src")
+
+
+def _uses_browser(package_dir: Path) -> bool:
+    """Whether the package's tests open pages in Chromium (./dev test starts them once it is installed)."""
+    return any("samples_browser" in test.read_text(encoding="utf-8") for test in (package_dir / "tests").rglob("*.py"))
 
 
 for _name in PACKAGES:
 
-    @nox.session(name=_name, python=None)
+    @nox.session(name=_name, python=None, tags=["browser"] if _uses_browser(PACKAGES[_name]["dir"]) else [])
     def _package_session(session: nox.Session, name: str = _name) -> None:
         _install(session, _local_closure(name))
         package_dir = PACKAGES[name]["dir"]
-        session.run("pytest", str((package_dir / "tests").relative_to(ROOT)), "-q", *session.posargs)
+        _pytest(session, str((package_dir / "tests").relative_to(ROOT)))
         _typecheck(session, package_dir)
 
 
@@ -139,7 +121,7 @@ def integration(session: nox.Session) -> None:
     """All packages and the example plugin together, exercising the CLI across packages."""
     _install(session, list(PACKAGES))
     session.install("import-linter>=2.1")  # grimp, for tests/test_architecture.py
-    session.run("pytest", "tests", "-q", *session.posargs)
+    _pytest(session, "tests")
 
 
 @nox.session

@@ -2,10 +2,12 @@
 Playwright for Python) and report what a reader would see: the sample count under a URL hash,
 the rendered sample ids, images that did not load, console errors and every request that
 would leave the machine. ``browser_or_skip()`` skips a test with the reason when either is
-missing, never silently."""
+missing, never silently; where ``ABDUCT_REQUIRE_BROWSER=1`` (``./dev test`` sets it once it has
+installed Chromium) it fails instead, so CI cannot pass with its browser tests skipped."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,16 +23,19 @@ def chromium_path() -> str | None:
 
 
 def browser_or_skip() -> str:
-    """Chromium's path, or ``pytest.skip`` naming what is missing."""
+    """Chromium's path, or ``pytest.skip`` naming what is missing (``pytest.fail`` under
+    ``ABDUCT_REQUIRE_BROWSER=1``)."""
     import pytest
 
+    missing = pytest.fail if os.environ.get("ABDUCT_REQUIRE_BROWSER") == "1" else pytest.skip
     path = chromium_path()
     if path is None:
-        pytest.skip("no chromium on PATH: the browser tests need it (apt-get install chromium; ./dev test does it as root)")
+        missing("no chromium on PATH: the browser tests need it (apt-get install chromium; ./dev test does it as root)")
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError:
-        pytest.skip("playwright is not installed: the browser tests need it (pip install playwright)")
+        missing("playwright is not installed: the browser tests need it (pip install playwright)")
+    assert path is not None
     return path
 
 

@@ -22,7 +22,9 @@ The other strategies and factories, each for one kind of input a package may add
 ``http_replies`` (whole replies of a broken or hostile server, for served-model clients),
 ``hostile_arrays`` and ``region_feature_records`` (arrays of wrong dtype, shape and NaN, for
 feature readers), ``declared_violations`` (each declared option's out-of-range values).
-hypothesis is needed only by the tests that call this (a test extra, not a dependency).
+hypothesis is needed only by the tests that call this (a test extra, not a dependency). Each
+factory's ``max_examples`` is the ``ci`` count: ``abduct.testing.profiles`` multiplies it under
+``./dev test --thorough``.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from abduct.testing.profiles import examples
 
 OUTPUT_FILES = ("results.json", "predictions.jsonl", "report.md", "report.html")
 
@@ -259,7 +263,7 @@ def fuzz_cli_input(
             assert first.code == 0, f"the valid input must pass: {first.err or first.crash}"
 
             @fixed_seed(seed)
-            @settings(max_examples=max_examples, deadline=None, database=None,
+            @settings(max_examples=examples(max_examples), deadline=None, database=None,
                       suppress_health_check=list(HealthCheck))
             @given(mutations_of(original))
             def check(content: bytes) -> None:
@@ -310,7 +314,8 @@ def fuzz_checkpoint_file(
             refused: list[str] = []
 
             @fixed_seed(seed)
-            @settings(max_examples=max_examples, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+            @settings(max_examples=examples(max_examples), deadline=None, database=None,
+                      suppress_health_check=list(HealthCheck))
             @given(mutated_json(json.loads(file.read_text(encoding="utf-8")), max_int=max_int, sizes=HUGE_SIZES))
             def check(content: bytes) -> None:
                 file.write_bytes(content)
