@@ -1,4 +1,5 @@
-"""The core on its own, the example plugin, and a broken third-party plugin, through the real CLI."""
+"""The core on its own, the example plugin, and a broken third-party plugin, through the CLI: fresh
+environments and the broken plugin in real processes, the example plugin in this one."""
 
 from __future__ import annotations
 
@@ -8,21 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import abduct
-
-
-def test_fresh_venv_with_only_the_core(tmp_path: Path, root: Path) -> None:
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q"]
-    subprocess.run([*pip, str(root / "packages" / "core")], check=True)
-    listing = subprocess.run([str(venv / "bin" / "abduct"), "plugins", "--json"], capture_output=True, text=True, check=True)
-    plugins = json.loads(listing.stdout)
-    assert [p["name"] for p in plugins] == ["core"]
-    assert plugins[0]["registers"] == {"model": ["random", "constant", "cascade", "retrieve"], "metric": ["exact-match"]}
-    assert plugins[0]["error"] is None
-    probe = "import sys, abduct, abduct.cli; assert 'torch' not in sys.modules; print('light')"
-    assert subprocess.run([str(venv / "bin" / "python"), "-c", probe], capture_output=True, text=True, check=True).stdout.strip() == "light"
+from conftest import abduct, abduct_process
 
 
 def _fresh_venv(venv: Path, *packages: Path) -> Path:
@@ -39,6 +26,17 @@ def _fresh_venv(venv: Path, *packages: Path) -> Path:
         subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", *pins, *map(str, packages)],
                        check=True)
     return venv / "bin"
+
+
+def test_fresh_venv_with_only_the_core(tmp_path: Path, root: Path) -> None:
+    bin_dir = _fresh_venv(tmp_path / "venv", root / "packages" / "core")
+    listing = subprocess.run([str(bin_dir / "abduct"), "plugins", "--json"], capture_output=True, text=True, check=True)
+    plugins = json.loads(listing.stdout)
+    assert [p["name"] for p in plugins] == ["core"]
+    assert plugins[0]["registers"] == {"model": ["random", "constant", "cascade", "retrieve"], "metric": ["exact-match"]}
+    assert plugins[0]["error"] is None
+    probe = "import sys, abduct, abduct.cli; assert 'torch' not in sys.modules; print('light')"
+    assert subprocess.run([str(bin_dir / "python"), "-c", probe], capture_output=True, text=True, check=True).stdout.strip() == "light"
 
 
 def test_clip_installs_and_lists_without_sherlock(tmp_path: Path, root: Path) -> None:
@@ -81,11 +79,12 @@ def test_broken_third_party_plugin_is_listed_and_harmless(tmp_path: Path) -> Non
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: abduct-exploding\nVersion: 1.0\n")
     (info / "entry_points.txt").write_text("[abduct]\nexploding = exploding\n")
-    env = {"PYTHONPATH": str(tmp_path)}
-    plugins = {p["name"]: p for p in json.loads(abduct("plugins", "--json", env=env).stdout)}
+    env = {"PYTHONPATH": str(tmp_path)}  # real processes: the plugin is found when the interpreter starts
+    plugins = {p["name"]: p for p in json.loads(abduct_process("plugins", "--json", env=env).stdout)}
     assert plugins["exploding"]["error"] == "RuntimeError: exploding plugin"
     assert plugins["exploding"]["version"] == "1.0"
-    assert abduct("tasks", env=env).returncode == 0
-    bad = abduct("eval", "example-colours", "--model", "random", "--data", ".", "--out", str(tmp_path / "x"), env=env)
+    assert abduct_process("tasks", env=env).returncode == 0
+    bad = abduct_process("eval", "example-colours", "--model", "random", "--data", ".", "--out", str(tmp_path / "x"),
+                         env=env)  # also the exit status of a failed eval, as the shell sees it
     assert bad.returncode == 2 and "did you mean 'example-colors'" in bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1

@@ -76,7 +76,7 @@ def test_a_features_file_without_the_image_is_one_line(sherlock: Path, tmp_path:
     (tmp_path / "empty.tsv").write_text("")
     done = abduct("eval", "sherlock-comparison", "--model", f"lxmert:tiny,features={tmp_path / 'empty.tsv'}",
                   "--data", str(sherlock), "--out", str(tmp_path / "out"), "--quiet", "--no-cache", "--limit", "1",
-                  env={"ABDUCT_CACHE_DIR": str(tmp_path / "cache")})  # a real process: exit code and stderr
+                  env={"ABDUCT_CACHE_DIR": str(tmp_path / "cache")})  # all of stderr, a traceback included
     assert done.returncode == 2
     assert "empty.tsv" in done.stderr and "is not in the features file" in done.stderr
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1

@@ -61,8 +61,10 @@ def test_dev_demo_installs_every_package_of_the_table() -> None:
     dev = (ROOT / "dev").read_text(encoding="utf-8")
     demo = re.search(r"^  demo\)\n(.*?);;", dev, flags=re.MULTILINE | re.DOTALL)
     full = re.search(r"^full_venv\(\) \{(.*?)^\}", dev, flags=re.MULTILINE | re.DOTALL)  # ./dev bench shares it
+    packages = re.search(r"^FULL=\((.*?)\)$", dev, flags=re.MULTILINE | re.DOTALL)  # what full_venv installs
     assert table and demo is not None and full is not None and "full_venv" in demo.group(1)
-    missing = [path for path in table if f"./{path}" not in full.group(1)]
+    assert packages is not None and '"${FULL[@]}"' in full.group(1)
+    missing = [path for path in table if f"./{path}" not in packages.group(1)]
     assert missing == [], f"./dev demo does not install {missing}, which README commands use"
 
 

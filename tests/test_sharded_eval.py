@@ -1,25 +1,33 @@
 """`torchrun --nproc-per-node 2 $(which abduct) eval ...` on CPU (gloo): the ranks split the
 model's work, rank 0 alone writes, and predictions.jsonl is byte-identical to one process's;
 a rank that fails or dies stops every rank with the unit it was on (no hang), and the run
-resumes per rank afterwards."""
+resumes per rank afterwards. The one-process references run in this process (the CLI as
+`abduct` runs it, one torch thread as each rank has): only the launches under torchrun need
+fresh interpreters."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 import textwrap
+import types
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("torch")
 pytest.importorskip("abduct_clip")
+from abduct import build_registry, reset_registry  # noqa: E402
 from abduct_nleye.synth import synthesize as nleye_synth  # noqa: E402
 from abduct_sherlock.synth import synthesize as sherlock_synth  # noqa: E402
+from conftest import abduct  # noqa: E402
 
 TIMEOUT = 480  # a hang fails the test instead of the session
 
@@ -76,18 +84,49 @@ if __name__ == "__main__":
 '''
 
 
-def _abduct(tmp_path: Path, args: list[str], processes: int = 1, env: dict[str, str] | None = None,
+def _abduct(tmp_path: Path, args: list[str], processes: int = 2, env: dict[str, str] | None = None,
             ) -> subprocess.CompletedProcess[str]:
+    """The CLI with the flaky model under torchrun, ``processes`` ranks."""
     script = tmp_path / "flaky_plugin.py"
     if not script.exists():
         script.write_text(textwrap.dedent(FLAKY_PLUGIN))
-    launcher = [sys.executable, str(script)]
-    if processes > 1:
-        launcher = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(processes),
-                    "--master-addr", "127.0.0.1", "--master-port", str(_port()), str(script)]
+    launcher = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(processes),
+                "--master-addr", "127.0.0.1", "--master-port", str(_port()), str(script)]
     full_env = {**os.environ, "PYTHONPATH": str(tmp_path), "OMP_NUM_THREADS": "1", **(env or {})}
-    return subprocess.run([*launcher, *args], capture_output=True, text=True, timeout=TIMEOUT, env=full_env,
-                          check=False)
+    with subprocess.Popen([*launcher, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          env=full_env, start_new_session=True) as launch:
+        try:
+            out, err = launch.communicate(timeout=TIMEOUT)
+        except BaseException:  # a hang: the ranks too, not only torchrun (they would run on after the test)
+            os.killpg(launch.pid, signal.SIGKILL)
+            raise
+    return subprocess.CompletedProcess(launch.args, launch.returncode, out, err)
+
+
+@contextlib.contextmanager
+def _as_one_rank() -> Iterator[None]:
+    """This process as the one-process run: the flaky model registered (as the wrapper does)
+    and one torch thread (as OMP_NUM_THREADS=1 gives each rank)."""
+    import torch
+
+    plugin = types.ModuleType("flaky_plugin")
+    exec(textwrap.dedent(FLAKY_PLUGIN), plugin.__dict__)  # the wrapper's own code; FLAKY unset: random
+    threads = torch.get_num_threads()
+    sys.modules["flaky_plugin"] = plugin
+    reset_registry(build_registry(extra_plugins=[("flaky", plugin.Plugin())]))
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+        reset_registry()
+        sys.modules.pop("flaky_plugin", None)
+
+
+def _one(args: list[str]) -> subprocess.CompletedProcess[str]:
+    """The same command as one process, in this one."""
+    with _as_one_rank():
+        return abduct(*args)
 
 
 def _eval_args(task: str, model: str, data: Path, out: Path) -> list[str]:
@@ -105,8 +144,8 @@ def sherlock_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ("sherlock-comparison", "random"),    # matrix scorer: the ranks split the visuals
 ])
 def test_two_gloo_processes_equal_one(sherlock_data: Path, tmp_path: Path, task: str, model: str) -> None:
-    one = _abduct(tmp_path, _eval_args(task, model, sherlock_data, tmp_path / "one"))
-    two = _abduct(tmp_path, _eval_args(task, model, sherlock_data, tmp_path / "two"), processes=2)
+    one = _one(_eval_args(task, model, sherlock_data, tmp_path / "one"))
+    two = _abduct(tmp_path, _eval_args(task, model, sherlock_data, tmp_path / "two"))
     assert one.returncode == 0, one.stderr
     assert two.returncode == 0, two.stderr
     assert (tmp_path / "one" / "predictions.jsonl").read_bytes() == (tmp_path / "two" / "predictions.jsonl").read_bytes()
@@ -121,16 +160,15 @@ def test_generation_requests_are_split_too(tmp_path: Path) -> None:
     data = nleye_synth(tmp_path / "nleye", samples=12, seed=0)
     args = ["eval", "nleye-triplet,answer=generate", "--model", "random", "--data", str(data), "--quiet",
             "--no-cache", "--batch-size", "3"]
-    one = _abduct(tmp_path, [*args, "--out", str(tmp_path / "one")])
-    two = _abduct(tmp_path, [*args, "--out", str(tmp_path / "two")], processes=2)
+    one = _one([*args, "--out", str(tmp_path / "one")])
+    two = _abduct(tmp_path, [*args, "--out", str(tmp_path / "two")])
     assert one.returncode == 0 and two.returncode == 0, two.stderr
     assert (tmp_path / "one" / "predictions.jsonl").read_bytes() == (tmp_path / "two" / "predictions.jsonl").read_bytes()
 
 
 def test_an_error_on_one_rank_stops_both_naming_the_unit(sherlock_data: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    failed = _abduct(tmp_path, _eval_args("sherlock-retrieval", "flaky", sherlock_data, out), processes=2,
-                     env={"FLAKY": "raise"})
+    failed = _abduct(tmp_path, _eval_args("sherlock-retrieval", "flaky", sherlock_data, out), env={"FLAKY": "raise"})
     assert failed.returncode != 0
     errors = [line for line in failed.stderr.splitlines() if line.startswith("error:")]
     assert errors and all("this image cannot be read" in line and "unit 'retrieval/chunk-1'" in line for line in errors)
@@ -143,7 +181,7 @@ def test_an_error_on_one_rank_stops_both_naming_the_unit(sherlock_data: Path, tm
 def test_a_dead_rank_fails_the_run_and_it_resumes_per_rank(sherlock_data: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     args = _eval_args("sherlock-retrieval", "flaky", sherlock_data, out)
-    died = _abduct(tmp_path, args, processes=2, env={"FLAKY": "die", "ABDUCT_DIST_TIMEOUT": "60"})
+    died = _abduct(tmp_path, args, env={"FLAKY": "die", "ABDUCT_DIST_TIMEOUT": "60"})
     assert died.returncode != 0
     # Either rank 0 noticed first (its one line names the unit) or torchrun stopped it first
     # (its report names the rank that exited): both within the timeout, neither hangs.
@@ -152,8 +190,8 @@ def test_a_dead_rank_fails_the_run_and_it_resumes_per_rank(sherlock_data: Path, 
     assert list((out / ".partial").glob("shard-*.jsonl")), "rank 0 keeps the units it finished"
     assert list((out / ".partial" / "rank-1").glob("shard-*.jsonl")), "rank 1 keeps its own"
 
-    resumed = _abduct(tmp_path, args, processes=2)
-    reference = _abduct(tmp_path, _eval_args("sherlock-retrieval", "flaky", sherlock_data, tmp_path / "ref"))
+    resumed = _abduct(tmp_path, args)
+    reference = _one(_eval_args("sherlock-retrieval", "flaky", sherlock_data, tmp_path / "ref"))
     assert resumed.returncode == 0, resumed.stderr
     assert reference.returncode == 0, reference.stderr
     assert json.loads((out / "results.json").read_text())["resumed"] is True

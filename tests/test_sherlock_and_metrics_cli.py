@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import abduct
+from conftest import abduct, abduct_process
 
 TASKS = {
     "sherlock-retrieval": {"im2txt", "txt2im", "p_at_1"},
@@ -46,8 +46,8 @@ def test_score_retrieval_key_as_the_leaderboard_does(corpus: Path, tmp_path: Pat
     first = sorted(perfect)[0]
     perfect[first] = float("nan")
     (tmp_path / "p.json").write_text(json.dumps(perfect))
-    bad = abduct("score", "sherlock-retrieval", "--predictions", str(tmp_path / "p.json"),
-                 "--answer-key", str(key_path), "--json")
+    bad = abduct_process("score", "sherlock-retrieval", "--predictions", str(tmp_path / "p.json"),
+                         "--answer-key", str(key_path), "--json")  # the exit status as the shell sees it
     assert bad.returncode == 2 and first in bad.stderr and "Traceback" not in bad.stderr
 
 
@@ -59,6 +59,10 @@ def test_metric_cli_matches_identical_texts(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout)["bleu_4"] == pytest.approx(1.0, abs=1e-6)
     (tmp_path / "r.json").write_text(json.dumps({"a": [preds["a"]], "b": []}))
-    bad = abduct("metric", "bleu", "--predictions", str(tmp_path / "p.json"), "--references", str(tmp_path / "r.json"))
+    bad = abduct_process("metric", "bleu", "--predictions", str(tmp_path / "p.json"), "--references",
+                         str(tmp_path / "r.json"))  # the exit status as the shell sees it
     assert bad.returncode == 2
     assert "r.json, record b: empty reference list" in bad.stderr
+    # the in-process runs that the other tests make answer as the process does
+    here = abduct("metric", "bleu", "--predictions", str(tmp_path / "p.json"), "--references", str(tmp_path / "r.json"))
+    assert (here.returncode, here.stdout, here.stderr) == (bad.returncode, bad.stdout, bad.stderr)

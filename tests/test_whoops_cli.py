@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from conftest import abduct
+from conftest import abduct, abduct_process
 
 
 @pytest.fixture(scope="module")
@@ -98,5 +98,6 @@ def test_explanation_judged_by_a_served_judge(corpus: Path, tmp_path: Path) -> N
 
 
 def test_explanation_without_judge_is_one_line(corpus: Path, tmp_path: Path) -> None:
-    done = abduct("eval", "whoops-explanation", "--model", "random", "--data", str(corpus), "--out", str(tmp_path))
+    done = abduct_process("eval", "whoops-explanation", "--model", "random", "--data", str(corpus), "--out",
+                          str(tmp_path))  # a real process: the exit status and all of stderr
     assert done.returncode == 2 and "pass --judge SPEC" in done.stderr and "Traceback" not in done.stderr

@@ -1,18 +1,32 @@
 """``abduct demo`` runs the installed sections in name order, shares what one section made
-with the next, keeps its outputs only with --out, and refuses unknown sections in one line."""
+with the next, keeps its outputs only with --out, and refuses unknown sections in one line; with
+--jobs, sections run in worker processes with the same tables, each printed as it finishes, an
+error in one line and Ctrl-C stopping every worker."""
 
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from abduct import AbductError, Registration, hookimpl
 from abduct._cli import main
-from abduct._demo import DEMO_THREADS, DemoTable, deterministic_torch, own_cache, run_demo
-from abduct._registry.registry import Registry
+from abduct._demo import DEMO_THREADS, DemoContext, DemoTable, deterministic_torch, own_cache, run_demo
+from abduct._registry.registry import Registry, build_registry, reset_registry
 from abduct.kit import default_cache_dir
+from toy_plugin import ToyPlugin, write_toy_data
+
+HERE = Path(__file__).parent
 
 
 def test_sections_run_in_name_order_and_share(toy_registry: Registry, tmp_path: Path) -> None:
@@ -104,3 +118,139 @@ def test_torch_runs_on_fixed_threads_with_deterministic_kernels_inside_the_demo(
     with deterministic_torch():
         assert torch.get_num_threads() == DEMO_THREADS and torch.are_deterministic_algorithms_enabled()
     assert torch.get_num_threads() == 2 and not torch.are_deterministic_algorithms_enabled()
+
+
+# -- sections in worker processes (--jobs) ------------------------------------------------------------
+def also_random(ctx: DemoContext) -> DemoTable:
+    """The toy section's random baseline again, on the same data: run once for both sections."""
+    data = ctx.shared("toy-data", lambda: write_toy_data(ctx.dir("toy-data")))
+    print("a section's stray print")  # must not reach the parent's stdout (--json prints one document)
+    rows = ctx.evaluate({"random": "random"}, ["toy-choice"], data, section="w-also-random")
+    return DemoTable("Also random", [("toy-choice", "accuracy")], rows)
+
+
+def starts_processes(ctx: DemoContext) -> DemoTable:
+    warnings.warn("a section's warning", stacklevel=1)
+    return DemoTable(f"start method {multiprocessing.get_start_method()}", [], {})
+
+
+def fails(ctx: DemoContext) -> DemoTable:
+    raise AbductError("this section refuses")
+
+
+def crashes(ctx: DemoContext) -> DemoTable:
+    raise ZeroDivisionError("a bug in a section")
+
+
+def sleeps(ctx: DemoContext) -> DemoTable:
+    ctx.say("sleeping")
+    (ctx.work / f"sleeper-{os.getpid()}").write_text("")  # which process ran it
+    time.sleep(120)
+    return DemoTable("Slept", [], {})
+
+
+class WorkerSections:
+    """Sections for the worker tests; the workers rebuild this plugin from its pickle."""
+
+    @hookimpl
+    def register_demos(self) -> Iterator[Registration]:
+        yield Registration("w-also-random", "random on the toy data again", "test_demo:also_random")
+        yield Registration("w-fails", "a user error", "test_demo:fails")
+        yield Registration("w-crashes", "a bug", "test_demo:crashes")
+        yield Registration("w-sleeps", "takes two minutes", "test_demo:sleeps")
+        yield Registration("w-starts-processes", "says how it would start a process", "test_demo:starts_processes")
+
+
+@pytest.fixture
+def worker_registry() -> Iterator[Registry]:
+    registry = build_registry(extra_plugins=[("toy", ToyPlugin()), ("workers", WorkerSections())])
+    reset_registry(registry)
+    yield registry
+    reset_registry()
+
+
+def test_workers_give_the_tables_of_one_process_and_share_across_workers(
+        worker_registry: Registry, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    only = ["w-also-random", "toy-second", "toy"]
+    alone = run_demo(out_dir=tmp_path / "alone", quiet=True, only=only, jobs=1)
+    finished: list[str] = []
+    together = run_demo(out_dir=tmp_path / "together", quiet=True, only=only, jobs=2,
+                        on_table=lambda name, table: finished.append(name))
+    assert list(together) == list(alone) == ["toy", "toy-second", "w-also-random"]  # name order, whatever finished first
+    assert sorted(finished) == sorted(only)
+    for name in only:
+        assert together[name].rows == alone[name].rows and together[name].format() == alone[name].format()
+    for run in (tmp_path / "alone", tmp_path / "together"):
+        made = [d.name for d in run.iterdir() if d.name in ("toy-data", "other-data")]
+        assert len(made) == 1  # made once, by whichever section asked first, and handed to the others
+        random_runs = list(run.glob("*/eval/random/toy-choice/results.json"))
+        assert len(random_runs) == 1  # random on toy-choice ran once for two sections
+    out = capfd.readouterr().out
+    assert out.count("a section's stray print") == 1  # the one-process run's; a worker's goes to stderr
+
+
+def test_json_with_workers_is_one_document(worker_registry: Registry, capfd: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--quiet", "--json", "--jobs", "2", "--only", "w-also-random", "--only", "toy"]) == 0
+    document = json.loads(capfd.readouterr().out)  # no table, no section's print: the document alone
+    assert list(document) == ["toy", "w-also-random"]
+    assert document["w-also-random"]["random"] == document["toy"]["random"]
+
+
+def test_workers_start_processes_and_show_warnings_as_this_process_does(
+        worker_registry: Registry, capfd: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--quiet", "--jobs", "2", "--only", "w-starts-processes", "--only", "toy"]) == 0
+    captured = capfd.readouterr()
+    # a spawned worker would spawn its data loaders too: seconds of imports for each (fork on Linux)
+    assert f"start method {multiprocessing.get_start_method()}" in captured.out
+    assert "warning: a section's warning" in captured.err and "UserWarning" not in captured.err  # one line
+
+
+def test_each_table_is_printed_when_its_section_finishes(worker_registry: Registry,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    # w-fails runs after toy (name order, one at a time): toy's table is out before the error
+    assert main(["demo", "--quiet", "--jobs", "1", "--only", "toy", "--only", "w-fails"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out.startswith("Toy\nmodel") and "a toy section" in captured.out
+    assert captured.err.strip() == "error: this section refuses"
+
+
+def test_an_error_in_a_worker_is_one_line_and_stops_the_others(worker_registry: Registry, tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    started = time.monotonic()
+    code = main(["demo", "--quiet", "--jobs", "2", "--only", "w-fails", "--only", "w-sleeps", "--out", str(tmp_path)])
+    assert code == 2 and capsys.readouterr().err.strip().splitlines()[-1] == "error: this section refuses"
+    assert time.monotonic() - started < 100  # the sleeper (120 s) was stopped, not waited for
+    assert multiprocessing.active_children() == []
+    with pytest.raises(RuntimeError, match="(?s)w-crashes failed in its worker process.*ZeroDivisionError"):
+        run_demo(out_dir=None, quiet=True, only=["w-crashes", "toy"], jobs=2)
+    assert multiprocessing.active_children() == []
+
+
+def test_ctrl_c_stops_every_worker_without_a_traceback(tmp_path: Path) -> None:
+    script = textwrap.dedent(f"""
+        import signal, sys
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal (a background job ignores it)
+        sys.path[:0] = [{str(HERE)!r}]
+        from abduct._cli import main
+        from abduct._registry.registry import build_registry, reset_registry
+        from toy_plugin import ToyPlugin
+        from test_demo import WorkerSections
+
+        if __name__ == "__main__":
+            reset_registry(build_registry(extra_plugins=[("toy", ToyPlugin()), ("workers", WorkerSections())]))
+            sys.exit(main(["demo", "--jobs", "2", "--only", "w-sleeps", "--only", "toy", "--out", {str(tmp_path)!r}]))
+    """)
+    (tmp_path / "run.py").write_text(script)
+    process = subprocess.Popen([sys.executable, str(tmp_path / "run.py")], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while not list(tmp_path.glob("sleeper-*")) and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.2)
+    assert list(tmp_path.glob("sleeper-*")), "the sleeping section never started"
+    sleeper = int(next(tmp_path.glob("sleeper-*")).name.split("-")[1])
+    os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C in a terminal does: the whole process group
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 1, err
+    assert "Traceback" not in err and err.strip().splitlines()[-1] == "aborted"
+    with pytest.raises(ProcessLookupError):  # the worker is gone, not left running
+        os.kill(sleeper, 0)

@@ -12,6 +12,7 @@ import pytest
 from abduct import AbductError, Decoding, NonFinite, Range, Spec, bind_options
 from abduct._registry.registry import Registry
 from abduct.testing.fuzzing import declared_violations, run_cli
+from abduct.testing.profiles import examples
 
 
 def _factory(spec: Spec, settings: object, *, beams: Annotated[int, Range(ge=1)] = 1,
@@ -78,7 +79,7 @@ def test_any_text_for_a_ranged_option_binds_in_range_or_fails_in_one_line() -> N
 
     numbers = st.one_of(st.floats(allow_nan=True, allow_infinity=True).map(repr), st.integers().map(str), st.text())
 
-    @settings(max_examples=300, deadline=None)
+    @settings(max_examples=examples(300), deadline=None)
     @given(key=st.sampled_from(["beams", "p", "scale", "cap"]), text=numbers)
     def check(key: str, text: str) -> None:
         try:

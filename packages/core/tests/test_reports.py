@@ -233,3 +233,44 @@ def test_the_legend_fits_the_figure_and_leaves_the_bars_alone() -> None:
     (legend,) = figure.legends
     box, plot = legend.get_window_extent(), figure.axes[0].get_window_extent()
     assert 0 <= box.x0 and box.x1 <= figure.bbox.width and box.y0 >= plot.y1  # inside the figure, over the plot
+
+
+def test_plots_are_drawn_once_per_process_for_the_same_data(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A repeated or resumed run gets the same PNG bytes without drawing again; anything that
+    changes the picture (values, their order, labels, a number's type, an rcParam, a label
+    json would write alike) draws anew."""
+    import matplotlib
+
+    from abduct._outputs import html_report as report
+
+    drawn: list[str] = []
+    real = report.plot_figure
+
+    def counting(draw: Any, width: float = report.NARROW, height: float = 3.2) -> Any:
+        drawn.append("x")
+        return real(draw, width, height)
+
+    monkeypatch.setattr(report, "plot_figure", counting)
+    monkeypatch.setattr(report, "_drawn", type(report._drawn)())  # this test's own memory
+    groups = {"a": {"accuracy": 40.0, "n": 2}, "b": {"accuracy": 60.0, "n": 2}}
+    first = report.bars("t", groups)
+    assert first is not None and len(drawn) == 1
+    again = report.bars("t", json.loads(json.dumps(groups)))  # equal data, other objects
+    assert again == first and len(drawn) == 1
+    for other in ({"b": groups["b"], "a": groups["a"]}, {"a": {"accuracy": 41.0}, "b": groups["b"]},
+                  {"a": groups["a"], "c": groups["b"]}):
+        assert report.bars("t", other) not in (None, first)
+    assert len(drawn) == 4
+    assert report.bars("t2", groups) != first and len(drawn) == 5
+    assert report.bars("t", groups, errors={"a": (30.0, 50.0)}) != first and len(drawn) == 6
+    assert report.series("t", [1, 2]) == report.series("t", [1, 2]) and len(drawn) == 7
+    report.series("t", [1.0, 2.0])  # another type: drawn, though it looks the same
+    assert len(drawn) == 8
+    assert report.histogram("rank", [{"rank": 1}, {"rank": 2}]) == report.histogram("rank", [{"rank": 1.0}, {"rank": 2}])
+    assert len(drawn) == 9
+    report.bars("t", {1: 1.0, "x": 2.0})
+    report.bars("t", {"1": 1.0, "x": 2.0})
+    report.bars("t", {1: 1.0, "x": 2.0})  # a key json would write as "1": never remembered
+    assert len(drawn) == 12
+    monkeypatch.setitem(matplotlib.rcParams, "axes.facecolor", "#eeeeee")
+    assert report.bars("t", groups) != first and len(drawn) == 13

@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 from pycocoevalcap.bleu.bleu import Bleu
 from pycocoevalcap.cider.cider import Cider
-from pycocoevalcap.meteor.meteor import Meteor
 from pycocoevalcap.rouge.rouge import Rouge
 from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
 
@@ -32,27 +31,26 @@ def create(spec: str) -> Metric:
     return metric
 
 
-def direct(predictions: dict[str, str], references: dict[str, list[str]]) -> dict:
-    """The pycocoevalcap pipeline as COCOEvalCap runs it: tokenize gts and res, then score."""
+def direct(predictions: dict[str, str], references: dict[str, list[str]], meteor) -> dict:
+    """The pycocoevalcap pipeline as COCOEvalCap runs it: tokenize gts and res, then score
+    (``meteor``: the session's pycocoevalcap ``Meteor()``, see conftest)."""
     tokenizer = PTBTokenizer()
     gts = tokenizer.tokenize({k: [{"caption": r} for r in references[k]] for k in predictions})
     res = tokenizer.tokenize({k: [{"caption": predictions[k]}] for k in predictions})
     out = {}
     bleu, bleu_each = Bleu(4).compute_score(gts, res, verbose=0)
     out["bleu"] = (bleu, bleu_each)
-    meteor = Meteor()
     out["meteor"] = meteor.compute_score(gts, res)
-    del meteor
     out["rouge_l"] = Rouge().compute_score(gts, res)
     out["cider"] = Cider().compute_score(gts, res)
     return out
 
 
 @pytest.fixture(scope="module")
-def both(caption_data):
+def both(caption_data, reference_meteor):
     predictions, references = caption_data
     ours = CocoCaptionMetric().compute(predictions, references)
-    return ours, direct(predictions, references), list(predictions)
+    return ours, direct(predictions, references, reference_meteor), list(predictions)
 
 
 def test_bleu_equals_pycocoevalcap(both) -> None:

@@ -12,11 +12,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pycocoevalcap.bleu.bleu import Bleu
 from pycocoevalcap.cider.cider import Cider
-from pycocoevalcap.meteor.meteor import Meteor
 from pycocoevalcap.rouge.rouge import Rouge
 from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
 
 from abduct import get_registry
+from abduct.testing.profiles import examples
 from abduct_metrics._coco import CocoCaptionMetric
 from abduct_metrics._ptb import LINE_BREAK_WARNING, PtbTokens, as_tokens, ptb_tokenize
 
@@ -37,16 +37,14 @@ REWRITTEN = [
 ]
 
 
-def direct(predictions: dict[str, str], references: dict[str, list[str]]) -> dict[str, tuple]:
-    """COCOEvalCap's procedure: tokenise gts and res once each, then call the scorers on them."""
+def direct(predictions: dict[str, str], references: dict[str, list[str]], meteor) -> dict[str, tuple]:
+    """COCOEvalCap's procedure: tokenise gts and res once each, then call the scorers on them
+    (``meteor``: the session's pycocoevalcap ``Meteor()``, see conftest)."""
     tokenizer = PTBTokenizer()
     gts = tokenizer.tokenize({k: [{"caption": r} for r in references[k]] for k in predictions})
     res = tokenizer.tokenize({k: [{"caption": predictions[k]}] for k in predictions})
-    meteor = Meteor()
-    out = {"bleu": Bleu(4).compute_score(gts, res, verbose=0), "meteor": meteor.compute_score(gts, res),
-           "rouge_l": Rouge().compute_score(gts, res), "cider": Cider().compute_score(gts, res)}
-    del meteor
-    return out
+    return {"bleu": Bleu(4).compute_score(gts, res, verbose=0), "meteor": meteor.compute_score(gts, res),
+            "rouge_l": Rouge().compute_score(gts, res), "cider": Cider().compute_score(gts, res)}
 
 
 def rewritten_data() -> tuple[dict[str, str], dict[str, list[str]]]:
@@ -73,13 +71,13 @@ def test_second_pass_would_change_these_texts() -> None:
     assert ptb_tokenize(once) != once
 
 
-def test_raw_text_full_of_rewrites_equals_pycocoevalcap() -> None:
+def test_raw_text_full_of_rewrites_equals_pycocoevalcap(reference_meteor) -> None:
     predictions, references = rewritten_data()
     result = CocoCaptionMetric().compute(predictions, references)
-    assert_equal_to_direct(result, direct(predictions, references), list(predictions))
+    assert_equal_to_direct(result, direct(predictions, references, reference_meteor), list(predictions))
 
 
-def test_tokens_are_scored_as_given() -> None:
+def test_tokens_are_scored_as_given(reference_meteor) -> None:
     """Tokenizer output handed back (typed, or marked with ``pretokenized``) gives the values of
     the raw text, i.e. the scorers see the tokens of one pass."""
     predictions, references = rewritten_data()
@@ -87,7 +85,7 @@ def test_tokens_are_scored_as_given() -> None:
     res = dict(zip(ids, ptb_tokenize([predictions[k] for k in ids])))
     flat = iter(ptb_tokenize([r for k in ids for r in references[k]]))
     gts = {k: [next(flat) for _ in references[k]] for k in ids}
-    theirs = direct(predictions, references)
+    theirs = direct(predictions, references, reference_meteor)
     assert_equal_to_direct(CocoCaptionMetric().compute(res, gts), theirs, ids)
     plain_res = {k: str(v) for k, v in res.items()}
     plain_gts = {k: [str(r) for r in v] for k, v in gts.items()}
@@ -101,7 +99,7 @@ def test_tokens_are_scored_as_given() -> None:
 FRAGMENTS = st.sampled_from(REWRITTEN + ["a dog runs", "two people sit on a bench", "the man rides a horse"])
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(6), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(FRAGMENTS, FRAGMENTS, st.booleans(), st.booleans()), min_size=1, max_size=5))
 def test_any_mix_of_raw_and_tokenised_text_is_tokenised_once(rows) -> None:
     """Property: whichever sentences arrive as tokens, every value equals the raw text's."""
@@ -133,7 +131,7 @@ def test_pretokenized_with_clean_non_ascii_is_refused() -> None:
         CocoCaptionMetric(("cider",), clean_non_ascii=True, pretokenized=True)
 
 
-def test_empty_after_tokenisation_scores_zero_with_one_warning() -> None:
+def test_empty_after_tokenisation_scores_zero_with_one_warning(reference_meteor) -> None:
     predictions = {"a": "...", "b": "a dog runs", "c": "a cat sits"}
     references = {"a": ["a dog runs"], "b": ["a dog runs"], "c": ["?"]}
     with warnings.catch_warnings(record=True) as caught:
@@ -144,7 +142,7 @@ def test_empty_after_tokenisation_scores_zero_with_one_warning() -> None:
     for key in ("rouge_l", "cider", "meteor", "bleu_1"):
         assert result.per_sample["a"][key] <= TOL and result.per_sample["c"][key] <= TOL
     assert result.per_sample["b"]["rouge_l"] == pytest.approx(1.0)
-    assert_equal_to_direct(result, direct(predictions, references), list(predictions))
+    assert_equal_to_direct(result, direct(predictions, references, reference_meteor), list(predictions))
 
 
 @pytest.mark.parametrize("brk", ["\r", "\r\n", "\x0b", "\x0c"])

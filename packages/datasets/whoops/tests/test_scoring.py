@@ -149,3 +149,21 @@ def test_synth_cli_and_learnable_rule(tmp_path: Path) -> None:
             weird_pixels = {tuple(p) for p in np.asarray(weird.convert("RGB")).reshape(-1, 3).tolist()}
         assert COLORS[OBJECTS[name][1]] in normal_pixels and COLORS[color] in weird_pixels
         assert COLORS[color] not in normal_pixels
+
+
+def test_captions_tokenised_once_score_as_the_metrics_tokenising_each_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """BLEU and CIDEr share one PTB tokenisation per group (two Java calls, not four): the
+    values and the per-image data equal those of each metric tokenising the raw text itself,
+    on text where a sentence's neighbours change its tokens (a lone letter before a period)."""
+    from abduct_whoops import scoring
+
+    records = [
+        {"image_id": "a", "prediction": "The plan d.", "references": ["plan d.", "A plan, d. :)"]},
+        {"image_id": "b", "prediction": "Then it rained, U.S. style", "references": ["then it rained", "Rain d."]},
+        {"image_id": "c", "prediction": "x d.", "references": ["Here d.", "the \"whale\" isn't blue"]},
+    ]
+    once = scoring.caption_scores(scoring.registry_metric(), records)
+    monkeypatch.setattr(scoring, "_ptb_once", lambda predictions, references: (predictions, references))
+    each = scoring.caption_scores(scoring.registry_metric(), records)
+    assert once[0] == each[0] and 0 < once[0]["bleu_4"]
+    assert once[1] == each[1]

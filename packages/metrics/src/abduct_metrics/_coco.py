@@ -16,6 +16,10 @@ from which any subset's corpus BLEU is recomputed exactly (confidence intervals)
 
 from __future__ import annotations
 
+import atexit
+import contextlib
+import os
+import threading
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -104,16 +108,89 @@ def _bleu(gts: Tokenised, res: Tokenised) -> tuple[dict[str, float], list[dict[s
     return {name: float(v) for name, v in zip(names, corpus)}, per_sample
 
 
+# One METEOR JVM per process. Starting one takes seconds (the JVM, then METEOR's paraphrase
+# tables); a score on a live one takes milliseconds. Its stdio protocol is stateless (SCORE
+# turns one segment into statistics, EVAL aggregates only the statistics it is sent), so a
+# reused JVM gives the numbers a fresh one gives. Started on first use and shared under a lock;
+# replaced when it has died or was started by the parent of a forked process (its pipes are the
+# parent's); killed at exit. pycocoevalcap's ``Meteor.compute_score`` keeps its own lock and
+# leaves unread lines on the pipe when an exchange fails, so a JVM that failed is killed, never
+# reused. A thread reads its stderr to the end (over a long life, a pipe nobody reads could fill
+# and stall the JVM), on the raw descriptor: a buffered reader's lock held by that thread would
+# be copied into a forked child, held for ever. (A JVM whose process vanished without atexit
+# sees end-of-file on stdin and exits.)
+_meteor_lock = threading.Lock()
+_meteor_jvm: Any = None  # pycocoevalcap's Meteor, or None
+_meteor_owner = 0  # the pid that started it
+_meteor_stderr: threading.Thread | None = None  # the thread reading its stderr
+
+
+def _drain(fd: int) -> None:
+    with contextlib.suppress(OSError):
+        while os.read(fd, 65536):
+            pass
+
+
+def _discard_meteor(scorer: Any) -> None:
+    """Kill a METEOR JVM (when this process started it; a forked child only lets go of its
+    copies of the parent's pipes) and close its pipes. Its own lock is freed, so
+    ``Meteor.__del__`` (which takes it) cannot hang after a failed ``compute_score``."""
+    if scorer.lock.locked():
+        scorer.lock.release()
+    process, streams = scorer.meteor_p, [scorer.meteor_p.stdin, scorer.meteor_p.stdout, scorer.meteor_p.stderr]
+    if _meteor_owner == os.getpid():
+        process.kill()
+        process.wait()
+        if _meteor_stderr is not None:
+            _meteor_stderr.join(timeout=10)  # end-of-file once the JVM is gone
+            if _meteor_stderr.is_alive():
+                streams.pop()  # still reading: closing could hand its descriptor number to another file
+    for stream in streams:
+        with contextlib.suppress(OSError):
+            stream.close()
+
+
+def _forget_meteor() -> None:
+    global _meteor_jvm
+    scorer, _meteor_jvm = _meteor_jvm, None
+    if scorer is not None:
+        _discard_meteor(scorer)
+
+
+def _live_meteor() -> Any:
+    """This process's METEOR JVM, started now if there is none alive (call under the lock)."""
+    global _meteor_jvm, _meteor_owner, _meteor_stderr
+    scorer = _meteor_jvm
+    if scorer is not None and (_meteor_owner != os.getpid() or scorer.meteor_p.poll() is not None):
+        _forget_meteor()
+    if _meteor_jvm is None:
+        _meteor_jvm, _meteor_owner = Meteor(), os.getpid()
+        _meteor_stderr = threading.Thread(target=_drain, args=(_meteor_jvm.meteor_p.stderr.fileno(),),
+                                          name="meteor-stderr", daemon=True)
+        _meteor_stderr.start()
+    return _meteor_jvm
+
+
+def _after_fork_in_child() -> None:
+    global _meteor_lock
+    _meteor_lock = threading.Lock()  # another thread of the parent may have held it at the fork
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+atexit.register(_forget_meteor)
+
+
 def _meteor(gts: Tokenised, res: Tokenised) -> tuple[dict[str, float], list[dict[str, float]]]:
-    scorer = Meteor()
-    try:
-        corpus, scores = scorer.compute_score(gts, res)
-    except ValueError as exc:  # the jar answered with something that is not a number
-        raise AbductError(f"METEOR (Java) failed: {exc}") from exc
-    finally:
-        scorer.meteor_p.stdin.close()
-        scorer.meteor_p.kill()
-        scorer.meteor_p.wait()
+    with _meteor_lock:
+        scorer = _live_meteor()
+        try:
+            corpus, scores = scorer.compute_score(gts, res)
+        except (ValueError, OSError) as exc:  # an answer that is not a number, or a JVM that died
+            _forget_meteor()
+            raise AbductError(f"METEOR (Java) failed: {exc}") from exc
+        except BaseException:  # e.g. an interrupt mid-exchange: lines may be left on the pipe
+            _forget_meteor()
+            raise
     return {"meteor": float(corpus)}, [{"meteor": float(s)} for s in scores]
 
 

@@ -59,7 +59,9 @@ def test_two_processes_equal_one_process_on_the_global_batch(tmp_path: Path) -> 
     examples = [Example(v, f"inference number {i}", f"clue number {i}") for i, v in enumerate(visuals)]
     single_loss, single_grads = _loss_and_grads(examples)
 
-    mp.spawn(_worker, args=(2, _free_port(), examples, str(tmp_path)), nprocs=2, join=True)
+    # two real processes, forked: they start with open_clip imported (spawned ones import it again, ~11 s each)
+    mp.start_processes(_worker, args=(2, _free_port(), examples, str(tmp_path)), nprocs=2, join=True,
+                       start_method="fork")
     results = [torch.load(tmp_path / f"rank{r}.pt", weights_only=True) for r in range(2)]
     for result in results:
         assert abs(result["loss"] - single_loss) < 1e-5

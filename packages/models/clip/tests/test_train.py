@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -44,31 +45,58 @@ def _weights(path: Path) -> dict[str, torch.Tensor]:
     return torch.load(path, weights_only=True)["model_state_dict"]  # type: ignore[no-any-return]
 
 
-def test_killed_training_resumes_from_its_checkpoint(pair_data: Path, tmp_path: Path) -> None:
-    reference = tmp_path / "reference"
-    done = subprocess.run(_train_args(pair_data, reference), env=_env(), capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    log = [json.loads(line) for line in (reference / "train_log.jsonl").read_text().splitlines()]
-    assert [r["step"] for r in log if "loss" in r] == list(range(2, STEPS + 1, 2))
-    assert [r["step"] for r in log if "val_p_at_1" in r] == [4, 8, 12]
-    assert (reference / "best.pt").is_file()
+def _kill_at_first_checkpoint(process: subprocess.Popen[bytes], checkpoint: Path) -> None:
+    deadline = time.monotonic() + 240
+    while not checkpoint.exists() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    if process.poll() is None:
+        process.send_signal(signal.SIGKILL)
 
+
+def _train_here(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """``abduct ARGS`` in this process, on one compute thread as the child's OMP_NUM_THREADS=1
+    gives it (the sums then add up in the same order); returns its stderr."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        code = main(args[len(ABDUCT):])
+    finally:
+        torch.set_num_threads(threads)
+    err = capsys.readouterr().err
+    assert code == 0, err
+    return err
+
+
+def test_killed_training_resumes_from_its_checkpoint(pair_data: Path, tmp_path: Path, test_registry: Registry,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """The uninterrupted reference and the resumed run train in this process; the run that is
+    killed is a real process (SIGKILL), started first so that its imports overlap the reference,
+    and killed by a watcher thread as soon as its first checkpoint exists."""
     out = tmp_path / "killed"
     process = subprocess.Popen(_train_args(pair_data, out), env=_env(), stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 240
-    while not (out / "last.pt").exists():
-        assert process.poll() is None, "training ended before writing its first checkpoint"
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
-    process.send_signal(signal.SIGKILL)
-    process.wait()
+    watcher = threading.Thread(target=_kill_at_first_checkpoint, args=(process, out / "last.pt"), daemon=True)
+    watcher.start()
+    try:
+        reference = tmp_path / "reference"
+        _train_here(_train_args(pair_data, reference), capsys)
+        log = [json.loads(line) for line in (reference / "train_log.jsonl").read_text().splitlines()]
+        assert [r["step"] for r in log if "loss" in r] == list(range(2, STEPS + 1, 2))
+        assert [r["step"] for r in log if "val_p_at_1" in r] == [4, 8, 12]
+        assert (reference / "best.pt").is_file()
+        watcher.join(timeout=240)
+    finally:
+        process.kill()  # a no-op once killed; a failed assertion above leaves no child behind
+        process.wait()
+    assert process.returncode == -signal.SIGKILL, (
+        f"training ended (exit {process.returncode}) before writing its first checkpoint: "
+        f"{process.stderr.read().decode() if process.stderr else ''}")
+    assert (out / "last.pt").is_file(), "killed before its first checkpoint (the 240 s limit passed)"
     stopped_at = torch.load(out / "last.pt", weights_only=True)["step"]
     assert stopped_at < STEPS, "the kill came too late to test anything"
 
-    resumed = subprocess.run(_train_args(pair_data, out), env=_env(), capture_output=True, text=True, timeout=300)
-    assert resumed.returncode == 0, resumed.stderr
-    assert f"resuming from {out / 'last.pt'} at step {stopped_at}" in resumed.stderr
+    err = _train_here(_train_args(pair_data, out), capsys)
+    assert f"resuming from {out / 'last.pt'} at step {stopped_at}" in err
     final, expected = _weights(out / "last.pt"), _weights(reference / "last.pt")
     for name, tensor in expected.items():
         torch.testing.assert_close(final[name], tensor, rtol=1e-4, atol=1e-5, msg=name)

@@ -19,10 +19,11 @@ from hypothesis import strategies as st
 
 from abduct import AbductError
 from abduct.testing.fuzzing import mutated_text, region_feature_records
+from abduct.testing.profiles import examples
 from abduct_regions.feature_files import FeatureFile, write_tsv_row
 
 DIM = 6
-FAST = settings(max_examples=40, deadline=timedelta(seconds=5), database=None,
+FAST = settings(max_examples=examples(40), deadline=timedelta(seconds=5), database=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 

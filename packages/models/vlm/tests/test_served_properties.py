@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from abduct.testing.fuzzing import finite_json_problem, http_replies
+from abduct.testing.profiles import examples
 from abduct_vlm.served import ChatClient, ResponseCache, ServedError, answer_logprob, reply_text
 from abduct_vlm.testing import FakeOpenAIServer
 
@@ -26,7 +27,7 @@ def test_any_reply_is_retried_or_one_line_and_nothing_non_finite_is_cached(tmp_p
         valid = fake.completion({"messages": [{"content": "yes or no?"}], "logprobs": True, "top_logprobs": 2})
         cache = ResponseCache(tmp_path / "cache")
 
-        @settings(max_examples=40, deadline=timedelta(seconds=5), database=None,
+        @settings(max_examples=examples(40), deadline=timedelta(seconds=5), database=None,
                   suppress_health_check=[HealthCheck.too_slow])
         @given(st.lists(http_replies(valid), min_size=1, max_size=2), st.booleans())
         def check(replies: list[bytes], logprobs: bool) -> None:

@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 import math
 import random
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -168,14 +170,26 @@ def test_bertscore_averages_per_example_then_over_examples(tmp_path: Path) -> No
     assert units.values == pytest.approx((100 * float(values[:2].mean()), 100 * float(values[2])), rel=1e-5)
 
 
-def _pycocoevalcap_directly(entries: list[Entry]) -> dict[str, float]:
+@pytest.fixture(scope="module")
+def kit_meteor() -> Iterator[Any]:
+    """pycocoevalcap's own ``Meteor()``, one JVM for this module's reference side (its stdio
+    protocol is stateless, so the kit's per-call JVM gives the same numbers)."""
+    from pycocoevalcap.meteor.meteor import Meteor
+
+    meteor = Meteor()
+    yield meteor
+    meteor.meteor_p.stdin.close()
+    meteor.meteor_p.kill()
+    meteor.meteor_p.wait()
+
+
+def _pycocoevalcap_directly(entries: list[Entry], meteor: Any) -> dict[str, float]:
     """The eval kit's path, written against pycocoevalcap's own classes: its PTBTokenizer over
     the predictions, then over the references, each event an image with one caption; BLEU at
-    corpus level, the other three as means of per-event scores; x100."""
+    corpus level, the other three as means of per-event scores; x100. ``meteor``: ``kit_meteor``."""
     import numpy as np
     from pycocoevalcap.bleu.bleu import Bleu
     from pycocoevalcap.cider.cider import Cider
-    from pycocoevalcap.meteor.meteor import Meteor
     from pycocoevalcap.rouge.rouge import Rouge
     from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
 
@@ -187,19 +201,14 @@ def _pycocoevalcap_directly(entries: list[Entry]) -> dict[str, float]:
     gts = tokenizer.tokenize({i: [{"caption": spaces(e.gt_sentence)}] for i, e in enumerate(entries)})
     bleu, _ = Bleu(4).compute_score(gts, res, verbose=0)
     out = {f"bleu_{n + 1}": 100 * float(v) for n, v in enumerate(bleu)}
-    meteor = Meteor()
-    try:
-        out["meteor"] = 100 * float(np.mean(meteor.compute_score(gts, res)[1]))
-    finally:
-        meteor.meteor_p.kill()
-        meteor.meteor_p.wait()
+    out["meteor"] = 100 * float(np.mean(meteor.compute_score(gts, res)[1]))
     out["rouge_l"] = 100 * float(np.mean(Rouge().compute_score(gts, res)[1]))
     out["cider"] = 100 * float(np.mean(Cider().compute_score(gts, res)[1]))
     return out
 
 
 @needs_real
-def test_equals_pycocoevalcap_on_real_val_events() -> None:
+def test_equals_pycocoevalcap_on_real_val_events(kit_meteor: Any) -> None:
     assert REAL is not None
     examples, _ = load_split(REAL / "var", "val")
     exact = [Entry(x.id, i, e.sentence, e.sentence, i == x.hypothesis)
@@ -208,7 +217,7 @@ def test_equals_pycocoevalcap_on_real_val_events() -> None:
     random.Random(1).shuffle(sentences)
     shuffled = [Entry(e.example_id, e.position, s, e.gt_sentence, e.is_hypothesis) for e, s in zip(exact, sentences)]
     ours = score_entries(shuffled)["all"]
-    assert ours == pytest.approx(_pycocoevalcap_directly(shuffled), rel=1e-12, abs=1e-12)
+    assert ours == pytest.approx(_pycocoevalcap_directly(shuffled, kit_meteor), rel=1e-12, abs=1e-12)
 
 
 # Text PTB rewrites, and rewrites again on a second pass (``:)`` -> ``:-rrb-`` -> ``-rrb-``).
@@ -225,7 +234,7 @@ def _with_rewrites(sentence: str, rng: random.Random) -> str:
 
 @needs_real
 @pytest.mark.parametrize("in_references", [False, True])
-def test_equals_the_kit_on_text_ptb_rewrites(in_references: bool) -> None:
+def test_equals_the_kit_on_text_ptb_rewrites(in_references: bool, kit_meteor: Any) -> None:
     """Real val events with brackets, emoticons, quotes, URLs, PTB escapes, initials in the
     predictions (and references): every value equals the kit's procedure to 1e-9."""
     assert REAL is not None
@@ -237,7 +246,7 @@ def test_equals_the_kit_on_text_ptb_rewrites(in_references: bool) -> None:
                   _with_rewrites(e.gt_sentence, rng) if in_references else e.gt_sentence, e.is_hypothesis)
             for e in exact]
     ours = score_entries(rows)["all"]
-    theirs = _pycocoevalcap_directly(rows)
+    theirs = _pycocoevalcap_directly(rows, kit_meteor)
     for key, value in theirs.items():
         assert abs(ours[key] - value) <= 1e-9, key
 

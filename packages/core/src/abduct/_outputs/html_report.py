@@ -13,6 +13,11 @@ drawn from the shapes tasks already return, so a new task gets pictures without 
 
 Plots need matplotlib (``pip install 'abduct-core[plots]'``): without it the page is written with
 its tables and examples and says how to get the plots.
+
+Drawing is most of what a small run costs (about 0.3 s a plot), and runs in one process often
+draw the same figures again (a resumed run, a repeated one): each process keeps its last few PNGs,
+keyed by exactly what is drawn (kind, title, values in their order, sizes) and matplotlib's
+settings, and returns the same bytes without drawing again.
 """
 
 from __future__ import annotations
@@ -20,8 +25,12 @@ from __future__ import annotations
 import base64
 import html
 import io
+import json
+import numbers
+import threading
 import warnings
-from collections.abc import Iterator, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -115,8 +124,10 @@ def untangle_ticks(figure: Any) -> float:
     Returns the tallest turned label's height in inches (0 when none turned)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    canvas: Any = FigureCanvasAgg(figure)  # untyped methods (draw, get_renderer)
-    canvas.draw()
+    canvas: Any = FigureCanvasAgg(figure)  # untyped methods (get_renderer)
+    # laid out and measured without rasterising (the text extents are the same renderer's):
+    # savefig draws the pixels once, at the end, and the PNG is byte for byte the same
+    figure.draw_without_rendering()
     for ax in figure.axes:
         for rotation, align in ((45, "right"), (90, "center")):
             if not _overlapping(ax.get_xticklabels(), canvas.get_renderer()):
@@ -125,14 +136,14 @@ def untangle_ticks(figure: Any) -> float:
             for text in ax.get_xticklabels():
                 text.set_horizontalalignment(align)
                 text.set_rotation_mode("anchor" if rotation == 45 else "default")
-            canvas.draw()
+            figure.draw_without_rendering()
         labels = ax.get_xticklabels()
         step = 1
         while _overlapping(labels, canvas.get_renderer()) and step < len(labels):
             step += 1
             for i, text in enumerate(labels):
                 text.set_visible(i % step == 0)
-            canvas.draw()
+            figure.draw_without_rendering()
     turned = [t.get_window_extent(canvas.get_renderer()).height for ax in figure.axes
               for t in ax.get_xticklabels() if t.get_visible() and t.get_rotation()]
     return max(turned, default=0.0) / DPI
@@ -148,7 +159,7 @@ def plot_figure(draw: Any, width: float = NARROW, height: float = 3.2) -> Any:
         warnings.simplefilter("ignore", UserWarning)
         if (tall := untangle_ticks(figure)) > 0:  # turned labels get room of their own, not the plot's
             figure.set_size_inches(figure.get_figwidth(), height + tall)
-            figure.canvas.draw()
+            figure.draw_without_rendering()
     return figure
 
 
@@ -165,6 +176,60 @@ def _png(figure: Any) -> bytes | None:
 def _figure_png(draw: Any, width: float = NARROW, height: float = 3.2) -> bytes:
     png = _png(plot_figure(draw, width, height))
     assert png is not None
+    return png
+
+
+PLOTS_KEPT = 64  # PNGs of a few tens of kB each
+_drawn: OrderedDict[str, bytes | None] = OrderedDict()
+_drawn_lock = threading.Lock()
+
+
+def _json_number(value: Any) -> Any:
+    """json's fallback: numpy's scalars as the Python numbers they hold; anything else is not
+    keyed (its text might not tell two values apart), so the plot is drawn afresh."""
+    if isinstance(value, numbers.Number) and callable(getattr(value, "item", None)):
+        return value.item()  # type: ignore[attr-defined]
+    raise TypeError(f"not keyed: {type(value).__name__}")
+
+
+def _style() -> str:
+    """The sizes this module draws at and matplotlib's settings, as they are now (a changed
+    rcParam draws another picture)."""
+    import matplotlib
+
+    sizes = (DPI, NARROW, WIDE, MAX_BARS, LABEL_GAP)
+    return f"{sizes} {matplotlib.__version__} {dict.items(matplotlib.rcParams)!r}"  # dict's view: fast, unvalidated
+
+
+def _text_keys(value: Any) -> bool:
+    """Whether every dict in ``value`` has str keys: json writes 1, True and None as the keys
+    "1", "true" and "null", which would stand for other labels."""
+    if isinstance(value, dict):
+        return all(type(k) is str and _text_keys(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return all(_text_keys(v) for v in value)
+    return True
+
+
+def _memoised(what: Sequence[Any], draw: Callable[[], bytes | None]) -> bytes | None:
+    """``draw()``, or the PNG it gave before for the same ``what`` in this process. Keys keep
+    the order of dicts (bars are drawn in that order) and the type of numbers (1 and 1.0 differ);
+    what cannot be keyed exactly is drawn afresh."""
+    try:
+        if not _text_keys(what):
+            raise TypeError("a key that is not text")
+        key = json.dumps([*what, _style()], default=_json_number)
+    except (TypeError, ValueError):
+        return draw()
+    with _drawn_lock:
+        if key in _drawn:
+            _drawn.move_to_end(key)
+            return _drawn[key]
+    png = draw()
+    with _drawn_lock:
+        _drawn[key] = png
+        while len(_drawn) > PLOTS_KEPT:
+            _drawn.popitem(last=False)
     return png
 
 
@@ -245,7 +310,7 @@ def legend_above(figure: Any, entries: int) -> None:
         for old in list(figure.legends):
             old.remove()
         legend = figure.legend(loc="outside upper center", ncols=columns, fontsize="small", frameon=False)
-        figure.canvas.draw()
+        figure.draw_without_rendering()
         if legend.get_window_extent().width <= figure.bbox.width:
             return
 
@@ -255,11 +320,15 @@ def bars(title: str, groups: dict[str, Any], errors: dict[str, tuple[float, floa
     """Grouped bars: one group per key, one bar per metric in it; ``errors`` (one metric per
     group) draws each group's interval ``(low, high)`` as an error bar; ``colours`` (one
     metric) colours each group's bar."""
-    return _png(draw_bars(title, groups, errors, colours))
+    return _memoised(("bars", title, groups, errors, colours), lambda: _png(draw_bars(title, groups, errors, colours)))
 
 
 def series(title: str, values: Any) -> bytes | None:
     """A per-position series: a list of numbers, or keyed numbers / keyed metric rows."""
+    return _memoised(("series", title, values), lambda: _draw_series(title, values))
+
+
+def _draw_series(title: str, values: Any) -> bytes | None:
     if isinstance(values, list):
         values = {str(i): v for i, v in enumerate(values)}
     if not isinstance(values, dict) or not values:
@@ -300,7 +369,7 @@ def histogram(field: str, predictions: Sequence[dict[str, Any]]) -> bytes | None
         ax.set_xlabel(label(field))
         ax.set_ylabel("samples")
 
-    return _figure_png(draw)
+    return _memoised(("histogram", field, values), lambda: _figure_png(draw))
 
 
 def plots(results: dict[str, Any], predictions: Sequence[dict[str, Any]]) -> Iterator[tuple[str, bytes]]:

@@ -51,12 +51,29 @@ def caption_scores(metric: MetricMaker, records: Sequence[Mapping[str, Any]]) ->
 
     predictions = {str(r["image_id"]): str(r["prediction"]) for r in records}
     references = {str(r["image_id"]): list(r["references"]) for r in records}
+    predictions, references = _ptb_once(predictions, references)
     bleu = metric("bleu").compute(predictions, references)
     cider = metric("cider").compute(predictions, references)
     units = {"bleu_4": UnitScores.corpus(UNIT, "bleu-4", bleu.info["bleu_statistics"], 100.0),
              "cider": UnitScores.means(UNIT, {k: v["cider"] for k, v in cider.per_sample.items()}, 100.0,
                                        CIDER_FIXED_DF)}
     return {"bleu_4": 100.0 * float(bleu.corpus["bleu_4"]), "cider": 100.0 * float(cider.corpus["cider"])}, units
+
+
+def _ptb_once(predictions: dict[str, str], references: dict[str, list[str]]) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """The texts as PTB tokens (``PtbTokens``, which the caption metrics score as given), each
+    set in one tokenizer call in the order and blocks each metric would tokenise it in: BLEU and
+    CIDEr then share one tokenisation, where each would start Java twice. Anything but plain
+    strings is left to the metrics, whose checks name what is wrong."""
+    texts = [*predictions.values(), *(r for group in references.values() for r in group)]
+    if not predictions or any(type(t) is not str for t in texts) or any(not group for group in references.values()):
+        return predictions, references
+    from abduct_metrics.captions import ptb_tokenize  # Java runs here, not at import
+
+    ids = list(predictions)
+    tokens = ptb_tokenize([predictions[k] for k in ids])
+    flat = iter(ptb_tokenize([r for k in ids for r in references[k]]))
+    return dict(zip(ids, tokens)), {k: [next(flat) for _ in references[k]] for k in ids}
 
 
 def caption_values(metric: MetricMaker, records: Sequence[Mapping[str, Any]]) -> dict[str, float]:

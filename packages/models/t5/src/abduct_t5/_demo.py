@@ -5,6 +5,7 @@ random, on comparison (reading the clue only) and, with abduct-metrics, on gener
 from __future__ import annotations
 
 import importlib.util
+import time
 
 from abduct import DemoContext, DemoTable, require_module
 
@@ -23,10 +24,12 @@ def sherlock_t5(ctx: DemoContext) -> DemoTable:
     data = synth.demo_corpus(ctx)
     steps = T5_STEPS if ctx.steps is None else min(ctx.steps, T5_STEPS)
     ctx.say(f"fine-tuning t5:tiny on the clues ({steps} steps)")
+    started = time.perf_counter()
     train_dir = ctx.dir(SECTION) / "train"
     train_from_data_dir(TrainConfig(data_dir=data, out_dir=train_dir, model="t5:tiny", steps=steps,
                                     batch_size=T5_BATCH, eval_every=max(1, steps // 3), log_every=50, seed=ctx.seed,
                                     device="cpu", quiet=True))
+    ctx.say(f"fine-tuning took {time.perf_counter() - started:.0f}s")
     tasks = ["sherlock-comparison"]
     note = ("t5_fine_tuned = t5:tiny after fine-tuning on clue -> inference, reading the clue only; "
             "generation: pycocoevalcap values (0-1; CIDEr-D 0-10), random picks training inferences.")

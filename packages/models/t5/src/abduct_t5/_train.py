@@ -47,7 +47,7 @@ from abduct.kit import (
     settings_signature,
 )
 from abduct_t5._loading import DEFAULT_TEMPLATE, load, save_checkpoint
-from abduct_t5._model import autocast, check_template, fill
+from abduct_t5._model import autocast, check_template, fill, threads_for
 
 BEST = "best"
 LAST = "last"
@@ -239,6 +239,10 @@ class Trainer:
         append_log(self.log_rows, self.config.out_dir / LOG, row, name="t5", quiet=self.config.quiet)
 
     def run(self) -> dict[str, Any]:
+        with threads_for(self.model, self.device):
+            return self._run()
+
+    def _run(self) -> dict[str, Any]:
         config = self.config
         if self.ranks.is_main:
             config.out_dir.mkdir(parents=True, exist_ok=True)

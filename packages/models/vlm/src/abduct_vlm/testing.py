@@ -105,7 +105,9 @@ class FakeOpenAIServer:
         self._lock = threading.Lock()
         self._slots = threading.BoundedSemaphore(max(1, capacity))
         self._server = _Server(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # shutdown() waits for the serving loop's next poll: 0.5 s by default, at the end of every test
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
+                                        daemon=True)
 
     @property
     def base_url(self) -> str:

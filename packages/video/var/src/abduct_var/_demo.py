@@ -3,6 +3,8 @@ the random, retrieval and trained rows on var-explanation (about a minute on 2 c
 
 from __future__ import annotations
 
+import time
+
 from abduct import DemoContext, DemoTable
 
 SECTION = "var"
@@ -18,13 +20,15 @@ def var_section(ctx: DemoContext) -> DemoTable:
 
     data = ctx.dir(SECTION) / "data"
     if not (data / "var_train_v1.0.json").is_file():
-        ctx.say(f"var: synthesising {EXAMPLES} training stories (mp4 videos of moving shapes)")
+        ctx.say(f"synthesising {EXAMPLES} training stories (mp4 videos of moving shapes)")
         synthesize(data, EXAMPLES, ctx.seed)
     steps = STEPS if ctx.steps is None else min(ctx.steps, STEPS)
-    ctx.say(f"var: training the chain generator ({steps} steps)")
+    ctx.say(f"training the chain generator ({steps} steps)")
+    started = time.perf_counter()
     out = ctx.dir(SECTION) / "train"
     train(TrainConfig(data_dir=data, out_dir=out, steps=steps, batch_size=32, checkpoint_every=steps,
                       log_every=max(1, steps // 5), seed=ctx.seed, device="cpu", quiet=True))
+    ctx.say(f"training took {time.perf_counter() - started:.0f}s")
     models = {"random": "random", "retrieval": f"var-retrieval,data={data}", "trained": f"var-gen:{out / 'last.pt'}"}
     rows = ctx.evaluate(models, [TASK], data, section=SECTION)
     note = ("var-explanation on the synthetic val split, eval kit scale (x100; CIDEr-D up to 1000), METEOR left out "
