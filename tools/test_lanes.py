@@ -76,12 +76,13 @@ def last_seconds(path: Path) -> dict[str, float]:
 
 
 def slowest_tests(log: Path, most: int = 3) -> list[tuple[float, str]]:
-    """The slowest test phases pytest printed (``--durations``), slowest first."""
-    found = []
+    """The slowest tests pytest printed (``--durations``; a test's setup, call and teardown
+    summed), slowest first."""
+    seconds: dict[str, float] = {}
     for line in log.read_text(errors="replace").splitlines():
         if (match := DURATION.match(line)) is not None:
-            found.append((float(match.group(1)), match.group(2)))
-    return sorted(found, reverse=True)[:most]
+            seconds[match.group(2)] = seconds.get(match.group(2), 0.0) + float(match.group(1))
+    return sorted(((s, test) for test, s in seconds.items()), reverse=True)[:most]
 
 
 def tail(path: Path, lines: int) -> str:
