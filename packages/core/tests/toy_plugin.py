@@ -10,7 +10,7 @@ import multiprocessing
 import os
 import signal
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +19,13 @@ import numpy as np
 from abduct import GenerationRequest, Registration, Settings, Spec, TextPool, UnitScores, VisualInput, hookimpl
 from abduct._builtins.baselines import RandomModel
 from abduct._demo import DemoContext, DemoTable
-from abduct._run.runner import Run
 from abduct.contract.errors import DataError
 from abduct.contract.metric_info import COUNT, TEXT_METRICS, percent
 from abduct.contract.protocols import Decoding
-from abduct.contract.task import Evaluation, JudgeItem
+from abduct.contract.stages import Choice, Choose, Generate, GenerationItem, Judge, JudgeItem, Records, RunInfo, Stage
+from abduct.contract.task import Evaluation
 from abduct.kit.io import read_json
-from abduct.kit.shapes import Choice, GenerationItem, accuracy, generate, multiple_choice, score_generations
+from abduct.kit.shapes import accuracy, score_generations
 from abduct.testing import make_images
 
 
@@ -53,8 +53,22 @@ def kill_once_a_unit_is_stored(target: Callable[..., None], args: tuple[str, str
     assert child.exitcode == -signal.SIGKILL
 
 
-def _items(run: Run) -> list[dict[str, Any]]:
-    return list(run.apply_limit(read_json(run.data_dir / "toy.json"), "questions"))
+class ToyDataset:
+    """``toy.json``: questions over images, each with four choices, a label and a caption."""
+
+    def load(self, data_dir: Path, split: str) -> list[dict[str, Any]]:
+        return [{**it, "image": str(data_dir / it["image"])} for it in read_json(data_dir / "toy.json")]
+
+    def files(self, data_dir: Path, split: str) -> list[Path]:
+        return [data_dir / "toy.json"]
+
+    def check(self, data_dir: Path) -> list[str]:
+        return [] if (data_dir / "toy.json").is_file() else [f"{data_dir / 'toy.json'}: not found"]
+
+
+def _captions(examples: Sequence[dict[str, Any]]) -> list[GenerationItem]:
+    return [GenerationItem(it["id"], GenerationRequest(VisualInput(it["image"]), "Describe."), (it["caption"],))
+            for it in examples]
 
 
 class ToyChoice:
@@ -62,16 +76,20 @@ class ToyChoice:
     model, a chance model)."""
 
     default_split = "val"
+    dataset = "toy"
+    limit_unit = "questions"
     optional_inputs = frozenset({"image", "context"})
     metric_info = {"accuracy": percent(chance=25.0), "n": COUNT}
 
-    def evaluate(self, run: Run) -> Evaluation:
-        items = [Choice(it["id"], VisualInput(str(run.data_dir / it["image"]), context=it["question"]),
-                        tuple(it["choices"]), it["label"]) for it in _items(run)]
-        records = multiple_choice(run, "questions", items, per_unit=1)
-        return Evaluation({"accuracy": accuracy(records), "n": len(records)}, records,
-                          data_files=[run.data_dir / "toy.json"],
-                          units={"accuracy": UnitScores.means("question", {r["id"]: r["correct"] for r in records})})
+    def plan(self, examples: Sequence[dict[str, Any]], run: RunInfo) -> list[Stage]:
+        items = [Choice(it["id"], VisualInput(it["image"], context=it["question"]), tuple(it["choices"]), it["label"])
+                 for it in examples]
+        return [Stage("questions", Choose(items, per_unit=1))]
+
+    def finish(self, examples: Sequence[dict[str, Any]], records: Mapping[str, Records], run: RunInfo) -> Evaluation:
+        answers = records["questions"]
+        return Evaluation({"accuracy": accuracy(answers), "n": len(answers)}, answers,
+                          units={"accuracy": UnitScores.means("question", {r["id"]: r["correct"] for r in answers})})
 
     def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, float]:
         preds, key = read_json(predictions), read_json(answer_key)
@@ -85,19 +103,17 @@ class ToyDescribe:
     """Generate each image's caption; exact match against it. The pool: every caption."""
 
     default_split = "val"
+    dataset = "toy"
     metric_info = {"exact-match": TEXT_METRICS["exact_match"], "n": COUNT}
 
-    def evaluate(self, run: Run) -> Evaluation:
-        raw = _items(run)
-        items = [GenerationItem(it["id"], GenerationRequest(VisualInput(str(run.data_dir / it["image"])), "Describe."),
-                                (it["caption"],)) for it in raw]
-        pool = TextPool.of([it["caption"] for it in read_json(run.data_dir / "toy.json")])
-        records = generate(run, "describe", items, pool, per_unit=2)
-        metrics = score_generations(run, records, {"exact-match": {}})
-        return Evaluation({**metrics, "n": len(records)}, records, data_files=[run.data_dir / "toy.json"])
+    def plan(self, examples: Sequence[dict[str, Any]], run: RunInfo) -> list[Stage]:
+        pool = TextPool.of([it["caption"] for it in run.corpus])
+        return [Stage("describe", Generate(_captions(examples), pool, per_unit=2))]
 
-    def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, float]:
-        raise DataError("toy-describe has no official format", file=predictions)
+    def finish(self, examples: Sequence[dict[str, Any]], records: Mapping[str, Records], run: RunInfo) -> Evaluation:
+        described = records["describe"]
+        metrics = score_generations(run, described, {"exact-match": {}})
+        return Evaluation({**metrics, "n": len(described)}, described)
 
 
 JUDGE_TEMPLATE = "Item: {question}\nCandidate: {candidate}\nReferences:\n{references}\nThe same? Answer yes or no."
@@ -107,26 +123,25 @@ class ToyJudged:
     """Pick a caption from the pool, then ask the judge whether it is the image's caption."""
 
     default_split = "val"
+    dataset = "toy"
     metric_info = {"judged_accuracy": percent(), "n": COUNT}
 
-    def evaluate(self, run: Run) -> Evaluation:
-        raw = _items(run)
-        items = [GenerationItem(it["id"], GenerationRequest(VisualInput(str(run.data_dir / it["image"])), "Describe."),
-                                (it["caption"],)) for it in raw]
-        pool = TextPool.of([it["caption"] for it in read_json(run.data_dir / "toy.json")])
-        records = generate(run, "describe", items, pool, per_unit=4)
-        questions = {it["id"]: it["question"] for it in raw}
-        verdicts = run.require_judge().judge(
-            [JudgeItem(r["id"], r["prediction"], tuple(r["references"]), question=questions[r["id"]]) for r in records],
-            JUDGE_TEMPLATE, stage="judge", per_unit=2)
-        for record, verdict in zip(records, verdicts):
-            record["judged"] = verdict.equivalent
-        judged = [v.equivalent for v in verdicts if v.equivalent is not None]
-        metrics = {"judged_accuracy": 100.0 * float(np.mean(judged)) if judged else 0.0, "n": len(records)}
-        return Evaluation(metrics, records, data_files=[run.data_dir / "toy.json"])
+    def plan(self, examples: Sequence[dict[str, Any]], run: RunInfo) -> list[Stage]:
+        pool = TextPool.of([it["caption"] for it in run.corpus])
+        questions = {it["id"]: it["question"] for it in examples}
 
-    def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, float]:
-        raise DataError("toy-judged has no official format", file=predictions)
+        def verdicts(done: Mapping[str, Records]) -> Judge:
+            return Judge([JudgeItem(r["id"], r["prediction"], tuple(r["references"]), question=questions[r["id"]])
+                          for r in done["describe"]], JUDGE_TEMPLATE, per_unit=2)
+
+        return [Stage("describe", Generate(_captions(examples), pool, per_unit=4)), Stage("judge", after=verdicts)]
+
+    def finish(self, examples: Sequence[dict[str, Any]], records: Mapping[str, Records], run: RunInfo) -> Evaluation:
+        verdicts = {v["id"]: v["equivalent"] for v in records["judge"]}
+        described = [{**r, "judged": verdicts[r["id"]]} for r in records["describe"]]
+        judged = [v for v in verdicts.values() if v is not None]
+        metrics = {"judged_accuracy": 100.0 * float(np.mean(judged)) if judged else 0.0, "n": len(described)}
+        return Evaluation(metrics, described)
 
 
 class LiteralJudge:
@@ -215,6 +230,10 @@ class Echo:
         return [f"{r.prompt or ''} {r.visual.context or ''}".strip()[: decoding.max_new_tokens] for r in requests]
 
 
+def make_dataset(spec: Spec, settings: Settings) -> ToyDataset:
+    return ToyDataset()
+
+
 def make_choice(spec: Spec, settings: Settings) -> ToyChoice:
     return ToyChoice()
 
@@ -265,6 +284,10 @@ class ToyPlugin:
         # registered out of order: the demo runs sections in name order
         yield Registration("toy-second", "Uses what the first made", "toy_plugin:second_demo")
         yield Registration("toy", "Toy section", "toy_plugin:toy_demo")
+
+    @hookimpl
+    def register_datasets(self) -> Iterator[Registration]:
+        yield Registration("toy", "Toy questions over generated images", "toy_plugin:make_dataset")
 
     @hookimpl
     def register_tasks(self) -> Iterator[Registration]:

@@ -195,9 +195,12 @@ def score_cmd(ctx: click.Context, task: str, predictions: Path, answer_key: Path
 
     spec = Spec.parse(task).with_options([*option_pairs, *task_flags(list(ctx.args))])
     loaded = load_task(spec)
-    if answer_key is None and task_traits(loaded, task).needs_answer_key:
+    traits = task_traits(loaded, task)
+    if traits.score_files is None:
+        raise AbductError(f"task '{spec.name}' has no official predictions format to score; run it with abduct eval")
+    if answer_key is None and traits.needs_answer_key:
         raise AbductError(f"task '{spec.name}' scores against an answer key: pass --answer-key FILE")
-    metrics = loaded.score_files(predictions, answer_key, instance_ids)
+    metrics = traits.score_files(predictions, answer_key, instance_ids)
     if as_json:
         emit_json(metrics)
         return

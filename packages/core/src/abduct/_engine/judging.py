@@ -25,7 +25,8 @@ from typing import Any
 from abduct._engine.generation import GenerationEngine
 from abduct.contract.errors import AbductError
 from abduct.contract.records import GenerationRequest, VisualInput
-from abduct.contract.task import JudgeItem, Verdict
+from abduct.contract.stages import JudgeItem
+from abduct.contract.task import Verdict
 from abduct.kit.templates import check_template
 
 FIELDS = ("candidate", "reference", "references", "question")

@@ -26,7 +26,7 @@ from abduct.contract.hooks import PublishedRow, Registration
 from abduct.contract.options import bind_options
 from abduct.contract.protocols import Dataset, Metric
 from abduct.contract.spec import Settings, Spec
-from abduct.contract.task import Task
+from abduct.contract.task import LegacyTask, Task
 from abduct.contract.traits import model_traits, task_traits
 
 KINDS = ("dataset", "task", "model", "metric", "demo")
@@ -229,8 +229,8 @@ def _check_declarations(kind: str, name: str, built: object) -> None:
         if not model_traits(built, name).abilities:
             raise PluginError(f"model '{name}' neither scores nor generates (see abduct.contract.protocols)")
     elif kind == "task":
-        if not isinstance(built, Task):
-            raise PluginError(f"task '{name}' does not implement the Task protocol (evaluate, score_files)")
+        if not isinstance(built, (Task, LegacyTask)):
+            raise PluginError(f"task '{name}' does not implement the Task protocol (dataset, plan, finish)")
         task_traits(built, name)
     elif kind == "metric" and not isinstance(built, Metric):
         raise PluginError(f"metric '{name}' does not implement the Metric protocol (compute)")

@@ -21,13 +21,14 @@ from abduct._registry.registry import Registry, get_registry
 from abduct._run.outdir import check_finished, locked
 from abduct._run.provenance import abduct_sources, file_hashes, package_versions
 from abduct._run.runner import PARTIAL_DIR, Run
+from abduct._run.staged import evaluate_task, sample_view
 from abduct._stats.resampling import RESAMPLES, interval
 from abduct._stats.unitsfile import UNITS_FILE, checked, encode
 from abduct.contract.errors import AbductError
 from abduct.contract.metric_info import declared_info, resolve
 from abduct.contract.records import FEATURES
 from abduct.contract.spec import Settings, Spec
-from abduct.contract.task import Evaluation, Task
+from abduct.contract.task import Evaluation, LegacyTask, Task
 from abduct.contract.traits import task_traits
 from abduct.contract.units import UnitScores
 from abduct.kit.cache import default_cache_dir
@@ -61,11 +62,12 @@ class EvalConfig:
         return Settings(device=self.device, batch_size=self.batch_size, seed=self.seed)
 
 
-def load_task(spec: Spec | str, registry: Registry | None = None, settings: Settings | None = None) -> Task:
+def load_task(spec: Spec | str, registry: Registry | None = None, settings: Settings | None = None
+              ) -> Task | LegacyTask:
     spec = Spec.parse(spec) if isinstance(spec, str) else spec
     task = (registry or get_registry()).create("task", spec, settings)
-    if not isinstance(task, Task):
-        raise AbductError(f"task '{spec.name}' does not implement the Task protocol")
+    if not isinstance(task, (Task, LegacyTask)):
+        raise AbductError(f"task '{spec.name}' does not implement the Task protocol (dataset, plan, finish)")
     return task
 
 
@@ -124,17 +126,21 @@ def _check_resume(out_dir: Path, signature: dict[str, Any]) -> bool:
     return True
 
 
-def _dataset_options(config: EvalConfig, registry: Registry) -> dict[str, dict[str, str]]:
-    """``--dataset NAME[,key=value...]``: each checked now (name and options), used when the task loads it."""
+def _dataset_options(config: EvalConfig, task: Task | LegacyTask, registry: Registry) -> dict[str, dict[str, str]]:
+    """``--dataset NAME[,key=value...]``: each checked now (name and options), used when the task
+    loads it; a dataset the task does not read is refused rather than ignored."""
     options = {}
     for text in config.datasets:
         spec = Spec.parse(text)
         registry.create("dataset", spec, config.settings)
+        if isinstance(task, Task) and spec.name != task.dataset:
+            raise AbductError(f"--dataset {spec}: task '{Spec.parse(config.task).name}' reads dataset "
+                              f"'{task.dataset}', not '{spec.name}'")
         options[spec.name] = spec.option_dict()
     return options
 
 
-def build_run(config: EvalConfig, task: Task, loaded: LoadedModel, registry: Registry, split: str,
+def build_run(config: EvalConfig, task: Task | LegacyTask, loaded: LoadedModel, registry: Registry, split: str,
               ranks: Ranks | None = None) -> Run:
     """The run's engines for the model's abilities, sharing one input policy, one timer and
     one set of content keys; caches only for models that say what they are (a fingerprint)."""
@@ -151,7 +157,7 @@ def build_run(config: EvalConfig, task: Task, loaded: LoadedModel, registry: Reg
     return Run(data_dir=config.data_dir, split=split, scoring=scoring, generation=generation, judge=judge,
                model_name=name, settings=config.settings, registry=registry, limit=config.limit, quiet=config.quiet,
                out_dir=config.out_dir, cache_dir=(config.cache_dir or default_cache_dir()) if config.use_cache else None,
-               signature=signature, ranks=ranks, datasets=_dataset_options(config, registry))
+               signature=signature, ranks=ranks, datasets=_dataset_options(config, task, registry))
 
 
 def run_evaluation(config: EvalConfig, registry: Registry | None = None) -> dict[str, Any]:
@@ -212,7 +218,9 @@ def _evaluate(config: EvalConfig, registry: Registry, ranks: Ranks) -> dict[str,
         signature = run.signature
         resumed = bool(_on_main(ranks, lambda: _check_resume(config.out_dir, signature)))
 
-        evaluation = task.evaluate(run)
+        traits = task_traits(task, config.task)
+        outcome = evaluate_task(task, run, traits, Spec.parse(config.task).name)
+        evaluation = outcome.evaluation
         _check_outcome(config, split, evaluation)
         engine = run.scoring or run.generation
         policy = engine.policy if engine is not None else None
@@ -254,7 +262,7 @@ def _evaluate(config: EvalConfig, registry: Registry, ranks: Ranks) -> dict[str,
         if ranks.is_main:
             thumbnails = run.cache_dir / "thumbnails" if run.cache_dir is not None else None
             write_outputs(config.out_dir, results, evaluation.predictions, run.artifacts, units,
-                          task_traits(task).sample_view, thumbnails)
+                          sample_view(traits, outcome.examples), thumbnails)
             run.discard_partial()
     return results
 

@@ -99,6 +99,7 @@ class Run:
     limit_unit: str | None = None  # what --limit counted, as the task named it
     datasets: dict[str, Any] = field(default_factory=dict)  # name -> options the user gave (--dataset)
     artifacts: dict[str, Any] = field(default_factory=dict)  # written beside the outputs when the run ends
+    data_files: list[Path] = field(default_factory=list)  # what the task's dataset read, hashed into results.json
     _store: UnitStore | None = field(default=None, repr=False)
 
     @property

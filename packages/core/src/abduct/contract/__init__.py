@@ -20,11 +20,31 @@ from abduct.contract.protocols import (
 )
 from abduct.contract.records import FEATURES, Box, GenerationRequest, GroundedText, Region, VisualInput
 from abduct.contract.spec import Settings, Spec
-from abduct.contract.task import Evaluation, Generating, JudgeItem, Judging, RunContext, Scoring, Task
+from abduct.contract.stages import (
+    Candidate,
+    Choice,
+    Choose,
+    Compare,
+    Custom,
+    Generate,
+    Generating,
+    GenerationItem,
+    Judge,
+    JudgeItem,
+    Records,
+    RunInfo,
+    RunModels,
+    Scoring,
+    Stage,
+    TwoWay,
+)
+from abduct.contract.task import Evaluation, Judging, LegacyTask, RunContext, Task
 from abduct.contract.traits import ModelTraits, TaskTraits, model_traits, task_traits
 from abduct.contract.units import UnitScores
 
 __all__ = [
+    "Candidate", "Choice", "Choose", "Compare", "Custom", "RunModels", "Generate", "GenerationItem", "Judge",
+    "LegacyTask", "Records", "RunInfo", "Stage", "TwoWay",
     "COUNT", "FEATURES", "TEXT_METRICS", "AbductError", "Box", "DataError", "Dataset", "Decoding", "DualEncoder",
     "Evaluation", "GenerationRequest", "Generating", "Generator", "GroundedText", "JudgeItem", "Judging",
     "MatrixScorer", "Metric", "MetricInfo", "MetricResult", "ModelTraits", "NonFinite", "PairDataset", "PluginError", "PublishedRow", "Range", "Region",

@@ -1,25 +1,26 @@
-"""What a task is, and what it gets to run a model: the contract between a task and the runner.
+"""What a task is: the contract between a task and the runner.
 
-A task (``Task``) receives a ``RunContext``: where the data is, the run's settings, the
-run's engines (``Scoring``, ``Generating``, ``Judging``) through which it calls the model,
-the metrics, and ``map_units``, which stores each finished unit so a killed run resumes. It
-returns an ``Evaluation``. The runner's ``Run`` implements ``RunContext``; a task never
-needs to know more of it than this page.
+A task declares; the runner drives. ``Task`` names the registered ``dataset`` it reads (the
+runner builds it with the user's ``--dataset`` options and loads the examples), plans the
+run as stages of requests (``abduct.contract.stages``) and finishes it: ``finish`` turns the
+examples and every stage's records into an ``Evaluation``. It keeps no state between calls
+and writes no files: loading, ``--limit``, resume, ranks, shards and progress are the runner's.
+
+``LegacyTask`` is the contract before: ``evaluate(run)`` driving a ``RunContext`` itself. It
+still runs, as one step, with a ``DeprecationWarning``, for one release.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-import numpy as np
-
 from abduct.contract.metric_info import MetricInfo
-from abduct.contract.protocols import Metric, TextPool
-from abduct.contract.records import GenerationRequest, VisualInput
+from abduct.contract.protocols import Metric
 from abduct.contract.spec import Settings
+from abduct.contract.stages import Generating, JudgeItem, Records, RunInfo, Scoring, Stage
 from abduct.contract.units import UnitScores
 
 T = TypeVar("T")
@@ -43,18 +44,7 @@ class Evaluation:
     details: dict[str, Any] = field(default_factory=dict)
     metric_info: dict[str, MetricInfo] = field(default_factory=dict)
     units: dict[str, UnitScores] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class JudgeItem:
-    """One judgment: is ``candidate`` equivalent to any of ``references``? ``visual`` and
-    ``question`` are given to judges that can take them."""
-
-    id: str
-    candidate: str
-    references: tuple[str, ...]
-    visual: VisualInput | None = None
-    question: str | None = None
+    artifacts: dict[str, Any] = field(default_factory=dict)  # files beside the outputs (VAR's submission.json)
 
 
 @dataclass(frozen=True)
@@ -63,32 +53,6 @@ class Verdict:
 
     equivalent: bool | None
     raw: str
-
-
-class Scoring(Protocol):
-    """How a task scores: every path of the model (pairs, a matrix, dual-encoder embeddings)
-    behind one interface that batches, deduplicates and caches."""
-
-    @property
-    def is_dual_encoder(self) -> bool: ...
-
-    def score_pairs(self, visuals: Sequence[VisualInput], texts: Sequence[str]) -> np.ndarray: ...
-
-    def score_rows(self, visuals: Sequence[VisualInput], texts: Sequence[str]) -> np.ndarray:
-        """Like ``score_pairs``, as one matrix when the rows cover most of their grid."""
-        ...
-
-    def score_matrix(self, visuals: Sequence[VisualInput], texts: Sequence[str]) -> np.ndarray: ...
-
-    def encode_visual(self, visuals: Sequence[VisualInput]) -> np.ndarray: ...
-
-    def encode_text(self, texts: Sequence[str]) -> np.ndarray: ...
-
-
-class Generating(Protocol):
-    """How a task generates: one text per request, identical requests generated once."""
-
-    def generate(self, requests: Sequence[GenerationRequest], pool: TextPool | None = None) -> list[str]: ...
 
 
 class Judging(Protocol):
@@ -161,25 +125,33 @@ class RunContext(Protocol):
 
 @runtime_checkable
 class Task(Protocol):
-    """A dataset split plus an evaluation protocol.
+    """A benchmark's evaluation protocol over the examples of a registered dataset.
 
-    A task may also set ``optional_inputs`` (see ``abduct.contract.traits``): the input features a
-    model may go without on this benchmark; ``needs_answer_key = False`` when its predictions
-    file carries its own references (``abduct score`` then takes no answer key); and it declares
-    ``metric_info`` (see ``abduct.contract.metric_info``): for each metric it reports, which way is better,
-    its range and its chance level."""
+    Besides ``dataset``, ``plan`` and ``finish`` a task may declare (read by
+    ``abduct.contract.traits``): ``optional_inputs``, ``needs_answer_key``, ``metric_info``,
+    ``limit_unit`` and ``select(examples, limit)`` (what ``--limit`` counts, when not examples),
+    ``example_id(example)`` (default ``example.id``), ``view(record, examples)`` for samples.html,
+    and ``score_files(predictions, answer_key, instance_ids)`` for the benchmark's official
+    predictions format."""
+
+    default_split: str
+    dataset: str  # the registered dataset whose examples the runner loads for it
+
+    def plan(self, examples: Sequence[Any], run: RunInfo) -> Sequence[Stage]:
+        """The stages of requests that evaluate ``examples``, in order."""
+        ...
+
+    def finish(self, examples: Sequence[Any], records: Mapping[str, Records], run: RunInfo) -> Evaluation:
+        """Metrics, per-sample predictions, units and artifacts from every stage's records."""
+        ...
+
+
+@runtime_checkable
+class LegacyTask(Protocol):
+    """Deprecated: a task that drives the run itself through a ``RunContext``."""
 
     default_split: str
 
     def evaluate(self, run: RunContext) -> Evaluation:
         """Run the model over ``run.data_dir`` through the run's engines and compute metrics."""
         ...
-
-    def score_files(
-        self, predictions: Path, answer_key: Path | None, instance_ids: Path | None = None
-    ) -> dict[str, Any]:
-        """Score a predictions file in the benchmark's official format; ``answer_key`` is None
-        only for tasks that set ``needs_answer_key = False``."""
-        ...
-
-

@@ -19,14 +19,21 @@ A task may declare:
 - ``optional_inputs`` — features its inputs carry that a model may go without (default none);
 - ``needs_answer_key`` — False when its predictions file carries its own references (default True);
 - ``metric_info`` — ``{metric or pattern: MetricInfo}`` for the numbers it reports (default none);
-- ``sample_view(record)`` — a method: one ``predictions.jsonl`` record -> what ``samples.html``
-  shows of it (images with boxes, texts, fields, correct, category; see ``_outputs.samples``),
-  or None for the generic view (default: the generic view for every record).
+- ``view(record, examples)`` — a method: one ``predictions.jsonl`` record and the run's examples
+  by id -> what ``samples.html`` shows of it (images with boxes, texts, fields, correct, category;
+  see ``_outputs.samples``), or None for the generic view (default: the generic view for every
+  record). A legacy task's ``sample_view(record)`` is read the same way;
+- ``example_id(example)`` — a method: the id by which ``view`` finds an example (default: its ``id``);
+- ``limit_unit`` — what ``--limit`` counts (default ``examples``), and ``select(examples, limit)``
+  — a method: the examples that the first ``limit`` of those cover (default: the first ``limit``
+  examples);
+- ``score_files(predictions, answer_key, instance_ids)`` — a method: the official scoring of a
+  predictions file in the benchmark's format (default: none; ``abduct score`` says so).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,6 +95,11 @@ class TaskTraits:
     needs_answer_key: bool = True
     metric_info: Mapping[str, MetricInfo] = field(default_factory=dict)
     sample_view: Callable[[Mapping[str, Any]], Mapping[str, Any] | None] | None = None
+    view: Callable[[Mapping[str, Any], Mapping[str, Any]], Mapping[str, Any] | None] | None = None
+    example_id: Callable[[Any], str] | None = None
+    limit_unit: str = "examples"
+    select: Callable[[Sequence[Any], int], Sequence[Any]] | None = None
+    score_files: Callable[..., dict[str, Any]] | None = None
 
 
 def task_traits(task: object, name: str = "task") -> TaskTraits:
@@ -103,7 +115,13 @@ def task_traits(task: object, name: str = "task") -> TaskTraits:
     info: Any = getattr(task, "metric_info", None) or {}
     if not isinstance(info, Mapping) or not all(isinstance(v, MetricInfo) for v in info.values()):
         raise PluginError(f"{owner} declares a metric_info that is not a mapping of MetricInfo")
-    view = getattr(task, "sample_view", None)
-    if view is not None and not callable(view):
-        raise PluginError(f"{owner} declares sample_view = {view!r}; expected a method record -> view")
-    return TaskTraits(split, optional, needs_key, dict(info), view)
+    methods = {}
+    for attribute in ("sample_view", "view", "example_id", "select", "score_files"):
+        method = getattr(task, attribute, None)
+        if method is not None and not callable(method):
+            raise PluginError(f"{owner} declares {attribute} = {method!r}; expected a method")
+        methods[attribute] = method
+    limit_unit = getattr(task, "limit_unit", "examples")
+    if not isinstance(limit_unit, str) or not limit_unit:
+        raise PluginError(f"{owner} declares limit_unit = {limit_unit!r}; expected a name (chunks, images...)")
+    return TaskTraits(split, optional, needs_key, dict(info), limit_unit=limit_unit, **methods)

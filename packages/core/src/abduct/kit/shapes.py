@@ -18,14 +18,23 @@ and its official scoring.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
-from abduct.contract.protocols import MetricResult, TextPool
-from abduct.contract.records import GenerationRequest, VisualInput
+from abduct.contract.protocols import Metric, MetricResult, TextPool
+from abduct.contract.stages import Candidate, Choice, GenerationItem, TwoWay
 from abduct.contract.task import RunContext
+
+__all__ = ["Candidate", "Choice", "GenerationItem", "TwoWay", "accuracy", "batched", "compare_two", "first_argmax",
+           "generate", "gold_margin", "multiple_choice", "ranks", "score_generations", "scored_texts",
+           "strictly_higher"]
+
+
+class MetricSource(Protocol):
+    """Where a task gets the run's metrics: a ``RunInfo`` (or a legacy ``RunContext``)."""
+
+    def metric(self, name: str, **options: Any) -> Metric: ...
 
 
 def batched(items: Sequence[Any], size: int) -> list[Sequence[Any]]:
@@ -33,14 +42,6 @@ def batched(items: Sequence[Any], size: int) -> list[Sequence[Any]]:
 
 
 # -- multiple choice ------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Choice:
-    """One multiple-choice item: candidates scored given ``visual``; ``label`` the gold index."""
-
-    id: str
-    visual: VisualInput
-    candidates: tuple[str, ...]
-    label: int | None = None
 
 
 def first_argmax(scores: Sequence[float] | np.ndarray) -> int:
@@ -74,20 +75,6 @@ def accuracy(records: Sequence[Mapping[str, Any]]) -> float:
 
 
 # -- two-way comparison ---------------------------------------------------------------------
-@dataclass(frozen=True)
-class Candidate:
-    visual: VisualInput
-    text: str = ""
-
-
-@dataclass(frozen=True)
-class TwoWay:
-    """Which of two candidates is more plausible; ``gold`` is 0 or 1."""
-
-    id: str
-    first: Candidate
-    second: Candidate
-    gold: int
 
 
 def strictly_higher(scores: Sequence[float], gold: int) -> bool:
@@ -110,11 +97,6 @@ def compare_two(run: RunContext, stage: str, items: Sequence[TwoWay], per_unit: 
 
 
 # -- generate, then score -------------------------------------------------------------------
-@dataclass(frozen=True)
-class GenerationItem:
-    id: str
-    request: GenerationRequest
-    references: tuple[str, ...] = ()
 
 
 def generate(
@@ -132,7 +114,7 @@ def generate(
 
 
 def score_generations(
-    run: RunContext, records: Sequence[Mapping[str, Any]], metrics: Mapping[str, Mapping[str, Any]],
+    run: MetricSource, records: Sequence[Mapping[str, Any]], metrics: Mapping[str, Mapping[str, Any]],
     keep: dict[str, MetricResult] | None = None,
 ) -> dict[str, Any]:
     """Corpus values of each metric (``{name: options}``) over the records, keyed

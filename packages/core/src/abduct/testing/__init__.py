@@ -321,7 +321,7 @@ class TaskContract:
 
     def test_is_a_task(self) -> None:
         task = self.make_registry().create("task", self.task_name)
-        assert isinstance(task, Task)
+        assert isinstance(task, Task), f"{self.task_name} does not declare dataset, plan() and finish()"
 
     def test_eval_writes_outputs_and_is_deterministic(self, tmp_path: Path) -> None:
         data = self.make_data(tmp_path / "data")

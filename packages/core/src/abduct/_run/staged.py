@@ -1,0 +1,150 @@
+"""The runner's loop for a task that declares: collect, run, finish.
+
+Collect: build the task's registered dataset with the user's ``--dataset`` options, load the
+split's examples, keep those ``--limit`` selects. Run: the task's plan, stage by stage, each
+request through the shared shapes and the run's unit store (resume, ranks, progress, timings).
+Finish: the task turns the examples and the records into an ``Evaluation``; the runner adds the
+dataset's files and keeps the examples by id for the sample views.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+from abduct._run.runner import Run
+from abduct.contract.errors import PluginError
+from abduct.contract.stages import (
+    REQUEST_KINDS,
+    Choose,
+    Compare,
+    Custom,
+    Generate,
+    Judge,
+    Records,
+    Request,
+    RunInfo,
+    Stage,
+)
+from abduct.contract.task import Evaluation, LegacyTask, Task
+from abduct.contract.traits import TaskTraits
+from abduct.kit.shapes import compare_two, generate, multiple_choice
+
+ABILITY_OF = {Choose: "score", Compare: "score", Generate: "generate", Judge: "judge"}
+
+
+@dataclass
+class Outcome:
+    """A finished evaluation, with what the sample page needs to show each record."""
+
+    evaluation: Evaluation
+    examples: dict[str, Any]
+
+
+def needs(request: Request) -> frozenset[str]:
+    """The model abilities a request calls: "score", "generate", "judge"."""
+    if isinstance(request, Custom):
+        return frozenset(request.needs)
+    return frozenset({ABILITY_OF[type(request)]})
+
+
+def collect(task: Task, run: Run, traits: TaskTraits) -> tuple[list[Any], list[Any]]:
+    """The task's examples and the whole split: its dataset built with the user's options, the
+    split loaded, ``--limit`` applied to what the task says it counts."""
+    dataset = run.dataset(task.dataset)
+    corpus = list(dataset.load(run.data_dir, run.split))
+    examples = corpus
+    if run.limit is not None:
+        run.limit_unit = traits.limit_unit
+        examples = list(traits.select(corpus, run.limit)) if traits.select else corpus[: run.limit]
+    files = getattr(dataset, "files", None)
+    run.data_files = list(files(run.data_dir, run.split)) if callable(files) else []
+    return examples, corpus
+
+
+def info(run: Run, corpus: Sequence[Any]) -> RunInfo:
+    return RunInfo(split=run.split, model_name=run.model_name, scores=run.scores, generates=run.generates,
+                   judged=run.judged, metric=run.metric, settings=run.settings, corpus=corpus)
+
+
+def execute(run: Run, stage: str, request: Request) -> Records:
+    """One stage's records, in its units' order, each unit stored as it finishes."""
+    if isinstance(request, Choose):
+        return multiple_choice(run, stage, request.items, request.per_unit)
+    if isinstance(request, Compare):
+        return compare_two(run, stage, request.items, request.per_unit)
+    if isinstance(request, Generate):
+        return generate(run, stage, request.items, request.pool, request.per_unit)
+    if isinstance(request, Judge):
+        verdicts = run.require_judge().judge(request.items, request.template, stage=stage, per_unit=request.per_unit)
+        return [{"id": item.id, "equivalent": v.equivalent, "raw": v.raw} for item, v in zip(request.items, verdicts)]
+    custom: Custom[Any] = request
+    return run.map_units(stage, custom.units, lambda payload: custom.step(run, payload))
+
+
+def refuse_missing_abilities(stages: Sequence[Stage], run: Run) -> None:
+    """Before any stage runs: a model that cannot do what a planned request needs is one line."""
+    have = {"score": run.scores, "generate": run.generates, "judge": run.judged}
+    for stage in stages:
+        if stage.request is None:
+            continue
+        for ability in sorted(needs(stage.request)):
+            if not have.get(ability, True):
+                {"score": run.require_scorer, "generate": run.require_generator, "judge": run.require_judge}[ability]()
+
+
+def run_plan(task: Task, run: Run, examples: Sequence[Any], known: RunInfo, name: str) -> dict[str, Records]:
+    planned = list(task.plan(examples, known))
+    refuse_missing_abilities(planned, run)
+    records: dict[str, Records] = {}
+    for stage in planned:
+        if not isinstance(stage, Stage):
+            raise PluginError(f"task '{name}': plan() returned {stage!r}; expected Stage records")
+        if stage.name in records:
+            raise PluginError(f"task '{name}': two stages are named '{stage.name}'")
+        request = stage.request if stage.request is not None else stage.after(records)  # type: ignore[misc]
+        if not isinstance(request, REQUEST_KINDS):
+            raise PluginError(f"task '{name}': stage '{stage.name}' asks {type(request).__name__}; expected one of "
+                              + ", ".join(kind.__name__ for kind in REQUEST_KINDS))
+        records[stage.name] = execute(run, stage.name, cast(Request, request))
+    return records
+
+
+def example_index(examples: Sequence[Any], traits: TaskTraits, name: str) -> dict[str, Any]:
+    """The examples by id, for ``view``: the task's ``example_id``, else each example's ``id``."""
+    index = {}
+    for position, example in enumerate(examples):
+        key = traits.example_id(example) if traits.example_id else getattr(example, "id", position)
+        index[str(key)] = example
+    return index
+
+
+def evaluate_task(task: Task | LegacyTask, run: Run, traits: TaskTraits, name: str) -> Outcome:
+    """Evaluate through the task's declarations; a legacy ``evaluate(run)`` task runs as it
+    did, with a DeprecationWarning."""
+    if not isinstance(task, Task):
+        warnings.warn(f"task '{name}' defines evaluate(run), which is deprecated: declare dataset, plan() and "
+                      "finish() instead (docs/plugins.md)", DeprecationWarning, stacklevel=2)
+        return Outcome(task.evaluate(run), {})
+    examples, corpus = collect(task, run, traits)
+    known = info(run, corpus)
+    records = run_plan(task, run, examples, known, name)
+    evaluation = task.finish(examples, records, known)
+    if not isinstance(evaluation, Evaluation):
+        raise PluginError(f"task '{name}': finish() returned {type(evaluation).__name__}; expected an Evaluation")
+    evaluation.data_files = list(dict.fromkeys([*run.data_files, *evaluation.data_files]))
+    for artifact, content in evaluation.artifacts.items():
+        run.write_artifact(artifact, content)  # its name checked, written with the outputs
+    return Outcome(evaluation, example_index(examples, traits, name))
+
+
+def sample_view(traits: TaskTraits, examples: Mapping[str, Any]) -> Any:
+    """The sample page's hook: a declaring task's ``view`` with the run's examples, or a legacy
+    ``sample_view``."""
+    if traits.view is not None:
+        view = traits.view
+        return lambda record: view(record, examples)
+    return traits.sample_view
+

@@ -1,0 +1,210 @@
+"""What a task asks of the run, as data: stages of typed requests.
+
+A task's ``plan(examples, run)`` returns named ``Stage``s. Each holds one request kind: the
+items of a shared shape (``Choose``, ``Compare``, ``Generate``, ``Judge``) or a ``Custom``
+step for work that is none of them (a score matrix, region boxes, a second model). The runner
+executes them in order, unit by unit through its store (so a killed run resumes), and hands
+every stage's records to the task's ``finish``. A stage that depends on an earlier one's
+records gives a function of the records so far instead of a request (NL-EYE's captions, then
+scores; WHOOPS!'s explanations, then the judge's verdicts).
+
+Records are JSON-able dicts, the per-sample lines of ``predictions.jsonl`` once ``finish``
+has shaped them. Each request kind's records:
+
+- ``Choose``: ``{id, scores, choice, label, correct}`` (argmax, ties to the first maximum);
+- ``Compare``: ``{id, scores: [first, second], gold, correct}`` (a tie counts 0);
+- ``Generate``: ``{id, prediction, references}``;
+- ``Judge``: ``{id, equivalent, raw}`` (``equivalent`` None when the answer did not parse);
+- ``Custom``: whatever its function returns for each unit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generic, Protocol, TypeVar
+
+import numpy as np
+
+from abduct.contract.protocols import Metric, TextPool
+from abduct.contract.records import GenerationRequest, VisualInput
+from abduct.contract.spec import Settings
+
+T = TypeVar("T")
+Records = list[dict[str, Any]]
+
+
+# -- the items of the shared shapes ---------------------------------------------------------------
+@dataclass(frozen=True)
+class Choice:
+    """One multiple-choice item: candidates scored given ``visual``; ``label`` the gold index."""
+
+    id: str
+    visual: VisualInput
+    candidates: tuple[str, ...]
+    label: int | None = None
+
+
+@dataclass(frozen=True)
+class Candidate:
+    visual: VisualInput
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class TwoWay:
+    """Which of two candidates is more plausible; ``gold`` is 0 or 1."""
+
+    id: str
+    first: Candidate
+    second: Candidate
+    gold: int
+
+
+@dataclass(frozen=True)
+class GenerationItem:
+    """One text to generate; ``references`` travel into its record for the metrics."""
+
+    id: str
+    request: GenerationRequest
+    references: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class JudgeItem:
+    """One judgment: is ``candidate`` equivalent to any of ``references``? ``visual`` and
+    ``question`` are given to judges that can take them."""
+
+    id: str
+    candidate: str
+    references: tuple[str, ...]
+    visual: VisualInput | None = None
+    question: str | None = None
+
+
+# -- what a custom step may call ------------------------------------------------------------------
+class Scoring(Protocol):
+    """How a task scores: every path of the model (pairs, a matrix, dual-encoder embeddings)
+    behind one interface that batches, deduplicates and caches."""
+
+    @property
+    def is_dual_encoder(self) -> bool: ...
+
+    def score_pairs(self, visuals: Sequence[VisualInput], texts: Sequence[str]) -> np.ndarray: ...
+
+    def score_rows(self, visuals: Sequence[VisualInput], texts: Sequence[str]) -> np.ndarray:
+        """Like ``score_pairs``, as one matrix when the rows cover most of their grid."""
+        ...
+
+    def score_matrix(self, visuals: Sequence[VisualInput], texts: Sequence[str]) -> np.ndarray: ...
+
+    def encode_visual(self, visuals: Sequence[VisualInput]) -> np.ndarray: ...
+
+    def encode_text(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+class Generating(Protocol):
+    """How a task generates: one text per request, identical requests generated once."""
+
+    def generate(self, requests: Sequence[GenerationRequest], pool: TextPool | None = None) -> list[str]: ...
+
+
+class RunModels(Protocol):
+    """The run's models as a ``Custom`` step reaches them: each ``require_*`` is a one-line
+    error when the model cannot do it."""
+
+    settings: Settings
+    cache_dir: Path | None  # where a step may keep files across runs (pictures); None under --no-cache
+
+    def require_scorer(self) -> Scoring: ...
+
+    def require_generator(self) -> Generating: ...
+
+    def generator_for(self, spec: str, role: str = "model") -> Generating:
+        """Another generating model (NL-EYE's captioner) with the run's settings and caches;
+        ``role`` names it in errors."""
+        ...
+
+
+# -- the request kinds ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Choose:
+    """Score each item's candidates given its visual input; pick the argmax."""
+
+    items: Sequence[Choice]
+    per_unit: int = 16
+
+
+@dataclass(frozen=True)
+class Compare:
+    """Score both candidates of each item; the gold wins only when strictly higher."""
+
+    items: Sequence[TwoWay]
+    per_unit: int = 32
+
+
+@dataclass(frozen=True)
+class Generate:
+    """Generate one text per item; ``pool`` is what a retrieving model may pick from."""
+
+    items: Sequence[GenerationItem]
+    pool: TextPool | None = None
+    per_unit: int = 64
+
+
+@dataclass(frozen=True)
+class Judge:
+    """Ask the ``--judge`` model whether each candidate is equivalent to a reference;
+    ``template`` is the judge's prompt with ``{candidate}``, ``{references}``, ``{question}``."""
+
+    items: Sequence[JudgeItem]
+    template: str
+    per_unit: int = 16
+
+
+@dataclass(frozen=True)
+class Custom(Generic[T]):
+    """Work that is none of the shapes: ``step(engines, payload)`` returns each unit's records.
+    ``needs`` says which abilities of the model it calls ("score", "generate"), so a run is
+    refused before it starts and an exporter knows what it cannot export."""
+
+    units: Sequence[tuple[str, T]]
+    step: Callable[[RunModels, T], Records]
+    needs: frozenset[str] = field(default_factory=frozenset)
+
+
+Request = Choose | Compare | Generate | Judge | Custom[Any]
+REQUEST_KINDS: tuple[type, ...] = (Choose, Compare, Generate, Judge, Custom)
+
+
+@dataclass(frozen=True)
+class Stage:
+    """A named step of a plan: a request, or ``after(records so far) -> request`` when it
+    depends on what earlier stages returned (their records, by stage name)."""
+
+    name: str
+    request: Request | None = None
+    after: Callable[[Mapping[str, Records]], Request] | None = None
+
+    def __post_init__(self) -> None:
+        if (self.request is None) == (self.after is None):
+            raise ValueError(f"stage '{self.name}' needs a request or an after= function, not both")
+
+
+# -- what a task knows of the run -----------------------------------------------------------------
+@dataclass(frozen=True)
+class RunInfo:
+    """What ``plan`` and ``finish`` may know of the run: the split, what the model can do, the
+    run's metrics (``metric(name, **options)`` builds one with the run's settings) and the whole
+    split as loaded (``corpus``: the examples before ``--limit``, for what a task draws from the
+    split rather than from the examples it evaluates, such as a pool of texts to pick from)."""
+
+    split: str
+    model_name: str
+    scores: bool
+    generates: bool
+    judged: bool
+    metric: Callable[..., Metric]
+    settings: Settings = field(default_factory=Settings)
+    corpus: Sequence[Any] = ()
