@@ -207,6 +207,25 @@ def score_cmd(ctx: click.Context, task: str, predictions: Path, answer_key: Path
     echo_values(metrics)
 
 
+@cli.command("check")
+@click.argument("task")
+@click.option("--data", "data_dir", required=True, type=click.Path(path_type=Path), help="Dataset directory.")
+@click.option("--dataset", "datasets", multiple=True, metavar="SPEC",
+              help="Options for the dataset the task reads, e.g. --dataset cosim,image_root=DIR.")
+@click.option("--json", "as_json", is_flag=True, help="Print the problems as a JSON list.")
+@click.pass_context
+def check_cmd(ctx: click.Context, task: str, data_dir: Path, datasets: tuple[str, ...], as_json: bool) -> None:
+    """Check DIR as TASK reads it (its registered dataset's check, with the --dataset options):
+    list schema problems and missing or unreadable media without running a model; exit 1 if
+    there are any."""
+    from abduct._run.evaluate import dataset_of
+    from abduct.kit.cli import report_problems
+    from abduct.kit.io import require_dir
+
+    require_dir(data_dir, "data directory")
+    report_problems(ctx, list(dataset_of(task, datasets).check(data_dir)), data_dir, as_json)
+
+
 @cli.command("metric")
 @click.argument("name")
 @click.option("--predictions", required=True, type=click.Path(path_type=Path), help="JSON {id: text}.")

@@ -140,6 +140,18 @@ def _dataset_options(config: EvalConfig, task: Task | LegacyTask, registry: Regi
     return options
 
 
+def dataset_of(task_spec: str, datasets: tuple[str, ...] = (), registry: Registry | None = None) -> Any:
+    """The dataset a declaring task reads, built with the options of ``datasets`` (``--dataset``)."""
+    registry = registry or get_registry()
+    task = load_task(task_spec, registry)
+    if not isinstance(task, Task):
+        raise AbductError(f"task '{Spec.parse(task_spec).name}' declares no dataset (it defines the deprecated "
+                          "evaluate); use its own check command")
+    config = EvalConfig(task=task_spec, model="", data_dir=Path(), out_dir=Path(), datasets=datasets)
+    options = _dataset_options(config, task, registry).get(task.dataset, {})
+    return registry.create("dataset", Spec(task.dataset, options=tuple(options.items())), config.settings)
+
+
 def build_run(config: EvalConfig, task: Task | LegacyTask, loaded: LoadedModel, registry: Registry, split: str,
               ranks: Ranks | None = None) -> Run:
     """The run's engines for the model's abilities, sharing one input policy, one timer and
