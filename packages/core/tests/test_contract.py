@@ -5,7 +5,7 @@ user's options, write an artifact that appears only with a finished run, ask for
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,9 @@ from abduct import (
     model_traits,
     task_traits,
 )
-from abduct._registry.registry import build_registry, reset_registry
+from abduct._registry.registry import Registry, build_registry, reset_registry
+from abduct._run.evaluate import EvalConfig, run_evaluation
+from abduct.contract.stages import Choose, Records, RunInfo, Stage
 from abduct.kit import Choice, accuracy, multiple_choice
 from abduct.testing import main
 from toy_plugin import ToyChoice, ToyPlugin
@@ -146,28 +148,26 @@ def test_engine_for_caches_only_a_model_that_says_what_it_is(tmp_path: Path) -> 
 
 # -- what a task does through the run -------------------------------------------------------
 class Through:
-    """A task that reads a dataset through the run, writes an artifact, and can fail late."""
+    """A task that reads its dataset (options and all) through the runner, returns an artifact,
+    and can fail late."""
 
     default_split = "val"
+    dataset = "toy-data"
     optional_inputs = frozenset({"image", "context"})
     metric_info = ToyChoice.metric_info
 
     def __init__(self, fail: bool = False) -> None:
         self.fail = fail
 
-    def evaluate(self, run: RunContext) -> Evaluation:
-        dataset = run.dataset("toy-data")
-        SEEN["dataset_options"] = dataset.options
-        items = [Choice(r["id"], VisualInput(str(run.data_dir / r["image"]), context=r["question"]),
-                        tuple(r["choices"]), r["label"])
-                 for r in json.loads((run.data_dir / "toy.json").read_text())]
-        records = multiple_choice(run, "q", items)
-        run.write_artifact("submission.json", {"n": len(records)})
-        value = float("nan") if self.fail else accuracy(records)
-        return Evaluation({"accuracy": value, "n": len(records)}, records)
+    def plan(self, examples: Sequence[dict[str, Any]], run: RunInfo) -> list[Stage]:
+        return [Stage("q", Choose([Choice(r["id"], VisualInput(r["image"], context=r["question"]), tuple(r["choices"]),
+                                          r["label"]) for r in examples]))]
 
-    def score_files(self, predictions: Path, answer_key: Path | None, instance_ids: Path | None = None) -> dict[str, Any]:
-        return {}
+    def finish(self, examples: Sequence[dict[str, Any]], records: Mapping[str, Records], run: RunInfo) -> Evaluation:
+        answers = records["q"]
+        value = float("nan") if self.fail else accuracy(answers)
+        return Evaluation({"accuracy": value, "n": len(answers)}, answers,
+                          artifacts={"submission.json": {"n": len(answers)}})
 
 
 class ToyData:
@@ -175,10 +175,30 @@ class ToyData:
         self.options = options
 
     def load(self, data_dir: Path, split: str) -> list[Any]:
-        return []
+        SEEN["dataset_options"] = self.options
+        return [{**r, "image": str(data_dir / r["image"])} for r in json.loads((data_dir / "toy.json").read_text())]
 
     def check(self, data_dir: Path) -> list[str]:
         return []
+
+
+class Legacy:
+    """A third-party task written before the staged contract: it drives the run itself."""
+
+    default_split = "val"
+    optional_inputs = frozenset({"image", "context"})
+    metric_info = ToyChoice.metric_info
+
+    def evaluate(self, run: RunContext) -> Evaluation:
+        items = [Choice(r["id"], VisualInput(str(run.data_dir / r["image"]), context=r["question"]),
+                        tuple(r["choices"]), r["label"])
+                 for r in json.loads((run.data_dir / "toy.json").read_text())]
+        records = multiple_choice(run, "q", items)
+        return Evaluation({"accuracy": accuracy(records), "n": len(records)}, records)
+
+
+def make_legacy(spec: Spec, settings: Settings) -> Legacy:
+    return Legacy()
 
 
 def make_through(spec: Spec, settings: Settings, *, fail: bool = False) -> Through:
@@ -193,6 +213,7 @@ class ThroughPlugin:
     @hookimpl
     def register_tasks(self) -> Iterator[Registration]:
         yield Registration("through", "reads through the run", f"{__name__}:make_through")
+        yield Registration("legacy", "drives the run itself", f"{__name__}:make_legacy")
 
     @hookimpl
     def register_datasets(self) -> Iterator[Registration]:
@@ -231,6 +252,33 @@ def test_an_unknown_dataset_or_option_is_refused_before_the_run(
                      "--dataset", given]) == 2
         assert message in capsys.readouterr().err
     assert not (tmp_path / "o" / "results.json").exists()
+
+
+def test_a_dataset_the_task_does_not_read_is_refused(through_registry: None, toy_data: Path, tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["eval", "through", "--model", "random", "--data", str(toy_data), "--out", str(tmp_path / "o"),
+                 "--dataset", "toy"]) == 2
+    assert capsys.readouterr().err.strip() == "error: --dataset toy: task 'through' reads dataset 'toy-data', not 'toy'"
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_legacy_evaluate_task_still_runs_with_a_deprecation_warning(through_registry: None, toy_data: Path,
+                                                                     tmp_path: Path) -> None:
+    with pytest.warns(DeprecationWarning, match="task 'legacy' defines evaluate"):
+        legacy = run_evaluation(EvalConfig("legacy", "random", toy_data, tmp_path / "legacy", quiet=True))
+    declared = run_evaluation(EvalConfig("through", "random", toy_data, tmp_path / "through", quiet=True))
+    assert legacy["metrics"] == declared["metrics"]
+    assert (tmp_path / "legacy" / "predictions.jsonl").read_text() == (tmp_path / "through" / "predictions.jsonl").read_text()
+
+
+def test_check_runs_the_tasks_dataset_check(toy_registry: Registry, toy_data: Path, tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "toy-choice", "--data", str(toy_data)]) == 0
+    assert capsys.readouterr().out.strip() == f"{toy_data}: no problems found"
+    (tmp_path / "empty").mkdir()
+    assert main(["check", "toy-choice", "--data", str(tmp_path / "empty"), "--json"]) == 1
+    assert json.loads(capsys.readouterr().out) == [f"{tmp_path / 'empty' / 'toy.json'}: not found"]
+    assert main(["check", "toy-choice", "--data", str(tmp_path / "nowhere")]) == 2
 
 
 def test_artifact_names_cannot_replace_a_runs_outputs() -> None:

@@ -93,6 +93,7 @@ if TYPE_CHECKING:
     from abduct._registry.pairs import load_pairs
     from abduct._registry.registry import Registry, build_registry, get_registry, reset_registry
     from abduct._run.evaluate import EvalConfig, load_task, run_evaluation
+    from abduct._run.examples import Collected, build_dataset, collect_examples
 
 __version__ = "0.1.0"
 
@@ -108,6 +109,8 @@ _LAZY = {
     "Registry": "abduct._registry.registry", "build_registry": "abduct._registry.registry",
     "get_registry": "abduct._registry.registry", "reset_registry": "abduct._registry.registry",
     "EvalConfig": "abduct._run.evaluate", "load_task": "abduct._run.evaluate", "run_evaluation": "abduct._run.evaluate",
+    "Collected": "abduct._run.examples", "build_dataset": "abduct._run.examples",
+    "collect_examples": "abduct._run.examples",
 }
 
 
@@ -125,6 +128,7 @@ install_old_paths()
 __all__ = [
     "Candidate", "Choice", "Choose", "Compare", "Custom", "RunModels", "Generate", "GenerationItem", "Judge", "LegacyTask", "Records", "RunInfo", "Stage", "TwoWay",
     "COUNT", "FEATURES", "TEXT_METRICS", "AbductError", "Box", "DataError", "Dataset", "Decoding", "DemoContext",
+    "Collected", "build_dataset", "collect_examples",
     "DemoTable", "DualEncoder", "Engines", "EvalConfig", "Evaluation", "GenerationEngine", "GenerationRequest",
     "Generating", "Generator", "GroundedText", "JudgeItem", "Judging", "LoadedModel", "MatrixScorer", "Metric",
     "MetricInfo", "MetricResult", "ModelTraits", "NonFinite", "PairDataset", "PluginError", "PublishedRow", "Range", "Region",

@@ -29,7 +29,8 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Path:
     from transformers import AutoProcessor, LlavaForConditionalGeneration
 
     from abduct_lmms.docs import doc_to_visual
-    from abduct_lmms.replay import Source, record
+    from abduct_lmms.export import planned
+    from abduct_lmms.replay import Source
     from abduct_vlm._tiny import tiny_directory
 
     target = tmp_path_factory.mktemp("models") / "answers-1-or-2"
@@ -46,7 +47,7 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Path:
             out = model(**processor(text=text, images=images, return_tensors="pt"), output_hidden_states=True)
         return out.hidden_states[-1][0, -1]
 
-    _, docs = record(Source("nleye-triplet", corpus))
+    _, docs = planned(Source("nleye-triplet", corpus))
     head = model.get_output_embeddings().weight
     with torch.no_grad():
         direction = last_hidden(docs[0]) - last_hidden(docs[1])
@@ -65,8 +66,8 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return data
 
 
-def _eval(spec: str, data: Path, out: Path) -> dict:
-    assert main(["eval", "nleye-triplet", "--model", spec, "--data", str(data), "--out", str(out), "--quiet",
+def _eval(spec: str, data: Path, out: Path, task: str = "nleye-triplet") -> dict:
+    assert main(["eval", task, "--model", spec, "--data", str(data), "--out", str(out), "--quiet",
                  "--device", "cpu", "--no-cache"]) == 0
     return json.loads((out / "results.json").read_text())
 
@@ -109,3 +110,76 @@ def test_lmms_eval_and_abduct_agree(model_dir: Path, corpus: Path, tmp_path: Pat
     # of this task has the same length, so it agrees exactly
     assert _outputs(tmp_path / "vlm") == predicted
     assert plain["metrics"]["consistency_accuracy"] == pytest.approx(metrics["consistency_accuracy"])
+
+
+def _lmms_eval(model_dir: Path, tasks: Path, names: list[str], out: Path) -> dict[str, dict]:
+    """lmms-eval's own CLI on exported tasks: each task's results."""
+    env = {**os.environ, **OFFLINE, "HF_DATASETS_CACHE": str(out / "hf-datasets")}
+    subprocess.run([sys.executable, "-m", "lmms_eval", "--model", "llava_hf", "--model_args",
+                    f"pretrained={model_dir},device_map=cpu", "--tasks", ",".join(names), "--include_path",
+                    str(tasks), "--device", "cpu", "--batch_size", "1", "--gen_kwargs", "max_new_tokens=3",
+                    "--output_path", str(out / "lmms-eval")], env=env, check=True, capture_output=True, text=True)
+    [results] = list((out / "lmms-eval").rglob("*_results.json"))
+    return dict(json.loads(results.read_text())["results"])
+
+
+def test_exported_tasks_score_the_same_through_lmms_eval(tmp_path_factory: pytest.TempPathFactory, corpus: Path,
+                                                          tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """The other exportable shapes: multiple choice (CoSIm) and two-way comparison (NL-EYE
+    pairs) as log-likelihoods, generation scored by caption metrics (NL-EYE explanation); the
+    plain tiny LLaVA, whose scores differ from request to request."""
+    from abduct_cosim.synth import synthesize
+    from abduct_vlm._tiny import tiny_directory
+
+    for key, value in OFFLINE.items():
+        monkeypatch.setenv(key, value)
+    model_dir = tiny_directory("tiny", tmp_path_factory.mktemp("plain"))
+    cosim = tmp_path / "cosim"
+    synthesize(cosim, 4, 12, 0)
+    tasks = tmp_path / "tasks"
+    exported = {"cosim": cosim, "nleye-pairs": corpus, "nleye-explanation": corpus}
+    for task, data in exported.items():
+        assert main(["export", "lmms-eval", task, "--data", str(data), "--out", str(tasks)]) == 0
+    names = capsys.readouterr().out.split()
+    assert names == ["abduct_cosim", "abduct_nleye_pairs", "abduct_nleye_explanation"]
+    assert [json.loads((tasks / n / "source.json").read_text())["kind"] for n in names] == [
+        "loglikelihood", "loglikelihood", "generate_until"]
+    theirs = _lmms_eval(model_dir, tasks, names, tmp_path)
+    for (task, data), name in zip(exported.items(), names):
+        ours = _eval(f"lmms:llava_hf,pretrained={model_dir},max_new_tokens=3", data, tmp_path / task, task)["metrics"]
+        numbers = {k: v for k, v in ours.items() if isinstance(v, int | float) and not isinstance(v, bool)}
+        assert numbers and {k: theirs[name][f"{k},none"] for k in numbers} == pytest.approx(numbers), task
+    scores = [json.loads(line)["scores"] for line in (tmp_path / "cosim" / "predictions.jsonl").read_text().splitlines()]
+    assert len({s for row in scores for s in row}) > 4  # the scores differ: the comparison is not of ties
+
+
+def test_a_plan_that_waits_on_answers_is_not_exported(corpus: Path, tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """NL-EYE with captions: a captioning model writes first, then the texts are scored; lmms-eval
+    asks every request up front, so the export is refused in one line and writes nothing."""
+    assert main(["export", "lmms-eval", "nleye-pairs,setup=captions,captioner=random", "--data", str(corpus),
+                 "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "nleye-pairs" in err and "cannot" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()
+
+
+def test_replay_answers_a_run_from_a_file(corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """replay:FILE through the ordinary run: the file's answers give the task's metrics, and a
+    request the file lacks is one line."""
+    from abduct_lmms.export import planned
+    from abduct_lmms.replay import Source, write_answers
+
+    kind, docs = planned(Source("nleye-pairs", corpus))
+    assert kind == "loglikelihood"
+    first = {d["key"]: float(i % 2) for i, d in enumerate(docs)}  # every first candidate lower: accuracy by gold
+    file = write_answers(tmp_path / "answers.json", kind, first)
+    results = _eval(f"replay:{file}", corpus, tmp_path / "run", "nleye-pairs")
+    rows = [json.loads(line) for line in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()]
+    assert results["metrics"]["accuracy"] == pytest.approx(100 * sum(r["correct"] for r in rows) / len(rows))
+    assert all(r["scores"] in ([0.0, 1.0], [1.0, 0.0], [0.0, 0.0], [1.0, 1.0]) for r in rows)
+    write_answers(tmp_path / "short.json", kind, dict(list(first.items())[:3]))
+    assert main(["eval", "nleye-pairs", "--model", f"replay:{tmp_path / 'short.json'}", "--data", str(corpus),
+                 "--out", str(tmp_path / "short"), "--quiet", "--no-cache"]) == 2
+    assert "does not answer a request this task asks" in capsys.readouterr().err

@@ -1,24 +1,48 @@
 """``abduct export lmms-eval``: one lmms-eval task folder per abduct task.
 
-``OUT/abduct_<task>/`` holds the task's YAML, ``docs.jsonl`` (the requests abduct's task asks,
-recorded from its own loader and prompts, ``replay.record``), ``source.json`` (task, data,
+``OUT/abduct_<task>/`` holds the task's YAML, ``docs.jsonl`` (the requests of the task's plan,
+read from its declared stages on its own dataset: no model runs), ``source.json`` (task, data,
 split, limit, seed) and a ``utils.py`` that imports abduct: lmms-eval calls it for the images,
-the prompt and the scoring, and its aggregations replay lmms-eval's answers through the task's
-own ``evaluate`` (``replay.replay``), so lmms-eval prints abduct's official metrics.
+the prompt and the scoring, and its aggregations hand lmms-eval's answers to an ordinary run of
+the ``replay:FILE`` model (``replay.replay``), so lmms-eval prints abduct's official metrics.
+
+A task exports when every stage of its plan is known before any answer (no ``after=`` stage)
+and is one of the shapes lmms-eval asks: ``Generate`` (``generate_until``), or ``Choose`` and
+``Compare`` (``loglikelihood`` of each candidate). A task whose plan differs by what the model
+can do (NL-EYE triplet asks a generating model, scores with a scoring one) exports as
+generation when it can.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from abduct import AbductError, Decoding
+from abduct import (
+    AbductError,
+    Choose,
+    Compare,
+    Decoding,
+    Generate,
+    RunInfo,
+    Settings,
+    Spec,
+    Task,
+    VisualInput,
+    build_dataset,
+    collect_examples,
+    get_registry,
+    load_task,
+    task_traits,
+)
 from abduct.kit import atomic_write_text, ensure_writable_dir
-from abduct_lmms.replay import Source, record, replay
+from abduct_lmms.docs import generation_doc, scoring_doc
+from abduct_lmms.replay import ACCEPTS, KINDS, Source, replay
 
 UTILS = '''"""Written by `abduct export lmms-eval`: lmms-eval's hooks for this task, all abduct's."""
 from pathlib import Path
@@ -34,6 +58,63 @@ def task_name(task: str) -> str:
     """``abduct_`` and the task's spec, folded into a name lmms-eval takes (``nleye-triplet`` ->
     ``abduct_nleye_triplet``)."""
     return "abduct_" + re.sub(r"[^0-9a-zA-Z]+", "_", task).strip("_").lower()
+
+
+def _as_asked(visual: VisualInput, optional: frozenset[str], task: str) -> VisualInput:
+    """``visual`` as the run trims it for a model that takes ``ACCEPTS`` (so keys match)."""
+    extra = visual.features() - ACCEPTS
+    if extra - optional:
+        raise AbductError(f"task '{task}' gives {', '.join(sorted(extra - optional))} inputs, which lmms-eval's "
+                          "image models do not take")
+    return visual.without(frozenset(extra)) if extra else visual
+
+
+def planned_docs(source: Source, kind: str) -> list[dict[str, Any]]:
+    """The documents of the task's plan as a model of ``kind`` would be asked them, in order,
+    each request once; AbductError when the plan asks something else or waits on answers."""
+    registry, settings = get_registry(), Settings(seed=source.seed)
+    task = load_task(source.task, registry, settings)
+    name = Spec.parse(source.task).name
+    if not isinstance(task, Task):
+        raise AbductError(f"task '{name}' declares no plan (it defines the deprecated evaluate); it cannot be exported")
+    split = source.split or task.default_split
+    collected = collect_examples(task, build_dataset(task, registry=registry, settings=settings), source.data_dir,
+                                 split, source.limit)
+    known = RunInfo(split=split, model_name="lmms-eval", scores=kind == "loglikelihood",
+                    generates=kind == "generate_until", judged=False,
+                    metric=lambda metric, **options: registry.create("metric", Spec(metric), settings, **options),
+                    settings=settings, corpus=collected.corpus)
+    optional = task_traits(task, name).optional_inputs
+    docs: dict[str, dict[str, Any]] = {}
+    for stage in task.plan(collected.examples, known):
+        request = stage.request
+        if request is None:
+            raise AbductError(f"task '{name}': stage '{stage.name}' is built from earlier answers, and lmms-eval asks "
+                              "every request up front; this task cannot be exported")
+        if isinstance(request, Generate) and kind == "generate_until":
+            found = [generation_doc(replace(i.request, visual=_as_asked(i.request.visual, optional, name)))
+                     for i in request.items]
+        elif isinstance(request, Choose) and kind == "loglikelihood":
+            found = [scoring_doc(_as_asked(i.visual, optional, name), c) for i in request.items for c in i.candidates]
+        elif isinstance(request, Compare) and kind == "loglikelihood":
+            found = [scoring_doc(_as_asked(c.visual, optional, name), c.text)
+                     for i in request.items for c in (i.first, i.second)]
+        else:
+            raise AbductError(f"task '{name}': stage '{stage.name}' asks {type(request).__name__}, which a "
+                              f"{kind} export cannot ask")
+        docs.update((d["key"], d) for d in found)
+    return list(docs.values())
+
+
+def planned(source: Source) -> tuple[str, list[dict[str, Any]]]:
+    """The kind the task is exported as (generation when its plan allows) and its documents."""
+    problems = []
+    for kind in KINDS:
+        try:
+            return kind, planned_docs(source, kind)
+        except AbductError as exc:
+            problems.append(str(exc))
+    raise AbductError(problems[0] if problems[0] == problems[-1] else f"{problems[0]}; as log-likelihoods: {problems[1]}")
 
 
 def headline_metrics(metrics: dict[str, Any]) -> list[str]:
@@ -61,12 +142,12 @@ def _yaml(name: str, kind: str, docs_file: Path, metrics: list[str]) -> str:
 
 def export_task(source: Source, out_dir: Path) -> str:
     """Write the folder of one task; return its lmms-eval name."""
-    kind, docs = record(source)
+    kind, docs = planned(source)
     if not docs:
-        raise AbductError(f"task '{source.task}' asked no model request on {source.data_dir}: nothing to export")
-    # the metric names: the task's own, from a replay of its own (empty) answers
+        raise AbductError(f"task '{source.task}' asks no model request on {source.data_dir}: nothing to export")
+    # the metric names: the task's own, from a replay of blank answers
     blank: dict[str, Any] = {d["key"]: ("" if kind == "generate_until" else 0.0) for d in docs}
-    metrics = headline_metrics(dict(replay(source, kind, blank).metrics))
+    metrics = headline_metrics(replay(source, kind, blank))
     name = task_name(source.task)
     folder = ensure_writable_dir(out_dir / name)
     docs_file = (folder / "docs.jsonl").resolve()

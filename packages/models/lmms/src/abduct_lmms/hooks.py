@@ -2,7 +2,8 @@
 
 ``process_results`` keeps each document's key and lmms-eval's answer (its text, or the
 log-likelihood: lmms-eval's models return the loss, its negative); an aggregation hands all of
-them to ``replay.replay`` and returns one of the task's metrics. The replay runs once per set
+them to ``replay.replay`` (an ordinary run of the ``replay:FILE`` model) and returns one of the
+task's metrics. The replay runs once per set
 of answers, however many metrics lmms-eval asks for.
 """
 
@@ -41,5 +42,5 @@ def aggregate(source_file: Path, items: list[dict[str, Any]], metric: str) -> fl
     memo = (str(source_file), json.dumps(sorted(answers.items()), default=str))
     if memo not in _DONE:
         source = Source(saved["task"], Path(saved["data_dir"]), saved["split"], saved["limit"], saved["seed"])
-        _DONE[memo] = dict(replay(source, kind, answers).metrics)
+        _DONE[memo] = replay(source, kind, answers)
     return float(_DONE[memo][metric])

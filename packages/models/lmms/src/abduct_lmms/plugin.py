@@ -17,6 +17,11 @@ def register_models() -> Iterator[Registration]:
         "(generates; scores where the class implements loglikelihood)",
         "abduct_lmms._model:make_lmms",
     )
+    yield Registration(
+        "replay",
+        "Answers from a file of answers keyed by request (what lmms-eval answered an exported task): replay:FILE",
+        "abduct_lmms.replay:make_replay",
+    )
 
 
 @hookimpl
