@@ -110,4 +110,4 @@ def test_registered_cascade_builds_both_parts_and_refuses_bad_k() -> None:
     assert isinstance(loaded.model, CascadeScorer) and loaded.model.k == 3
     assert "random-seed1" in loaded.model.fingerprint and "random-seed2" in loaded.model.fingerprint
     with pytest.raises(AbductError, match="at least 1"):
-        make_cascade(Spec.parse("cascade:random+random,k=0"), Settings(), k=0)
+        make_cascade(Spec.parse("cascade:random+random,k=0"), Settings(), build_registry(), k=0)

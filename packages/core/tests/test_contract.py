@@ -288,3 +288,17 @@ def test_artifact_names_cannot_replace_a_runs_outputs() -> None:
     for name in ("results.json", "../x.json", ".hidden"):
         with pytest.raises(Exception, match="plain file name"):
             run.write_artifact(name, {})
+
+
+def test_factories_build_what_they_hold_from_the_registry_that_builds_them() -> None:
+    """cascade: and retrieve: find a model that only a test's registry has (not the process-wide one)."""
+    registry = build_registry(extra_plugins=[("toy", ToyPlugin())])
+    reset_registry(build_registry())  # the process-wide registry lacks the toy models
+    try:
+        cascade = registry.create("model", "cascade:matrix-only+text-only,k=2")
+        retrieve = registry.create("model", "retrieve:matrix-only")
+        assert type(cascade).__name__ == "CascadeScorer" and type(retrieve).__name__ == "Retriever"
+        with pytest.raises(Exception, match="matrix-only"):
+            build_registry().create("model", "retrieve:matrix-only")
+    finally:
+        reset_registry()

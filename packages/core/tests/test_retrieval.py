@@ -12,7 +12,7 @@ import pytest
 from abduct import GenerationRequest, Settings, Spec, TextPool, VisualInput
 from abduct._builtins.retrieval import Retriever, make_retrieve
 from abduct._engine.models import LoadedModel
-from abduct._registry.registry import Registry
+from abduct._registry.registry import Registry, build_registry
 from abduct._run.evaluate import EvalConfig, run_evaluation
 from abduct.contract.errors import AbductError
 from abduct.contract.protocols import Decoding
@@ -48,13 +48,13 @@ def test_picks_the_best_text_and_encodes_the_pool_once() -> None:
 
 
 def test_ties_go_to_the_first_text_in_the_pool(toy_registry: Registry) -> None:
-    retriever = make_retrieve(Spec.parse("retrieve:constant:0.5"), Settings())
+    retriever = make_retrieve(Spec.parse("retrieve:constant:0.5"), Settings(), build_registry())
     assert retriever.generate(_requests("1"), Decoding(), TextPool.of(["second", "first"])) == ["second"]
     assert retriever.fingerprint == "retrieve(constant-0.5)"
 
 
 def test_agrees_with_the_scorers_own_argmax(toy_registry: Registry) -> None:
-    retriever = make_retrieve(Spec.parse("retrieve:random:3"), Settings())
+    retriever = make_retrieve(Spec.parse("retrieve:random:3"), Settings(), build_registry())
     texts = [f"text {i}" for i in range(40)]
     requests = _requests(*map(str, range(10)))
     chosen = retriever.generate(requests, Decoding(), TextPool.of(texts))
@@ -65,10 +65,10 @@ def test_agrees_with_the_scorers_own_argmax(toy_registry: Registry) -> None:
 
 def test_refusals(toy_registry: Registry) -> None:
     with pytest.raises(AbductError, match=r"retrieve needs the scoring model"):
-        make_retrieve(Spec.parse("retrieve"), Settings())
+        make_retrieve(Spec.parse("retrieve"), Settings(), toy_registry)
     with pytest.raises(AbductError, match=r"does not score"):
-        make_retrieve(Spec.parse("retrieve:echo"), Settings())
-    retriever = make_retrieve(Spec.parse("retrieve:constant"), Settings())
+        make_retrieve(Spec.parse("retrieve:echo"), Settings(), toy_registry)
+    retriever = make_retrieve(Spec.parse("retrieve:constant"), Settings(), toy_registry)
     with pytest.raises(AbductError, match=r"offers none"):
         retriever.generate(_requests("1"), Decoding(), None)
 

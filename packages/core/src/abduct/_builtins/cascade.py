@@ -34,7 +34,7 @@ import numpy as np
 from abduct._engine.inputs import InputPolicy, accepted_inputs, needed_inputs
 from abduct._engine.models import load_model
 from abduct._engine.scoring import ScoringEngine
-from abduct._registry.registry import get_registry
+from abduct._registry.registry import Registry
 from abduct.contract.errors import AbductError
 from abduct.contract.records import FEATURES, VisualInput
 from abduct.contract.spec import Settings, Spec, split_outside_quotes
@@ -113,9 +113,9 @@ def cascade_parts(spec: Spec) -> tuple[str, str]:
     return parts[0].strip(), parts[1].strip()
 
 
-def make_cascade(spec: Spec, settings: Settings, *, k: int = 50) -> CascadeScorer:
-    """``cascade:DUAL+CROSS[,k=N]``: see the module docstring."""
-    registry = get_registry()
+def make_cascade(spec: Spec, settings: Settings, registry: Registry, *, k: int = 50) -> CascadeScorer:
+    """``cascade:DUAL+CROSS[,k=N]``: see the module docstring. Its two models come from the
+    registry that builds it."""
     built = []
     for role, text in zip(("dual", "cross"), cascade_parts(spec)):
         loaded = load_model(text, settings, registry)

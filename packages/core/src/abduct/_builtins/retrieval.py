@@ -15,7 +15,7 @@ import numpy as np
 
 from abduct._engine.inputs import accepted_inputs, needed_inputs
 from abduct._engine.models import LoadedModel, engine_for, load_model
-from abduct._registry.registry import get_registry
+from abduct._registry.registry import Registry
 from abduct.contract.errors import AbductError
 from abduct.contract.protocols import Decoding, TextPool
 from abduct.contract.records import FEATURES, GenerationRequest
@@ -54,9 +54,9 @@ class Retriever:
         return [pool.texts[int(i)] for i in best]
 
 
-def make_retrieve(spec: Spec, settings: Settings) -> Retriever:
+def make_retrieve(spec: Spec, settings: Settings, registry: Registry) -> Retriever:
     """``retrieve:<model spec>``; an inner spec with options is quoted: ``retrieve:"clip:x,mode=plain"``."""
     if spec.argument is None:
         raise AbductError("retrieve needs the scoring model to retrieve with, e.g. retrieve:clip:tiny")
     inner = spec.argument + (f"@{spec.tag}" if spec.tag is not None else "")
-    return Retriever(load_model(inner, settings, get_registry()), batch_size=settings.batch_size)
+    return Retriever(load_model(inner, settings, registry), batch_size=settings.batch_size)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata as md
+import inspect
 import os
 import re
 from collections.abc import Iterable
@@ -195,13 +196,23 @@ class Registry:
         given: dict[str, Any] = {**spec.option_dict(), **options}
         bound = bind_options(kind, spec.name, factory, given)
         tracked = _ReadSpec.of(spec)
-        built = factory(tracked, settings or Settings(), **bound)
+        with_registry = (self,) if _takes_registry(factory) else ()
+        built = factory(tracked, settings or Settings(), *with_registry, **bound)
         ignored = [part for part in ("argument", "tag") if getattr(spec, part) is not None and part not in tracked.read]
         if ignored:  # the factory never looked at it: refuse rather than silently ignore it
             shown = " and ".join(f"the {p} '{':' if p == 'argument' else '@'}{getattr(spec, p)}'" for p in ignored)
             raise AbductError(f"{kind} '{spec.name}' does not use {shown}; remove it (spec: {spec})")
         _check_declarations(kind, spec.name, built)
         return built
+
+
+def _takes_registry(factory: Any) -> bool:
+    """A factory ``(spec, settings, registry, *, options)`` builds what it holds (a cascade's two
+    models) from the registry that builds it, not from the process-wide one."""
+    target = factory.__init__ if inspect.isclass(factory) else factory
+    positional = [p for p in inspect.signature(target).parameters.values()
+                  if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    return len(positional) - inspect.isclass(factory) >= 3
 
 
 class _ReadSpec(Spec):

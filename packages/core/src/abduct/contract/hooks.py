@@ -25,6 +25,8 @@ class Registration:
     Every factory has one shape, whatever the kind: ``factory(spec, settings, **options)``,
     where ``spec`` is the parsed ``abduct.Spec``, ``settings`` the run's
     ``abduct.Settings`` and the options its keyword-only parameters (see ``abduct.contract.options``).
+    A factory that builds other components (a cascade's two models) takes a third positional
+    parameter, ``registry``: the registry building it, whose components it uses.
     """
 
     name: str
