@@ -13,7 +13,7 @@ _FIRST_PARTY: dict[str, dict[str, tuple[str, ...]]] = {  # package -> kind -> na
     "abduct-cosim": {"dataset": ("cosim",), "task": ("cosim",), "command": ("cosim",)},
     "abduct-nleye": {"dataset": ("nleye",), "command": ("nleye",), "model": ("dumb-pixel",),
                      "task": ("nleye-triplet", "nleye-pairs", "nleye-explanation")},
-    "abduct-whoops": {"dataset": ("whoops",), "command": ("whoops",),
+    "abduct-whoops": {"dataset": ("whoops", "whoops-identification"), "command": ("whoops",),
                       "task": ("whoops-captioning", "whoops-matching", "whoops-vqa", "whoops-identification",
                                "whoops-explanation")},
     "abduct-var": {"dataset": ("var",), "command": ("var",), "model": ("var-gen", "var-retrieval"),
@@ -24,7 +24,7 @@ _FIRST_PARTY: dict[str, dict[str, tuple[str, ...]]] = {  # package -> kind -> na
     "abduct-lxmert": {"model": ("lxmert",)},
     "abduct-uniter": {"model": ("uniter",)},
     "abduct-vlm": {"model": ("vlm", "openai")},
-    "abduct-lmms": {"model": ("lmms",), "command": ("export",)},
+    "abduct-lmms": {"model": ("lmms", "replay"), "command": ("export",)},
 }
 PROVIDERS: dict[tuple[str, str], str] = {
     (kind, name): package for package, kinds in _FIRST_PARTY.items() for kind, names in kinds.items() for name in names

@@ -12,6 +12,7 @@ runs every ``test_*`` method against your component::
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
@@ -346,39 +347,61 @@ class TaskContract:
 
     def test_resume_after_interruption_gives_same_metrics(self, tmp_path: Path) -> None:
         data = self.make_data(tmp_path / "data")
-        registry = self.make_registry()
-        task = registry.create("task", self.task_name)
         reference = self._eval(data, tmp_path / "ref")
-
-        class Interrupt(Exception):
-            pass
-
-        calls = {"n": 0}
-
-        def failing(payload: Any, fn: Any) -> Any:
-            calls["n"] += 1
-            if calls["n"] > 1:
-                raise Interrupt
-            return fn(payload)
-
         out = tmp_path / "resumed"
-        original = Run.map_units
-
-        def interrupted_map_units(self: Run, stage: str, units: Any, fn: Any) -> Any:
-            return original(self, stage, units, lambda p: failing(p, fn))
-
-        Run.map_units = interrupted_map_units  # type: ignore[method-assign]
-        try:
-            self._eval(data, out)
-        except Interrupt:
-            pass
-        finally:
-            Run.map_units = original  # type: ignore[method-assign]
+        # the model stops the run on its second call, as a crash would; its first unit is kept
+        interrupting = self.make_registry().adding("abduct-testing-interrupt", _InterruptPlugin(self.model_spec))
+        config = EvalConfig(task=self.task_name, model=INTERRUPTING, data_dir=data, out_dir=out, quiet=True,
+                            use_cache=False)
+        with contextlib.suppress(Interrupted):
+            run_evaluation(config, interrupting)
         assert (out / ".partial").is_dir(), "an interrupted run must keep its finished units"
         resumed = self._eval(data, out)
         assert resumed["resumed"] is True
         assert resumed["metrics"] == reference["metrics"]
-        assert task is not None
+
+
+INTERRUPTING = "abduct-testing-interrupting"
+
+
+class Interrupted(Exception):
+    """What the interrupting model raises: the run stops as a crash would stop it."""
+
+
+class _Interrupting:
+    """Any model, stopped on its second call (score, score_matrix, encode_*, generate): it has
+    exactly the inner model's methods and declarations, so the run plans as for the inner one."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self._calls = 0
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._inner, name)  # its fingerprint too: the resumed run is the inner model's
+        if not callable(value) or name.startswith("_"):
+            return value
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            self._calls += 1
+            if self._calls > 1:
+                raise Interrupted(f"stopped on call {self._calls}")
+            return value(*args, **kwargs)
+
+        return counted
+
+
+class _InterruptPlugin:
+    def __init__(self, inner_spec: str) -> None:
+        self.inner_spec = inner_spec
+
+    @hookimpl
+    def register_models(self) -> Iterator[Registration]:
+        yield Registration(INTERRUPTING, "a model stopped on its second call (TaskContract)", f"{__name__}:make_interrupting")
+
+
+def make_interrupting(spec: Spec, settings: Settings, registry: Registry) -> _Interrupting:
+    plugin = next(p for p in registry.manager.get_plugins() if isinstance(p, _InterruptPlugin))
+    return _Interrupting(registry.create("model", plugin.inner_spec, settings))
 
 
 class MetricContract:
