@@ -29,12 +29,22 @@ def video_path(videos: Path, video_id: str) -> Path:
     return videos / f"{video_id}.{VIDEO_EXTENSIONS[0]}"
 
 
-def event_input(event: VarEvent, videos: Path) -> VisualInput:
-    return VisualInput.video(str(video_path(videos, event.video_id)), (event.span,))
+def event_file(event: VarEvent, videos: Path | None = None) -> str:
+    """The event's video: the path the dataset resolved, else looked up in ``videos``."""
+    if event.path:
+        return event.path
+    if videos is None:
+        raise ValueError(f"event of video {event.video_id} has no resolved path and no videos folder was given")
+    return str(video_path(videos, event.video_id))
 
 
-def chain_input(example: VarExample, videos: Path, masked: int | None) -> VisualInput:
-    """The counted events as slots, ``masked`` (an index, or None) replaced by the mask."""
+def event_input(event: VarEvent, videos: Path | None = None) -> VisualInput:
+    return VisualInput.video(event_file(event, videos), (event.span,))
+
+
+def chain_input(example: VarExample, videos: Path | None, masked: int | None) -> VisualInput:
+    """The counted events as slots, ``masked`` (an index, or None) replaced by the mask; each
+    event's video as the dataset resolved it (else looked up in ``videos``)."""
     slots = [VisualInput(context=MASK, kind="video") if i == masked else event_input(e, videos)
              for i, e in enumerate(example.counted)]
     first, rest = slots[0], tuple(slots[1:])

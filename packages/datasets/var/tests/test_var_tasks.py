@@ -244,3 +244,93 @@ def test_a_span_past_the_end_is_clipped_with_one_warning_per_video(corpus: Path)
         encoder.close()
     assert len([w for w in caught if issubclass(w.category, SpanClippedWarning)]) == 1
     assert vectors.shape == (len(spans), encoder.dim)
+
+
+def _predictions(run: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (run / "predictions.jsonl").read_text().splitlines()]
+
+
+def test_the_dataset_option_videos_changes_what_the_tasks_read(corpus: Path, tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """``--dataset var,videos=DIR``: the chains' videos are read from DIR, not DATA/videos: a
+    model that watches them predicts other sentences, the frame strips come from there, and
+    ``abduct check var`` looks there."""
+    examples, _ = load_split(corpus, "val")
+    swapped = tmp_path / "swapped"  # each val video replaced by a training story's video
+    swapped.mkdir()
+    train = sorted((corpus / "videos").glob("train*.mp4"))
+    for i, video_id in enumerate(sorted({e.video_id for x in examples for e in x.events})):
+        (swapped / f"{video_id}.mp4").write_bytes(train[(i + 3) % len(train)].read_bytes())
+    model = f"var-retrieval,data={corpus}"
+    for name, extra in (("default", []), ("swapped", ["--dataset", f"var,videos={swapped}"])):
+        assert main(["eval", f"{TASK},frames=false", "--model", model, "--data", str(corpus), "--out",
+                     str(tmp_path / name), "--quiet", "--no-cache", *extra]) == 0
+    default, moved = _predictions(tmp_path / "default"), _predictions(tmp_path / "swapped")
+    assert [r["id"] for r in default] == [r["id"] for r in moved]
+    assert [r["prediction"] for r in default] != [r["prediction"] for r in moved]
+    assert json.loads((tmp_path / "default" / "results.json").read_text())["metrics"] != \
+        json.loads((tmp_path / "swapped" / "results.json").read_text())["metrics"]
+
+    empty = tmp_path / "empty"  # no videos at all: random still runs (it watches none), no strip is drawn
+    empty.mkdir()
+    results = {"default": _eval(TASK, "random", corpus, tmp_path / "random-default"),
+               "empty": run_evaluation(EvalConfig(task=TASK, model="random", data_dir=corpus, quiet=True, use_cache=False,
+                                                  out_dir=tmp_path / "random-empty", datasets=(f"var,videos={empty}",)))}
+    strips = {name: r["details"]["frame_strips"] for name, r in results.items()}
+    assert strips["default"]["strips"] == strips["default"]["events"] > 0 and strips["empty"]["strips"] == 0
+    for shown in page_views(tmp_path / "random-empty"):
+        assert all("no frames: video missing or unreadable" in image["caption"] and str(empty) in image["caption"]
+                   for image in shown["images"])
+
+    capsys.readouterr()
+    assert main(["check", "var-explanation", "--data", str(corpus), "--dataset", f"var,videos={empty}", "--json"]) == 1
+    problems = json.loads(capsys.readouterr().out)
+    assert problems and all(f"missing ({empty}/" in p for p in problems)
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["eval", "var-explanation,videos=V", "--model", "random"], "--dataset var,videos=V"),
+    (["eval", "var,separate=true", "--model", "random"], "abduct score var --separate"),
+    (["eval", "var-premise,separate=false", "--model", "random"], "abduct score var --separate"),
+    (["eval", "var-premise", "--model", "random", "--dataset", "var,videos=NOWHERE"], "NOWHERE"),
+    (["eval", "var-premise", "--model", "random", "--dataset", "var,vidoes=V"], "vidoes"),
+])
+def test_an_option_the_task_cannot_use_is_one_line(corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                   argv: list[str], needle: str) -> None:
+    """``videos`` is the dataset's option now, ``separate`` only scoring's: given to the task (or a
+    video folder that is not there) they stop the run with one line before any model runs."""
+    capsys.readouterr()
+    argv = [a.replace("NOWHERE", str(tmp_path / "nowhere")) for a in argv]
+    assert main([*argv, "--data", str(corpus), "--out", str(tmp_path / "run"), "--quiet", "--no-cache"]) == 2
+    err = _errors(capsys)
+    assert len(err) == 1 and needle.replace("NOWHERE", str(tmp_path / "nowhere")) in err[0], err
+    assert not (tmp_path / "run" / "results.json").exists()
+
+
+def test_the_tasks_declare_and_keep_no_state(corpus: Path) -> None:
+    """plan() and finish() by hand: the stages keep today's names (resume keys), finish returns
+    the submission as an artifact, and the task object is the same afterwards."""
+    from abduct import Custom, Generate, RunInfo, build_registry
+    from abduct_var.dataset import VarDataset
+
+    registry = build_registry()
+    examples = VarDataset().load(corpus, "val")
+    assert all(Path(e.path).is_absolute() for x in examples for e in x.events)
+    assert examples[0].pool is not None and examples[0].pool.split == "train"
+    for name, stage in (("var,meteor=false", "all"), ("var-explanation,meteor=false,frames=false", "hypothesis"),
+                        ("var-premise,meteor=false", "premise")):
+        task = registry.create("task", name)
+        before = dict(vars(task))
+        run = RunInfo(split="val", model_name="x", scores=False, generates=True, judged=False,
+                      metric=lambda *a, **k: None, corpus=examples)
+        stages = task.plan(examples[:2], run)
+        assert stages[0].name == stage and isinstance(stages[0].request, Generate)
+        assert [s.name for s in stages[1:]] == ([] if "frames=false" in name else ["frames"])
+        assert all(isinstance(s.request, Custom) and not s.request.needs for s in stages[1:])
+        generate = stages[0].request
+        assert isinstance(generate, Generate)
+        records = {stage: [{"id": item.id, "prediction": item.references[0], "references": list(item.references)}
+                           for item in generate.items]}
+        evaluation = task.finish(examples[:2], records, run)
+        assert set(evaluation.artifacts) == {"submission.json"} and evaluation.metrics["rouge_l"] == pytest.approx(100)
+        assert vars(task) == before

@@ -1,8 +1,12 @@
-"""VAR's records: an example is a chain of events, one of which (the hypothesis) is masked."""
+"""VAR's records: an example is a chain of events, one of which (the hypothesis) is masked.
+
+As the loader reads a file, an event names its video by id only; the ``var`` dataset
+(``dataset.VarDataset``) gives each event its video's absolute path and each example the pool
+of sentences a choosing generator picks from."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 # Only the first 12 events of an example count (the released features and REASONER stop there).
 MAX_EVENTS = 12
@@ -21,6 +25,7 @@ class VarEvent:
     clip_tot: int
     duration: float
     sentence: str
+    path: str = ""  # the video file, absolute, once the dataset has resolved it ("" as the loader reads it)
 
     @property
     def span(self) -> tuple[float, float]:
@@ -30,11 +35,21 @@ class VarEvent:
 
 
 @dataclass(frozen=True)
+class SentencePool:
+    """What a choosing generator (``random``) picks from: every counted sentence of ``split``."""
+
+    split: str
+    sentences: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class VarExample:
     id: str
     events: tuple[VarEvent, ...]
     hypothesis: int
     split: str
+    # shared by every example of one load (the training split's sentences); None as the loader reads it
+    pool: SentencePool | None = field(default=None, compare=False, repr=False)
 
     @property
     def counted(self) -> tuple[VarEvent, ...]:

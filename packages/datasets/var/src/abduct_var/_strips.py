@@ -6,14 +6,26 @@ same videos reuse it and an edited video gets a new one. Strips are presentation
 missing, empty or undecodable video gets none (``None``), never an error; only the first
 ``MAX_STRIPS`` distinct events are drawn, so a large run stays bounded in time and disk.
 Frames come from ``abduct_video.FrameSampler`` in worker processes under a decode time limit.
+
+What ``samples.html`` shows is found by the task's ``view`` in this process's *page folder*
+(``page_folder``: a temporary folder removed when the process exits, which the page's writer
+links or copies from): the frames stage (``draw_for_page``, a Custom step of the task's plan)
+draws each strip into the run's cache (or straight into the page folder under ``--no-cache``),
+links it there, and leaves a ``.none`` mark for a video that gives no frames. Both are named by
+the strip's key, so a strip drawn for another run of this process is as good, and the view
+needs nothing from the run but the event (``shown``).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import os
 import re
+import secrets
+import shutil
+import tempfile
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -33,6 +45,9 @@ DECODE_TIMEOUT = 30.0  # a picture is not worth the 120 s a model waits for a vi
 VIDEOS_PER_CALL = 16  # decoded side by side; a failing one costs only its call a retry video by video
 QUALITY = 80
 _RECIPE = f"v1 {STRIP_FRAMES}x{STRIP_HEIGHT} q{QUALITY}"
+# names no other process's page folder: the frames stage's units carry it, so that a resumed
+# run draws (or links from the cache) again what a killed process had put in its own folder
+PROCESS = secrets.token_hex(6)
 
 
 def strip_key(path: str, span: tuple[float, float]) -> str | None:
@@ -117,3 +132,54 @@ def _write(frames: np.ndarray, target: Path) -> Path | None:
     except OSError:
         return None
     return target
+
+
+@functools.cache
+def _page() -> tempfile.TemporaryDirectory[str]:
+    return tempfile.TemporaryDirectory(prefix="abduct-var-frames-")
+
+
+def page_folder() -> Path:
+    """This process's folder of the strips the sample page shows (removed when it exits)."""
+    return Path(_page().name)
+
+
+def _link_or_copy(source: Path, target: Path) -> None:
+    try:
+        os.link(source, target)
+    except FileExistsError:  # linked for an earlier run of this process: the same key, the same strip
+        pass
+    except OSError:  # another file system, or links not allowed there
+        shutil.copyfile(source, target)
+
+
+def draw_for_page(events: Sequence[Event], cache: Path | None) -> int:
+    """Draw the strips of ``events`` (found in ``cache`` when there, kept there when drawn) and
+    put them in the page folder, a ``.none`` mark for each event whose video gives none; how
+    many strips there are."""
+    page = page_folder()
+    made = frame_strips(events, cache if cache is not None else page)
+    for (path, span), strip in made.items():
+        key = strip_key(path, span)
+        if key is None:  # missing, empty or not a regular file: ``shown`` sees that itself
+            continue
+        if strip is None:
+            (page / f"{key}.none").touch()
+        elif strip.parent != page:
+            _link_or_copy(strip, page / f"{key}.jpg")
+    return sum(strip is not None for strip in made.values())
+
+
+def shown(path: str, span: tuple[float, float]) -> tuple[str, Path | None] | None:
+    """What the page shows of an event: ``(video, strip)``; ``(video, None)`` when the video
+    gives no frames; None when no strip was drawn for it (past ``MAX_STRIPS``, or not in this
+    process)."""
+    key = strip_key(path, span)
+    if key is None:
+        return (path, None)
+    strip = page_folder() / f"{key}.jpg"
+    if strip.is_file():
+        return (path, strip)
+    if (page_folder() / f"{key}.none").is_file():
+        return (path, None)
+    return None
