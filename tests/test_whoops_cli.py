@@ -101,3 +101,24 @@ def test_explanation_without_judge_is_one_line(corpus: Path, tmp_path: Path) -> 
     done = abduct_process("eval", "whoops-explanation", "--model", "random", "--data", str(corpus), "--out",
                           str(tmp_path))  # a real process: the exit status and all of stderr
     assert done.returncode == 2 and "pass --judge SPEC" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_dataset_options_change_what_the_tasks_read(corpus: Path, tmp_path: Path) -> None:
+    """``--dataset whoops,folds=FILE``: the folds of the file (another seed) make the per-fold
+    tables and the pools offered to ``random``, so other predictions; ``abduct check`` reads the
+    same options and names a folds file that does not fit the data."""
+    done = abduct("whoops", "folds", "--data", str(corpus), "--out", str(tmp_path / "f.json"), "--seed", "7")
+    assert done.returncode == 0, done.stderr
+    default = _eval(corpus, tmp_path / "default", "whoops-vqa", "random")
+    other = _eval(corpus, tmp_path / "other", "whoops-vqa", "random", "--dataset", f"whoops,folds={tmp_path / 'f.json'}")
+    assert other["details"]["per_fold"] != default["details"]["per_fold"]
+    read = [(tmp_path / run / "predictions.jsonl").read_text() for run in ("default", "other")]
+    assert read[0] != read[1]
+    assert abduct("check", "whoops-vqa", "--data", str(corpus), "--dataset",
+                  f"whoops,folds={tmp_path / 'f.json'}").returncode == 0
+    (tmp_path / "bad.json").write_text(json.dumps({"folds": [{"train": [], "val": [], "test": []}] * 5}))
+    done = abduct("check", "whoops-vqa", "--data", str(corpus), "--dataset", f"whoops,folds={tmp_path / 'bad.json'}")
+    assert done.returncode == 1 and "the test parts must cover every image once" in done.stdout + done.stderr
+    done = abduct("check", "whoops-identification", "--data", str(corpus), "--dataset",
+                  "whoops-identification,normal_images=" + str(tmp_path))
+    assert done.returncode != 0 and "no identification file" in done.stdout + done.stderr

@@ -215,8 +215,14 @@ def test_training_pairs_are_fold_zero_crowd_captions(corpus: Path) -> None:
     train, val = dataset.pairs(corpus, "train"), dataset.pairs(corpus, "val")
     assert {p.group for p in train} == set(folds.part(0, "train")) and {p.group for p in val} == set(folds.part(0, "val"))
     assert len(train) == 5 * 12 and train[0].text == load_release(corpus).by_id()[str(train[0].group)].crowd_captions[0]
-    assert [i.image_id for i in dataset.load(corpus, "fold3-test")] == [
+    examples = dataset.load(corpus, "fold3-test")
+    assert [e.image.image_id for e in examples] == [e.id for e in examples] == [
         i.image_id for i in load_release(corpus).images if i.image_id in folds.part(3, "test")]
+    # each example knows its fold, and with a fold split the fold's training images (the pool's source)
+    assert {e.fold for e in examples} == {3}
+    assert [i.image_id for i in examples[0].training] == list(folds.part(3, "train"))
+    every = dataset.load(corpus, "all")
+    assert all(e.id in folds.part(e.fold, "test") and e.training == () for e in every)
 
 
 def test_a_deeply_nested_list_cell_is_one_line() -> None:

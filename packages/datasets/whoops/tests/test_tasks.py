@@ -126,6 +126,28 @@ def test_captioning_oracle_and_fold_split(corpus: Path, tmp_path: Path,
     assert "per_fold" not in fold["details"] and "bleu_4_fold_mean" not in fold["metrics"]
 
 
+def test_a_folds_file_given_to_the_dataset_changes_folds_and_pools(corpus: Path, tmp_path: Path) -> None:
+    """``--dataset whoops,folds=FILE`` (a file of other folds, ``abduct whoops folds --seed 7``):
+    the per-fold tables, the pools and a fold split follow the file, and results.json hashes it."""
+    ids = [i.image_id for i in load_release(corpus).images]
+    assert main(["whoops", "folds", "--data", str(corpus), "--out", str(tmp_path / "f.json"), "--seed", "7"]) == 0
+    default = evaluate(corpus, tmp_path / "default", "whoops-vqa", "random")
+    other = evaluate(corpus, tmp_path / "other", "whoops-vqa", "random", datasets=(f"whoops,folds={tmp_path / 'f.json'}",))
+    folds = make_folds(ids, seed=7)
+    assert other["details"]["per_fold"] != default["details"]["per_fold"]
+    assert other["details"]["per_fold"]["fold2"]["n"] == len(folds.part(2, "test"))
+    assert _records(tmp_path / "other") != _records(tmp_path / "default")
+    images = load_release(corpus).by_id()
+    for r in _records(tmp_path / "other"):  # the answers of images outside the image's part of the file's folds
+        part = next(set(folds.part(k, "test")) for k in range(5) if r["image_id"] in folds.part(k, "test"))
+        assert r["prediction"] in {a for i, image in images.items() if i not in part
+                                   for _, a in image.question_answering_pairs}
+    assert str(tmp_path / "f.json") in json.dumps(other["data"])
+    evaluate(corpus, tmp_path / "fold", "whoops-matching", "random", split="fold3-val",
+             datasets=(f"whoops,folds={tmp_path / 'f.json'}",))
+    assert {r["image_id"] for r in _records(tmp_path / "fold")} == set(folds.part(3, "val"))
+
+
 def test_bad_split_is_one_line(corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["eval", "whoops-vqa", "--model", "random", "--data", str(corpus), "--out", str(tmp_path / "r"),
                  "--split", "fold7-test", "--quiet"]) == 2
@@ -208,18 +230,37 @@ def test_identification_with_and_without_the_normal_release(corpus: Path, tmp_pa
     assert len(records) == 40 and scored["details"]["answered_by"] == "scores"
     assert (scored["metrics"]["accuracy"], scored["metrics"]["weird_accuracy"]) == (50.0, 100.0)
     assert scored["metrics"]["normal_accuracy"] == 0.0 and scored["metrics"]["pair_accuracy"] == 0.0  # equal margins
-    # the release elsewhere, given with normal_images=DIR
+    # the release elsewhere, given with --dataset whoops-identification,normal_images=DIR
     bare = tmp_path / "bare"
     shutil.copytree(corpus, bare, ignore=shutil.ignore_patterns("identification"))
     assert main(["eval", "whoops-identification", "--model", "random", "--data", str(bare), "--out",
                  str(tmp_path / "none"), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "needs the normal counterparts" in err and "normal_images=DIR" in err and "Traceback" not in err
-    given = evaluate(bare, tmp_path / "given", f"whoops-identification,normal_images={corpus / 'identification'}",
-                     "oracle")
+    given = evaluate(bare, tmp_path / "given", "whoops-identification", "oracle",
+                     datasets=(f"whoops-identification,normal_images={corpus / 'identification'}",))
     assert given["metrics"]["accuracy"] == 100.0
-    natural = evaluate(corpus, tmp_path / "natural", "whoops-identification,counterpart=natural", "oracle")
-    assert natural["metrics"]["normal_accuracy"] == 0.0  # the oracle only knows normal_* names
+    assert given["details"]["identification_file"].startswith(str(corpus / "identification"))
+
+
+def test_identification_dataset_options_change_what_is_read(corpus: Path, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """``--dataset whoops-identification,counterpart=natural``: the natural pictures are read as
+    the counterparts (the oracle knows only normal_* names, so it calls them weird)."""
+    normal = evaluate(corpus, tmp_path / "normal", "whoops-identification", "oracle")
+    natural = evaluate(corpus, tmp_path / "natural", "whoops-identification", "oracle",
+                       datasets=("whoops-identification,counterpart=natural",))
+    assert normal["metrics"]["normal_accuracy"] == 100.0 and natural["metrics"]["normal_accuracy"] == 0.0
+    assert (normal["details"]["counterpart"], natural["details"]["counterpart"]) == ("normal_image", "natural_image")
+    assert _records(tmp_path / "normal") != _records(tmp_path / "natural")
+    # a task option that moved to the dataset, and a dataset the task does not read: one line each
+    for task, extra in (("whoops-identification,counterpart=natural", []),
+                        ("whoops-identification", ["--dataset", "whoops,folds=x.json"]),
+                        ("whoops-vqa", ["--dataset", "whoops-identification,counterpart=natural"])):
+        assert main(["eval", task, "--model", "random", "--data", str(corpus), "--out", str(tmp_path / "no"),
+                     "--quiet", *extra]) == 2
+        err = capsys.readouterr().err.strip()
+        assert "\n" not in err and "Traceback" not in err and ("counterpart" in err or "reads dataset" in err)
 
 
 def test_explanation_judged_with_a_test_judge(corpus: Path, tmp_path: Path) -> None:
@@ -249,6 +290,7 @@ def test_explanation_judged_with_a_test_judge(corpus: Path, tmp_path: Path) -> N
 def test_explanation_without_judge_or_proxy_asks_for_judge(corpus: Path, tmp_path: Path) -> None:
     with pytest.raises(AbductError, match="pass --judge SPEC"):
         evaluate(corpus, tmp_path / "r", "whoops-explanation", "random")
+    assert not (tmp_path / "r" / ".partial").exists()  # refused in the plan: nothing was generated
 
 
 def test_explanation_proxies_equal_the_metrics_package(corpus: Path, tmp_path: Path) -> None:

@@ -92,5 +92,10 @@ def load(data_dir: Path, found: tuple[str, list[Path]], pictures: bool = True) -
 
         images.append(replace(image, path=path))
     check_unique(images, file)
-    hashed = [p for folder in paths for p in (sorted(folder.glob("*.arrow")) if folder.is_dir() else [folder])]
-    return hashed, images
+    return hashed(paths), images
+
+
+def hashed(paths: list[Path]) -> list[Path]:
+    """The files of a found copy that results.json hashes: a saved folder's arrow files, or the
+    parquet files."""
+    return [p for folder in paths for p in (sorted(folder.glob("*.arrow")) if folder.is_dir() else [folder])]

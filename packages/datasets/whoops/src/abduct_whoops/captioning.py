@@ -13,49 +13,64 @@ CIDEr-D from their scores with the full set's document frequencies).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from abduct import Evaluation, GenerationRequest, RunContext, Settings, Spec, VisualInput, higher
-from abduct.kit import GenerationItem, generate
-from abduct_whoops.common import Records, declare, pool_of, tables_with_units
+from abduct import (
+    Evaluation,
+    Generate,
+    GenerationItem,
+    GenerationRequest,
+    Records,
+    RunInfo,
+    Settings,
+    Spec,
+    Stage,
+    VisualInput,
+    higher,
+)
+from abduct_whoops.common import declare, in_order, pool_groups, pool_of, tables_with_units
+from abduct_whoops.dataset import WhoopsExample
 from abduct_whoops.scoring import caption_scores, score_captions
 from abduct_whoops.views import WhoopsView
 
 PROMPT = "A short caption describing this image:"
+STAGE = "captioning"
 
 
 class CaptioningTask(WhoopsView):
     generated = "caption"
     default_split = "all"
+    dataset = "whoops"
+    limit_unit = "images"
     metric_info = declare({"bleu_4": higher(0.0, 100.0), "cider": higher(0.0, 1000.0)})
 
-    def __init__(self, folds: Path | None = None) -> None:
-        self.folds = folds
-
-    def evaluate(self, run: RunContext) -> Evaluation:
-        selection = self._select(run, self.folds)
-        usable = [image for image in selection.images if image.crowd_captions]
-        keep = {image.image_id for image in usable}
+    def plan(self, examples: Sequence[WhoopsExample], run: RunInfo) -> list[Stage]:
+        """One generation stage per pool group (``captioning-<group>``), of the images with
+        crowd captions."""
         run.metric("bleu"), run.metric("cider")  # fail before generating when abduct-metrics is missing
-        records: Records = []
-        for name, images, pool_images in selection.pool_groups():
-            items = [GenerationItem(image.image_id, GenerationRequest(VisualInput(image.path), PROMPT),
-                                    image.crowd_captions) for image in images if image.image_id in keep]
+        stages = []
+        for name, chosen, pool_images in pool_groups(examples, run):
+            items = [GenerationItem(e.id, GenerationRequest(VisualInput(e.image.path), PROMPT), e.image.crowd_captions)
+                     for e in chosen if e.image.crowd_captions]
             pool = pool_of([c for image in pool_images for c in image.crowd_captions])
-            for record in generate(run, f"captioning-{name}", items, pool, per_unit=32):
-                records.append({"image_id": record["id"], **{k: v for k, v in record.items() if k != "id"}})
-        order = {image.image_id: i for i, image in enumerate(selection.images)}
-        records.sort(key=lambda r: order[r["image_id"]])
-        metrics, details, units = tables_with_units(selection, records, lambda rs: caption_scores(run.metric, rs))
-        details.update(prompt=PROMPT, skipped=len(selection.images) - len(usable),
+            stages.append(Stage(f"{STAGE}-{name}", Generate(items, pool, per_unit=32)))
+        return stages
+
+    def finish(self, examples: Sequence[WhoopsExample], records: Mapping[str, Records], run: RunInfo) -> Evaluation:
+        captions: Records = [{"image_id": r["id"], **{k: v for k, v in r.items() if k != "id"}}
+                             for stage, done in records.items() if stage.startswith(f"{STAGE}-") for r in done]
+        captions = in_order(examples, captions)
+        metrics, details, units = tables_with_units(examples, run, captions, lambda rs: caption_scores(run.metric, rs))
+        details.update(prompt=PROMPT, skipped=sum(1 for e in examples if not e.image.crowd_captions),
                        references="crowd_captions", scale="x100")
-        return Evaluation(metrics, records, selection.data_files, details, units=units)
+        return Evaluation(metrics, captions, details=details, units=units)
 
     def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, Any]:
         return score_captions(predictions, answer_key)
 
 
-def make_captioning(spec: Spec, settings: Settings, *, folds: Path | None = None) -> CaptioningTask:
-    """``whoops-captioning[,folds=FILE]`` (``folds``: a file written by ``abduct whoops folds``)."""
-    return CaptioningTask(folds)
+def make_captioning(spec: Spec, settings: Settings) -> CaptioningTask:
+    """``whoops-captioning`` (the folds: ``--dataset whoops,folds=FILE``)."""
+    return CaptioningTask()

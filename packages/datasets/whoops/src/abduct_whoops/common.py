@@ -1,11 +1,14 @@
-"""What every WHOOPS! task shares: which images a run evaluates, the text pools offered to
-generators that choose (``random``, core's ``retrieve:<scorer>``), and the tables of results.
+"""What every WHOOPS! task shares: the pool groups a run's images are generated in, the
+text pools offered to generators that choose (``random``, core's ``retrieve:<scorer>``), and
+the tables of results.
 
 **Pools exclude the image's own texts.** With ``--split all`` the images of fold part ``P[k]``
-(``splits.py``) are offered the texts of the images outside ``P[k]``; with
-``--split fold<k>-<part>`` every image is offered the texts of fold ``k``'s training images.
-A retrieval baseline thus returns the nearest text *of another image* (of the training images,
-in the supervised protocol), never one written for the image itself.
+(``splits.py``) are offered the texts of the images outside ``P[k]`` (from the whole split,
+``run.corpus``, whatever ``--limit`` keeps); with ``--split fold<k>-<part>`` every image is
+offered the texts of fold ``k``'s training images (which the dataset gives each example, as
+they are not in the split). A retrieval baseline thus returns the nearest text *of another
+image* (of the training images, in the supervised protocol), never one written for the image
+itself.
 
 **Tables.** ``details["by_category"]``: ``{commonsense_category: {metric: value, "n": images}}``;
 ``details["per_fold"]``: ``{"fold<k>": {metric: value, "n": images}}`` over each fold's test
@@ -17,52 +20,48 @@ task's metric recomputed on the group (a corpus-level metric stays corpus-level)
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from abduct import COUNT, MetricInfo, RunContext, TextPool, UnitScores
-from abduct_whoops.loader import Release, load_release
+from abduct import COUNT, MetricInfo, RunInfo, TextPool, UnitScores
+from abduct_whoops.dataset import WhoopsExample
 from abduct_whoops.records import WhoopsImage
-from abduct_whoops.splits import N_FOLDS, Folds, make_folds, parse_split, read_folds
+from abduct_whoops.splits import N_FOLDS, parse_split
 
 Records = list[dict[str, Any]]
 COUNTS = frozenset({"ties", "unparseable", "judge_parse_failures"})  # counts get no fold mean or std
 
 
-@dataclass(frozen=True)
-class Selection:
-    """The images a run evaluates, in release order, and how they group into pools and folds."""
+def pool_groups(examples: Sequence[WhoopsExample], run: RunInfo) -> list[tuple[str, list[WhoopsExample],
+                                                                             list[WhoopsImage]]]:
+    """``(name, examples, pool images)``: the evaluated images by pool group (``p<k>`` with
+    ``--split all``, ``fold<k>`` with a fold split) and the images whose texts they are offered."""
+    split = parse_split(run.split)
+    if split is not None:
+        return [(f"fold{split[0]}", list(examples), list(examples[0].training if examples else ()))]
+    corpus: Sequence[WhoopsExample] = run.corpus
+    groups = []
+    for k in range(N_FOLDS):
+        chosen = [example for example in examples if example.fold == k]
+        if chosen:
+            groups.append((f"p{k}", chosen, [example.image for example in corpus if example.fold != k]))
+    return groups
 
-    release: Release
-    images: tuple[WhoopsImage, ...]
-    folds: Folds
-    split: tuple[int, str] | None
 
-    @property
-    def data_files(self) -> list[Path]:
-        return list(self.release.files)
+def fold_groups(split: str, folds: Iterable[tuple[str, int | None]]) -> dict[str, set[str]]:
+    """``{"fold<k>": image ids}`` of the images tested in fold k, from ``(image_id, fold)``, with
+    ``--split all``; nothing for a fold split."""
+    if parse_split(split) is not None:
+        return {}
+    chosen = list(folds)
+    return {f"fold{k}": {image_id for image_id, fold in chosen if fold == k} for k in range(N_FOLDS)}
 
-    def pool_groups(self) -> list[tuple[str, list[WhoopsImage], list[WhoopsImage]]]:
-        """``(name, images, pool images)``: the evaluated images and whose texts they are offered."""
-        every = self.release.by_id()
-        if self.split is not None:
-            pool = [every[i] for i in self.folds.part(self.split[0], "train")]
-            return [(f"fold{self.split[0]}", list(self.images), pool)]
-        groups = []
-        for k in range(N_FOLDS):
-            inside = set(self.folds.part(k, "test"))
-            chosen = [image for image in self.images if image.image_id in inside]
-            if chosen:
-                groups.append((f"p{k}", chosen, [image for image in self.release.images if image.image_id not in inside]))
-        return groups
 
-    def fold_groups(self) -> dict[str, set[str]]:
-        """``{"fold<k>": test ids}`` with ``--split all``; nothing for a fold split."""
-        if self.split is not None:
-            return {}
-        return {f"fold{k}": set(self.folds.part(k, "test")) for k in range(N_FOLDS)}
+def in_order(examples: Sequence[WhoopsExample], records: Records, key: Callable[[Mapping[str, Any]], Any] | None = None
+             ) -> Records:
+    """``records`` in the examples' (release) order; ``key`` orders the records of one image."""
+    order = {example.id: i for i, example in enumerate(examples)}
+    return sorted(records, key=lambda r: (order[r["image_id"]], key(r) if key is not None else 0))
 
 
 SPREAD = MetricInfo(None, (0.0, None), None)
@@ -80,35 +79,23 @@ def declare(values: Mapping[str, MetricInfo], counts: Sequence[str] = ()) -> dic
     return out
 
 
-def select(run: RunContext, folds_file: Path | None = None) -> Selection:
-    """Load the release in ``run.data_dir``, keep the run's split, then its ``--limit``."""
-    release = load_release(run.data_dir)
-    ids = [image.image_id for image in release.images]
-    folds = read_folds(folds_file, ids) if folds_file is not None else make_folds(ids)
-    split = parse_split(run.split)
-    images: Sequence[WhoopsImage] = release.images
-    if split is not None:
-        wanted = set(folds.part(*split))
-        images = [image for image in images if image.image_id in wanted]
-    return Selection(release, tuple(run.apply_limit(list(images))), folds, split)
-
-
 def pool_of(texts: Sequence[str]) -> TextPool:
     return TextPool.of([t for t in texts if t])
 
 
 def tables(
-    selection: Selection, records: Sequence[Mapping[str, Any]], compute: Callable[[Records], dict[str, float]],
-    image_of: Callable[[Mapping[str, Any]], str] = lambda r: str(r["image_id"]),
+    examples: Sequence[WhoopsExample], run: RunInfo, records: Sequence[Mapping[str, Any]],
+    compute: Callable[[Records], dict[str, float]],
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(metrics, details)``: ``compute`` over all records, then per category and per fold
-    (see the module docstring). ``image_of`` gives a record's image id."""
-    category = {image.image_id: image.commonsense_category for image in selection.images}
-    return group_tables(category, selection.fold_groups(), records, compute, image_of)
+    (see the module docstring); each record names its image in ``image_id``."""
+    category = {example.id: example.image.commonsense_category for example in examples}
+    folds = fold_groups(run.split, ((example.id, example.fold) for example in examples))
+    return group_tables(category, folds, records, compute)
 
 
 def tables_with_units(
-    selection: Selection, records: Sequence[Mapping[str, Any]],
+    examples: Sequence[WhoopsExample], run: RunInfo, records: Sequence[Mapping[str, Any]],
     scores: Callable[[Records], tuple[dict[str, float], dict[str, UnitScores]]],
 ) -> tuple[dict[str, Any], dict[str, Any], dict[str, UnitScores]]:
     """``tables``, and the per-unit data ``scores`` gives for all the records (its intervals)."""
@@ -120,7 +107,7 @@ def tables_with_units(
             units.update(found)
         return values
 
-    metrics, details = tables(selection, records, compute)
+    metrics, details = tables(examples, run, records, compute)
     return metrics, details, units
 
 

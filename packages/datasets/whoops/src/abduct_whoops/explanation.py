@@ -12,11 +12,12 @@ the image weird, judged against the designer's and the crowd's explanations.
   best over the references, no idf, no rescaling, the hash in details; ``bem_model=DIR``:
   ``bem``, exact match first, then BEM >= 0.5, best over the references, with ``QUESTION``.
 
-Without ``--judge`` and without a proxy model the task stops with the core's one-line message
-asking for ``--judge``. Values are x100. Generators that choose are offered the designer
-explanations of other images (``common.py``). Tables by category and fold are means of the
-per-image values (corpus values of these metrics are such means too); intervals resample
-images.
+Without ``--judge`` and without a proxy model the task stops before generating, with one line
+asking for ``--judge``. Stages: ``explanation-<group>`` (one generation stage per pool group),
+then, with ``--judge``, ``explanation-judge`` over their records. Values are x100. Generators
+that choose are offered the designer explanations of other images (``common.py``). Tables by
+category and fold are means of the per-image values (corpus values of these metrics are such
+means too); intervals resample images.
 """
 
 from __future__ import annotations
@@ -28,18 +29,24 @@ from typing import Any
 from abduct import (
     AbductError,
     Evaluation,
+    Generate,
+    GenerationItem,
     GenerationRequest,
+    Judge,
     JudgeItem,
-    RunContext,
+    Metric,
+    Records,
+    RunInfo,
     Settings,
     Spec,
+    Stage,
     UnitScores,
     VisualInput,
     higher,
     percent,
 )
-from abduct.kit import GenerationItem, generate
-from abduct_whoops.common import Records, declare, pool_of, tables
+from abduct_whoops.common import declare, in_order, pool_groups, pool_of, tables
+from abduct_whoops.dataset import WhoopsExample
 from abduct_whoops.views import WhoopsView
 
 PROMPT = "What makes this image weird? Explain in one sentence."
@@ -51,6 +58,11 @@ JUDGE_TEMPLATE = (
     "Does the candidate give the same reason as at least one reference explanation? Answer yes or no."
 )
 PROXY_KEYS = ("bertscore_precision", "bertscore_recall", "bertscore_f1", "bem")
+STAGE = "explanation"
+JUDGE_STAGE = "explanation-judge"
+NO_JUDGE = ("this task judges generations against references with a model; pass --judge SPEC "
+            "(e.g. --judge openai:MODEL,base_url=URL or --judge vlm:DIR), or give whoops-explanation a proxy "
+            "model (bertscore_model=DIR, bem_model=DIR)")
 
 
 def explanation_values(records: Sequence[Mapping[str, Any]]) -> dict[str, float]:
@@ -85,21 +97,22 @@ def explanation_units(records: Sequence[Mapping[str, Any]]) -> dict[str, UnitSco
 class ExplanationTask(WhoopsView):
     generated = "explanation"
     default_split = "all"
+    dataset = "whoops"
+    limit_unit = "images"
     metric_info = declare({"judge_equivalent": percent(), "bem": percent(),
                            **{f"bertscore_{k}": higher(-100.0, 100.0) for k in ("precision", "recall", "f1")}},
                           ("judge_parse_failures", "explanations"))
 
     def __init__(self, bertscore_model: Path | None = None, bertscore_layers: int | None = None,
-                 bem_model: Path | None = None, folds: Path | None = None) -> None:
+                 bem_model: Path | None = None) -> None:
         if bertscore_layers is not None and bertscore_model is None:
             raise AbductError("bertscore_layers applies only with bertscore_model=DIR")
         self.bertscore_model = bertscore_model
         self.bertscore_layers = bertscore_layers
         self.bem_model = bem_model
-        self.folds = folds
 
-    def _proxies(self, run: RunContext) -> dict[str, Any]:
-        chosen: dict[str, Any] = {}
+    def _proxies(self, run: RunInfo) -> dict[str, Metric]:
+        chosen: dict[str, Metric] = {}
         if self.bertscore_model is not None:
             options: dict[str, Any] = {"model": str(self.bertscore_model)}
             if self.bertscore_layers is not None:
@@ -109,55 +122,71 @@ class ExplanationTask(WhoopsView):
             chosen["bem"] = run.metric("bem", model=self.bem_model)
         return chosen
 
-    def evaluate(self, run: RunContext) -> Evaluation:
-        selection = self._select(run, self.folds)
-        proxies = self._proxies(run)  # fail before generating
-        judge = run.require_judge() if run.judged or not proxies else None
-        records: Records = []
-        for name, images, pool_images in selection.pool_groups():
-            items = [GenerationItem(image.image_id, GenerationRequest(VisualInput(image.path), PROMPT),
-                                    image.explanations) for image in images if image.designer_explanation]
+    def plan(self, examples: Sequence[WhoopsExample], run: RunInfo) -> list[Stage]:
+        """One generation stage per pool group (``explanation-<group>``) of the images with a
+        designer explanation; with ``--judge``, the judge's stage over what they generated."""
+        proxies = self._proxies(run)  # a missing metric or model fails before generating
+        if not run.judged and not proxies:
+            raise AbductError(NO_JUDGE)
+        stages = []
+        for name, chosen, pool_images in pool_groups(examples, run):
+            items = [GenerationItem(e.id, GenerationRequest(VisualInput(e.image.path), PROMPT), e.image.explanations)
+                     for e in chosen if e.image.designer_explanation]
             pool = pool_of([image.designer_explanation for image in pool_images])
-            for r in generate(run, f"explanation-{name}", items, pool, per_unit=32):
-                records.append({"image_id": r["id"], "prediction": r["prediction"], "references": r["references"]})
-        order = {image.image_id: i for i, image in enumerate(selection.images)}
-        records.sort(key=lambda r: order[r["image_id"]])
-        paths = {image.image_id: image.path for image in selection.images}
+            stages.append(Stage(f"{STAGE}-{name}", Generate(items, pool, per_unit=32)))
+        if not run.judged:
+            return stages
+        generated = [stage.name for stage in stages]
+        paths = {e.id: e.image.path for e in examples}
+
+        def verdicts(done: Mapping[str, Records]) -> Judge:
+            explained = in_order(examples, _explanations({name: done[name] for name in generated}))
+            return Judge([JudgeItem(r["image_id"], r["prediction"], tuple(r["references"]),
+                                    VisualInput(paths[r["image_id"]]), QUESTION) for r in explained], JUDGE_TEMPLATE)
+
+        return [*stages, Stage(JUDGE_STAGE, after=verdicts)]
+
+    def finish(self, examples: Sequence[WhoopsExample], records: Mapping[str, Records], run: RunInfo) -> Evaluation:
+        explained = in_order(examples, _explanations({k: v for k, v in records.items() if k != JUDGE_STAGE}))
         details: dict[str, Any] = {"prompt": PROMPT, "references": "designer_explanation + crowd_explanations",
                                    "scale": "x100"}
-        if judge is not None:
-            verdicts = judge.judge([JudgeItem(r["image_id"], r["prediction"], tuple(r["references"]),
-                                              VisualInput(paths[r["image_id"]]), QUESTION) for r in records],
-                                   JUDGE_TEMPLATE, stage="explanation-judge")
-            for record, verdict in zip(records, verdicts):
-                record["judge"] = verdict.equivalent
-                record["judge_raw"] = verdict.raw
+        if JUDGE_STAGE in records:
+            verdicts = {v["id"]: v for v in records[JUDGE_STAGE]}
+            for record in explained:
+                record["judge"] = verdicts[record["image_id"]]["equivalent"]
+                record["judge_raw"] = verdicts[record["image_id"]]["raw"]
             details["judge_template"] = JUDGE_TEMPLATE
         else:
             details["judge"] = "not run (no --judge): automatic proxies only"
-        predictions = {r["image_id"]: r["prediction"] for r in records}
-        references = {r["image_id"]: list(r["references"]) for r in records}
-        for r in records:
+        predictions = {r["image_id"]: r["prediction"] for r in explained}
+        references = {r["image_id"]: list(r["references"]) for r in explained}
+        for r in explained:
             r["metrics"] = {}
-        for name, metric in proxies.items():
+        for name, metric in self._proxies(run).items():
             questions = {i: QUESTION for i in predictions} if name == "bem" else None
             result = metric.compute(predictions, references, questions)
-            for r in records:
+            for r in explained:
                 r["metrics"].update({k: float(v) for k, v in result.per_sample[r["image_id"]].items()
                                      if k in PROXY_KEYS})
             details[f"{name}_info"] = {k: v for k, v in result.info.items() if isinstance(v, str | int | float | bool)}
-        metrics, tables_ = tables(selection, records, explanation_values)
-        metrics["explanations"] = len(records)
+        metrics, tables_ = tables(examples, run, explained, explanation_values)
+        metrics["explanations"] = len(explained)
         details.update(tables_)
-        return Evaluation(metrics, records, selection.data_files, details, units=explanation_units(records))
+        return Evaluation(metrics, explained, details=details, units=explanation_units(explained))
 
     def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, Any]:
         raise AbductError("whoops-explanation has no official prediction-file format (the paper judges explanations "
                           "with people and GPT-4): run it with abduct eval ... --judge SPEC")
 
 
+def _explanations(records: Mapping[str, Records]) -> Records:
+    """The generation stages' records as ``{image_id, prediction, references}``."""
+    return [{"image_id": r["id"], "prediction": r["prediction"], "references": r["references"]}
+            for done in records.values() for r in done]
+
+
 def make_explanation(spec: Spec, settings: Settings, *, bertscore_model: Path | None = None,
-                     bertscore_layers: int | None = None, bem_model: Path | None = None,
-                     folds: Path | None = None) -> ExplanationTask:
-    """``whoops-explanation[,bertscore_model=DIR][,bertscore_layers=N][,bem_model=DIR][,folds=FILE]``."""
-    return ExplanationTask(bertscore_model, bertscore_layers, bem_model, folds)
+                     bertscore_layers: int | None = None, bem_model: Path | None = None) -> ExplanationTask:
+    """``whoops-explanation[,bertscore_model=DIR][,bertscore_layers=N][,bem_model=DIR]`` (the folds:
+    ``--dataset whoops,folds=FILE``)."""
+    return ExplanationTask(bertscore_model, bertscore_layers, bem_model)

@@ -12,32 +12,39 @@ normal) pair of the authors' identification release (``normals.py``) are classif
   the second does, wrong on a tie. ``pair_accuracy`` adds the pairwise view: the weird
   picture's margin (weird minus normal score) strictly above its counterpart's.
 
-Without the release the task stops with one line saying where it looked and how to give it.
-Tables by category and fold come from the weird picture's image id (``unknown`` when its name
-is not a WHOOPS! id).
+The task reads the ``whoops-identification`` dataset (``dataset.py``: where the release is,
+which counterpart, the folds); without the release it stops with one line saying where it
+looked and how to give it. ``--limit`` counts pairs. Tables by category and fold come from the
+weird picture's image id (``unknown`` when its name is not a WHOOPS! id). One stage,
+``identification``: a custom step over batches of 16 pairs, each picture answered as above.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from abduct import (
     AbductError,
+    Custom,
     Evaluation,
     GenerationRequest,
-    RunContext,
+    Records,
+    RunInfo,
+    RunModels,
     Settings,
     Spec,
+    Stage,
     TextPool,
     VisualInput,
     percent,
 )
 from abduct.kit import batched
-from abduct_whoops.common import Records, declare, group_tables, select
-from abduct_whoops.normals import IDENTIFICATION_FILES, Counterpart, Pair, find_file, load_pairs
+from abduct_whoops.common import declare, fold_groups, group_tables
+from abduct_whoops.dataset import IdentificationExample
+from abduct_whoops.normals import Pair
 
 PROMPT = "Is this image weird or normal? Answer with one word: weird or normal."
 WEIRD_TEXT = "a weird, unusual image that defies common sense"
@@ -75,94 +82,88 @@ def identification_values(records: Sequence[Mapping[str, Any]]) -> dict[str, flo
     return out
 
 
+STAGE = "identification"
+Answer = Literal["auto", "score", "generate"]
+
+
 class IdentificationTask:
     default_split = "all"
+    dataset = "whoops-identification"
+    limit_unit = "pairs"
     metric_info = declare({name: percent(chance=50.0) for name in
                            ("accuracy", "weird_accuracy", "normal_accuracy", "pair_accuracy")},
                           ("unparseable", "pairs"))
 
-    def __init__(self, normal_images: Path | None = None, counterpart: Counterpart = "normal",
-                 answer: Literal["auto", "score", "generate"] = "auto", folds: Path | None = None) -> None:
-        self.normal_images = normal_images
-        self.counterpart: Counterpart = counterpart
-        self.answer = answer
-        self.folds = folds
+    def __init__(self, answer: Answer = "auto") -> None:
+        self.answer: Answer = answer
 
-    def _pairs(self, run: RunContext) -> tuple[Path, list[Pair]]:
-        found = find_file(run.data_dir, self.normal_images)
-        if found is None:
-            raise AbductError(
-                "whoops-identification needs the normal counterparts of the images, from the authors' separate "
-                f"identification release ({IDENTIFICATION_FILES[0]} and its pictures), which is not in "
-                f"{run.data_dir} or {run.data_dir / 'identification'}: give it with "
-                "whoops-identification,normal_images=DIR")
-        return found, load_pairs(found, self.counterpart)
+    def _generates(self, run: RunInfo) -> bool:
+        return self.answer == "generate" or (self.answer == "auto" and run.generates)
 
-    def evaluate(self, run: RunContext) -> Evaluation:
-        selection = select(run, self.folds)
-        file, every = self._pairs(run)
-        category = {image.image_id: image.commonsense_category for image in selection.release.images}
-        if selection.split is not None:
-            wanted = {image.image_id for image in selection.images}
-            every = [p for p in every if p.image_id in wanted]
-        pairs = list(run.apply_limit(every))
-        generate = self.answer == "generate" or (self.answer == "auto" and run.generates)
-        fn = self._generated(run) if generate else self._scored(run)
-        records = run.map_units("identification", [(b[0].pair_id, b) for b in batched(pairs, 16)], fn)
-        category = {p.image_id: category.get(p.image_id, "unknown") for p in pairs}
-        metrics, details = group_tables(category, selection.fold_groups(), records, identification_values,
-                                        lambda r: str(r["image_id"]))
-        metrics["pairs"] = len(pairs)
-        details.update(answered_by="generation" if generate else "scores", counterpart=f"{self.counterpart}_image",
-                       identification_file=str(file), chance=50.0)
+    def plan(self, examples: Sequence[IdentificationExample], run: RunInfo) -> list[Stage]:
+        pairs = [example.pair for example in examples]
+        units = [(batch[0].pair_id, batch) for batch in batched(pairs, 16)]
+        ability = "generate" if self._generates(run) else "score"  # a model unable to: one line before it runs
+        return [Stage(STAGE, Custom(units, STEPS[ability], frozenset({ability})))]
+
+    def finish(self, examples: Sequence[IdentificationExample], records: Mapping[str, Records],
+               run: RunInfo) -> Evaluation:
+        classified = records[STAGE]
+        category = {e.pair.image_id: e.category for e in examples}
+        folds = fold_groups(run.split, ((e.pair.image_id, e.fold) for e in examples))
+        metrics, details = group_tables(category, folds, classified, identification_values)
+        metrics["pairs"] = len(examples)
+        generate = self._generates(run)
+        details["answered_by"] = "generation" if generate else "scores"
+        if examples:
+            details.update(counterpart=examples[0].counterpart, identification_file=examples[0].file)
+        details["chance"] = 50.0
         details.update({"prompt": PROMPT} if generate else {"texts": [WEIRD_TEXT, NORMAL_TEXT]})
-        return Evaluation(metrics, records, [*selection.data_files, file], details)
-
-    @staticmethod
-    def _images(batch: Sequence[Pair]) -> list[tuple[Pair, str, str]]:
-        return [(p, label, path) for p in batch for label, path in (("weird", p.weird), ("normal", p.normal))]
-
-    def _scored(self, run: RunContext) -> Any:
-        engine = run.require_scorer()
-
-        def classify(batch: Sequence[Pair]) -> Records:
-            shown = self._images(batch)
-            visuals = [VisualInput(path) for _, _, path in shown for _ in (0, 1)]
-            texts = [text for _ in shown for text in (WEIRD_TEXT, NORMAL_TEXT)]
-            scores = engine.score_pairs(visuals, texts).tolist()
-            out = []
-            for i, (pair, label, _) in enumerate(shown):
-                weird, normal = scores[2 * i], scores[2 * i + 1]
-                predicted = "weird" if weird > normal else "normal" if normal > weird else None
-                out.append({"id": f"{pair.pair_id}/{label}", "pair": pair.pair_id, "image_id": pair.image_id,
-                            "label": label, "scores": [weird, normal], "margin": weird - normal,
-                            "prediction": predicted, "correct": predicted == label})
-            return out
-        return classify
-
-    def _generated(self, run: RunContext) -> Any:
-        engine = run.require_generator()
-        pool = TextPool.of(["weird", "normal"])
-
-        def classify(batch: Sequence[Pair]) -> Records:
-            shown = self._images(batch)
-            answers = engine.generate([GenerationRequest(VisualInput(path), PROMPT) for _, _, path in shown], pool)
-            out = []
-            for (pair, label, _), raw in zip(shown, answers):
-                predicted = parse_label(raw)
-                out.append({"id": f"{pair.pair_id}/{label}", "pair": pair.pair_id, "image_id": pair.image_id,
-                            "label": label, "output": raw, "prediction": predicted, "correct": predicted == label,
-                            "unparseable": int(predicted is None)})
-            return out
-        return classify
+        return Evaluation(metrics, classified, details=details)
 
     def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, Any]:
         raise AbductError("whoops-identification has no official prediction-file format; run it with abduct eval")
 
 
-def make_identification(spec: Spec, settings: Settings, *, normal_images: Path | None = None,
-                        counterpart: Counterpart = "normal", answer: Literal["auto", "score", "generate"] = "auto",
-                        folds: Path | None = None) -> IdentificationTask:
-    """``whoops-identification[,normal_images=DIR][,counterpart=normal|natural][,answer=auto|score|generate]
-    [,folds=FILE]``."""
-    return IdentificationTask(normal_images, counterpart, answer, folds)
+def _pictures(batch: Sequence[Pair]) -> list[tuple[Pair, str, str]]:
+    return [(p, label, path) for p in batch for label, path in (("weird", p.weird), ("normal", p.normal))]
+
+
+def classify_scored(models: RunModels, batch: Sequence[Pair]) -> Records:
+    """Each picture scored with ``WEIRD_TEXT`` and ``NORMAL_TEXT``: the strictly higher wins."""
+    shown = _pictures(batch)
+    visuals = [VisualInput(path) for _, _, path in shown for _ in (0, 1)]
+    texts = [text for _ in shown for text in (WEIRD_TEXT, NORMAL_TEXT)]
+    scores = models.require_scorer().score_pairs(visuals, texts).tolist()
+    out = []
+    for i, (pair, label, _) in enumerate(shown):
+        weird, normal = scores[2 * i], scores[2 * i + 1]
+        predicted = "weird" if weird > normal else "normal" if normal > weird else None
+        out.append({"id": f"{pair.pair_id}/{label}", "pair": pair.pair_id, "image_id": pair.image_id,
+                    "label": label, "scores": [weird, normal], "margin": weird - normal,
+                    "prediction": predicted, "correct": predicted == label})
+    return out
+
+
+def classify_generated(models: RunModels, batch: Sequence[Pair]) -> Records:
+    """Each picture's answer to ``PROMPT``, read by ``parse_label``; a chooser picks from weird, normal."""
+    shown = _pictures(batch)
+    answers = models.require_generator().generate([GenerationRequest(VisualInput(path), PROMPT)
+                                                   for _, _, path in shown], TextPool.of(["weird", "normal"]))
+    out = []
+    for (pair, label, _), raw in zip(shown, answers):
+        predicted = parse_label(raw)
+        out.append({"id": f"{pair.pair_id}/{label}", "pair": pair.pair_id, "image_id": pair.image_id,
+                    "label": label, "output": raw, "prediction": predicted, "correct": predicted == label,
+                    "unparseable": int(predicted is None)})
+    return out
+
+
+STEPS: dict[str, Callable[[RunModels, Sequence[Pair]], Records]] = {"score": classify_scored,
+                                                                     "generate": classify_generated}
+
+
+def make_identification(spec: Spec, settings: Settings, *, answer: Answer = "auto") -> IdentificationTask:
+    """``whoops-identification[,answer=auto|score|generate]`` (the release, the counterpart and the
+    folds: ``--dataset whoops-identification,normal_images=DIR,counterpart=natural,folds=FILE``)."""
+    return IdentificationTask(answer)

@@ -97,24 +97,45 @@ def _with_path(image: WhoopsImage, path: str) -> WhoopsImage:
     return replace(image, path=path)
 
 
-def load_release(data_dir: Path) -> Release:
-    """The release found in ``data_dir`` (see the module docstring for the order tried)."""
+def _locate(data_dir: Path) -> tuple[str, list[Path]]:
+    """The release's form and where it is (see the module docstring for the order tried)."""
     data_dir = require_dir(Path(data_dir), "WHOOPS! data directory")
     if (data_dir / CSV_NAME).is_file():
-        path = data_dir / CSV_NAME
-        return Release("csv", (path,), tuple(load_csv(path)))
+        return "csv", [data_dir / CSV_NAME]
     for name in METADATA:
         if (data_dir / name).is_file():
-            path = data_dir / name
-            return Release("imagefolder", (path,), tuple(load_metadata(path)))
+            return "imagefolder", [data_dir / name]
     from abduct_whoops import _hf
 
     found = _hf.find(data_dir)
     if found is not None:
-        files, images = _hf.load(data_dir, found)
-        return Release("hf", tuple(files), tuple(images))
+        return found
     raise AbductError(f"no WHOOPS! release in {data_dir}: expected {CSV_NAME} (with images/), test/metadata.csv "
                       "(image folder), a datasets save_to_disk folder or parquet files")
+
+
+def load_release(data_dir: Path) -> Release:
+    """The release found in ``data_dir`` (see the module docstring for the order tried)."""
+    form, paths = _locate(data_dir)
+    if form == "csv":
+        return Release("csv", (paths[0],), tuple(load_csv(paths[0])))
+    if form == "imagefolder":
+        return Release("imagefolder", (paths[0],), tuple(load_metadata(paths[0])))
+    from abduct_whoops import _hf
+
+    files, images = _hf.load(Path(data_dir), (form, paths))
+    return Release("hf", tuple(files), tuple(images))
+
+
+def release_files(data_dir: Path) -> list[Path]:
+    """The annotation files of the release in ``data_dir`` (``Release.files``), found without
+    reading them."""
+    form, paths = _locate(data_dir)
+    if form in ("csv", "imagefolder"):
+        return paths
+    from abduct_whoops import _hf
+
+    return _hf.hashed(paths)
 
 
 def load_answer_key(path: Path) -> list[WhoopsImage]:

@@ -7,8 +7,8 @@ picture), each a file name relative to the CSV's folder (or its ``images/`` subf
 with ``natural_image`` instead of ``normal_image``. A weird picture whose file stem is a WHOOPS!
 image id takes that image's category and fold.
 
-Found in ``normal_images=DIR`` when given (DIR, or the CSV itself), else in
-``DATA/identification/`` or ``DATA`` itself.
+Found in ``normal_images=DIR`` when given (``--dataset whoops-identification,normal_images=DIR``;
+DIR, or the CSV itself), else in ``DATA/identification/`` or ``DATA`` itself.
 """
 
 from __future__ import annotations

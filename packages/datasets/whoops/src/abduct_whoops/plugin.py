@@ -13,7 +13,10 @@ from abduct.kit import read_published
 @hookimpl
 def register_datasets() -> Iterator[Registration]:
     yield Registration("whoops", "WHOOPS! (ICCV 2023): 500 commonsense-defying images with captions, explanations, "
-                       "QA pairs", "abduct_whoops.dataset:make_dataset")
+                       "QA pairs (folds=FILE)", "abduct_whoops.dataset:make_dataset")
+    yield Registration("whoops-identification", "WHOOPS! identification release: weird pictures beside normal "
+                       "counterparts (normal_images=DIR, counterpart=normal|natural, folds=FILE)",
+                       "abduct_whoops.dataset:make_identification_dataset")
 
 
 @hookimpl

@@ -7,7 +7,7 @@ get the extra id). Fold ``k`` tests on ``P[k]``, validates on ``P[(k+1) mod 5]``
 on the other three: every image is tested exactly once. Hashing instead of a random
 generator makes the folds the same on every run, machine and library version; they depend
 only on the ids and the seed. ``abduct whoops folds`` writes them to a JSON file that others
-can reuse (a task reads such a file with ``folds=FILE``).
+can reuse (the tasks read such a file with ``--dataset whoops,folds=FILE``).
 
 **Splits** (``--split``): ``all`` (the zero-shot protocol, every image; the default) or
 ``fold<k>-<part>`` (``fold0-test`` ... ``fold4-train``) for a model trained on a fold.

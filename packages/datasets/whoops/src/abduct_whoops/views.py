@@ -6,32 +6,25 @@ where present), or, for matching, the detailed and the under-specified caption w
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
-from abduct import RunContext
 from abduct.kit import scored_texts
-from abduct_whoops.common import Selection, select
-from abduct_whoops.records import WhoopsImage
+from abduct_whoops.dataset import WhoopsExample
 
 VERDICTS = {True: "equivalent", False: "not equivalent", None: "unparsed"}
 
 
 class WhoopsView:
-    """A WHOOPS! task's ``sample_view``: tasks select their images through ``_select``."""
+    """A WHOOPS! task's ``view``: the record's image found among the run's examples by its
+    ``image_id``."""
 
     generated = "output"  # what the model generates, for the labels
-    _seen: dict[str, WhoopsImage] = {}
 
-    def _select(self, run: RunContext, folds: Path | None) -> Selection:
-        selection = select(run, folds)
-        self._seen = {image.image_id: image for image in selection.images}
-        return selection
-
-    def sample_view(self, record: Mapping[str, Any]) -> dict[str, Any] | None:
-        image = self._seen.get(str(record.get("image_id")))
-        if image is None:
+    def view(self, record: Mapping[str, Any], examples: Mapping[str, Any]) -> dict[str, Any] | None:
+        example = examples.get(str(record.get("image_id")))
+        if not isinstance(example, WhoopsExample):
             return None
+        image = example.image
         view: dict[str, Any] = {"images": [{"path": image.path, "caption": image.image_id}],
                                 "category": image.commonsense_category, "fields": {}}
         scores = record.get("scores")

@@ -12,57 +12,79 @@ each with its questions (the share of matches pooled).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from abduct import Evaluation, GenerationRequest, RunContext, Settings, Spec, VisualInput, percent
-from abduct.kit import GenerationItem, generate
-from abduct_whoops.common import Records, declare, pool_of, tables_with_units
+from abduct import (
+    Evaluation,
+    Generate,
+    GenerationItem,
+    GenerationRequest,
+    Records,
+    RunInfo,
+    Settings,
+    Spec,
+    Stage,
+    VisualInput,
+    percent,
+)
+from abduct_whoops.common import declare, in_order, pool_groups, pool_of, tables_with_units
+from abduct_whoops.dataset import WhoopsExample
 from abduct_whoops.scoring import score_vqa, vqa_scores
 from abduct_whoops.views import WhoopsView
 
 PROMPT = "Question: {question} Short answer:"
+STAGE = "vqa"
+
+
+def questions(examples: Sequence[WhoopsExample]) -> dict[str, dict[str, str]]:
+    """``{"<image_id>#<k>": {image_id, question, answer}}`` of every question of ``examples``."""
+    return {f"{e.id}#{k}": {"image_id": e.id, "question": question, "answer": answer}
+            for e in examples for k, (question, answer) in enumerate(e.image.question_answering_pairs)}
 
 
 class VqaTask(WhoopsView):
     generated = "answer"
     default_split = "all"
+    dataset = "whoops"
+    limit_unit = "images"
     metric_info = declare({"exact_match": percent(), "bem": percent()}, ("questions",))
 
-    def __init__(self, bem_model: Path | None = None, folds: Path | None = None) -> None:
+    def __init__(self, bem_model: Path | None = None) -> None:
         self.bem_model = bem_model
-        self.folds = folds
 
-    def evaluate(self, run: RunContext) -> Evaluation:
-        selection = self._select(run, self.folds)
+    def plan(self, examples: Sequence[WhoopsExample], run: RunInfo) -> list[Stage]:
+        """One generation stage per pool group (``vqa-<group>``), a request per question."""
         run.metric("exact-match")
         if self.bem_model is not None:
             run.metric("bem", model=self.bem_model)  # a bad model directory fails before generating
-        records: Records = []
-        for name, images, pool_images in selection.pool_groups():
-            items, meta = [], {}
-            for image in images:
-                for k, (question, answer) in enumerate(image.question_answering_pairs):
-                    item_id = f"{image.image_id}#{k}"
-                    meta[item_id] = {"image_id": image.image_id, "question": question, "answer": answer}
-                    items.append(GenerationItem(item_id, GenerationRequest(VisualInput(image.path),
-                                                                           PROMPT.format(question=question)), (answer,)))
+        stages = []
+        for name, chosen, pool_images in pool_groups(examples, run):
+            items = [GenerationItem(item_id, GenerationRequest(VisualInput(e.image.path),
+                                                               PROMPT.format(question=meta["question"])),
+                                    (meta["answer"],))
+                     for e in chosen for item_id, meta in questions([e]).items()]
             pool = pool_of([a for image in pool_images for _, a in image.question_answering_pairs])
-            for r in generate(run, f"vqa-{name}", items, pool, per_unit=64):
-                records.append({"id": r["id"], **meta[r["id"]], "prediction": r["prediction"]})
-        order = {image.image_id: i for i, image in enumerate(selection.images)}
-        records.sort(key=lambda r: (order[r["image_id"]], int(str(r["id"]).rsplit("#", 1)[1])))
-        metrics, details, units = tables_with_units(selection, records,
+            stages.append(Stage(f"{STAGE}-{name}", Generate(items, pool, per_unit=64)))
+        return stages
+
+    def finish(self, examples: Sequence[WhoopsExample], records: Mapping[str, Records], run: RunInfo) -> Evaluation:
+        meta = questions(examples)
+        answered: Records = [{"id": r["id"], **meta[r["id"]], "prediction": r["prediction"]}
+                             for stage, done in records.items() if stage.startswith(f"{STAGE}-") for r in done]
+        answered = in_order(examples, answered, lambda r: int(str(r["id"]).rsplit("#", 1)[1]))
+        metrics, details, units = tables_with_units(examples, run, answered,
                                                     lambda rs: vqa_scores(run.metric, rs, self.bem_model))
-        metrics["questions"] = len(records)
+        metrics["questions"] = len(answered)
         details.update(prompt=PROMPT, scale="x100",
                        bem=str(self.bem_model) if self.bem_model is not None else "not run (give bem_model=DIR)")
-        return Evaluation(metrics, records, selection.data_files, details, units=units)
+        return Evaluation(metrics, answered, details=details, units=units)
 
     def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, Any]:
         return score_vqa(predictions, answer_key, self.bem_model)
 
 
-def make_vqa(spec: Spec, settings: Settings, *, bem_model: Path | None = None, folds: Path | None = None) -> VqaTask:
-    """``whoops-vqa[,bem_model=DIR][,folds=FILE]``."""
-    return VqaTask(bem_model, folds)
+def make_vqa(spec: Spec, settings: Settings, *, bem_model: Path | None = None) -> VqaTask:
+    """``whoops-vqa[,bem_model=DIR]`` (the folds: ``--dataset whoops,folds=FILE``)."""
+    return VqaTask(bem_model)
