@@ -133,3 +133,48 @@ def test_bad_questions_file_names_record_and_field(tmp_path: Path, capsys: pytes
     err = capsys.readouterr().err
     assert "questions.json" in err and "record 1" in err and "field 'choices'" in err
     assert not (tmp_path / "o").exists()
+
+
+def test_the_dataset_option_changes_what_the_task_reads(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--dataset example-colors,questions=FILE``: another questions file in the folder is what
+    the run reads, evaluates and hashes; an option the dataset lacks, or another task's
+    dataset, is one line."""
+    data = tmp_path / "data"
+    write_dataset(data, items=12)
+    questions = json.loads((data / "questions.json").read_text())
+    (data / "first.json").write_text(json.dumps(questions[:5]))
+    argv = ["eval", "example-colors", "--model", "random", "--data", str(data), "--quiet", "--no-cache"]
+    assert main([*argv, "--out", str(tmp_path / "all")]) == 0
+    assert main([*argv, "--out", str(tmp_path / "first"), "--dataset", "example-colors,questions=first.json"]) == 0
+    every, first = (json.loads((tmp_path / run / "results.json").read_text()) for run in ("all", "first"))
+    assert every["metrics"]["n"] == 12 and first["metrics"]["n"] == 5
+    assert set(every["data"]["files"]) == {"questions.json", "answers.json"}
+    assert set(first["data"]["files"]) == {"first.json", "answers.json"}
+    ids = [json.loads(line)["id"] for line in (tmp_path / "first" / "predictions.jsonl").read_text().splitlines()]
+    assert ids == [q["id"] for q in questions[:5]]
+    capsys.readouterr()
+    assert main([*argv, "--out", str(tmp_path / "x"), "--dataset", "example-colors,question=first.json"]) == 2
+    assert "no option 'question'; did you mean 'questions'?" in capsys.readouterr().err
+    assert main([*argv, "--out", str(tmp_path / "y"), "--dataset", "example-describe,questions=first.json"]) == 2
+    assert "reads dataset 'example-colors', not 'example-describe'" in capsys.readouterr().err
+
+
+def test_check_and_the_sample_view(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``abduct check`` runs the task's dataset check; samples.html shows each picture with its
+    scored choices (the task's ``view``), and no record falls back to the generic view."""
+    data = tmp_path / "data"
+    write_dataset(data, items=6)
+    assert main(["check", "example-describe", "--data", str(data)]) == 0
+    names = json.loads((data / "colors.json").read_text())
+    del names["q0004"]
+    (data / "colors.json").write_text(json.dumps(names))
+    capsys.readouterr()
+    assert main(["check", "example-describe", "--data", str(data)]) == 1
+    assert "colors.json, record q0004: question has no colour name" in capsys.readouterr().out
+    assert main(["check", "example-colors", "--data", str(data)]) == 0  # its key is answers.json
+
+    assert main(["eval", "example-colors", "--model", "example-color", "--data", str(data), "--out",
+                 str(tmp_path / "o"), "--quiet", "--no-cache"]) == 0
+    page = (tmp_path / "o" / "samples.html").read_text()
+    assert "choice 1 \\u00b7 score" in page and "sample view failed" not in page  # JSON inside the page
+    assert len(list((tmp_path / "o" / "samples").iterdir())) == 6

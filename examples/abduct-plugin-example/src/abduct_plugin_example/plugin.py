@@ -16,6 +16,15 @@ if TYPE_CHECKING:
 
 
 @hookimpl
+def register_datasets() -> Iterator[Registration]:
+    # names are per kind: each task's dataset may share its name
+    yield Registration("example-colors", "Colour questions with their right choices (answers.json)",
+                       "abduct_plugin_example.data:make_choice_questions")
+    yield Registration("example-describe", "Colour questions with their colours' names (colors.json)",
+                       "abduct_plugin_example.data:make_named_questions")
+
+
+@hookimpl
 def register_tasks() -> Iterator[Registration]:
     yield Registration("example-colors", "Which colour dominates the image? (4-way choice, accuracy)",
                        "abduct_plugin_example.task:make_colors")

@@ -1,43 +1,46 @@
-"""The two example tasks, each written with one of the core's shared shapes.
+"""The two example tasks, each one stage of one of the core's request kinds.
 
-- ``example-colors`` (scoring): which of four colour names fits the image? The core's
-  ``multiple_choice`` scores every candidate, picks the argmax (ties to the first maximal
-  index) and resumes an interrupted run; ``accuracy`` averages the records.
-- ``example-describe`` (generation): write the name of the image's colour. The core's
-  ``generate`` asks the model for one text per image, ``score_generations`` scores them with
-  ``exact-match`` through ``run.metric``. The task offers the four colour names as a
-  ``TextPool``, so the built-in ``random`` model (which picks from a pool) gives the chance row.
+A task declares; the runner drives. It names the registered ``dataset`` it reads (the runner
+builds it with the user's ``--dataset`` options, loads the split and applies ``--limit``),
+``plan``s the run as named stages of requests, and ``finish``es it: metrics and per-sample
+records from the stages' records. The runner executes each request through the model's
+engines, unit by unit, so an interrupted run resumes; the task never sees the model.
+
+- ``example-colors`` (scoring): which of four colour names fits the image? One ``Choose``
+  stage: the model scores every candidate, the argmax is picked (ties to the first maximal
+  index); ``accuracy`` averages the records. ``view`` shows a record in samples.html.
+- ``example-describe`` (generation): write the name of the image's colour. One ``Generate``
+  stage; ``finish`` scores the texts with ``exact-match`` through ``score_generations``. The
+  task offers the four colour names as a ``TextPool``, so the built-in ``random`` model (which
+  picks from a pool) gives the chance row.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from abduct import (
     COUNT,
+    Choice,
+    Choose,
     DataError,
     Evaluation,
+    Generate,
+    GenerationItem,
     GenerationRequest,
-    RunContext,
+    Records,
+    RunInfo,
     Settings,
     Spec,
+    Stage,
     TextPool,
     VisualInput,
     percent,
 )
-from abduct.kit import (
-    Choice,
-    ExactMatch,
-    GenerationItem,
-    accuracy,
-    generate,
-    multiple_choice,
-    read_json,
-    score_generations,
-    validate_inputs,
-)
-from abduct_plugin_example.data import ANSWERS, COLORS, NAMES, QUESTIONS, load_questions, read_key
+from abduct.kit import ExactMatch, accuracy, read_json, score_generations, scored_texts, validate_inputs
+from abduct_plugin_example.data import COLORS, ChoiceQuestion, NamedQuestion, read_key
 
 PROMPT = "Which colour dominates this image? Answer with one word."
 
@@ -46,18 +49,23 @@ class ColorTask:
     """``example-colors``: 4-way multiple choice, accuracy in percent."""
 
     default_split = "test"
+    dataset = "example-colors"  # the registered dataset the runner loads: ChoiceQuestion examples
+    limit_unit = "questions"  # what --limit counts, as results.json says
     metric_info = {"accuracy": percent(chance=25.0), "n": COUNT}  # which way is better, and chance (1 in 4)
 
-    def evaluate(self, run: RunContext) -> Evaluation:
-        questions = run.apply_limit(load_questions(run.data_dir), "questions")
-        key = read_key(run.data_dir / ANSWERS, int, "an integer choice index")
-        missing = [q.qid for q in questions if q.qid not in key]
-        if missing:
-            raise DataError("question has no answer", file=run.data_dir / ANSWERS, record=missing[0])
-        items = [Choice(q.qid, VisualInput(str(q.image)), q.choices, key[q.qid]) for q in questions]
-        records = multiple_choice(run, "questions", items, per_unit=8)
-        return Evaluation({"accuracy": accuracy(records), "n": len(records)}, records,
-                          data_files=[run.data_dir / QUESTIONS, run.data_dir / ANSWERS])
+    def plan(self, questions: Sequence[ChoiceQuestion], run: RunInfo) -> list[Stage]:
+        items = [Choice(q.id, VisualInput(str(q.image)), q.choices, q.label) for q in questions]
+        return [Stage("questions", Choose(items, per_unit=8))]  # the stage's name keys its stored units
+
+    def finish(self, questions: Sequence[ChoiceQuestion], records: Mapping[str, Records], run: RunInfo) -> Evaluation:
+        answers = records["questions"]  # {id, scores, choice, label, correct} per question
+        return Evaluation({"accuracy": accuracy(answers), "n": len(answers)}, answers)
+
+    def view(self, record: Mapping[str, Any], questions: Mapping[str, ChoiceQuestion]) -> dict[str, Any]:
+        """What samples.html shows of a record: its picture, and each choice with its score and rank."""
+        question = questions[record["id"]]
+        return {"images": [{"path": str(question.image), "caption": question.id}],
+                "texts": scored_texts("choice", question.choices, record["scores"], record["label"])}
 
     def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, float]:
         """Official format: ``{id: choice index}`` against ``answers.json``."""
@@ -78,20 +86,19 @@ class DescribeTask:
     """``example-describe``: generate the colour's name; exact match in percent."""
 
     default_split = "test"
+    dataset = "example-describe"  # NamedQuestion examples: the questions with colors.json
+    limit_unit = "questions"
     metric_info = {"exact_match": percent(chance=25.0), "n": COUNT}  # random picks one of 4 names
 
-    def evaluate(self, run: RunContext) -> Evaluation:
-        questions = run.apply_limit(load_questions(run.data_dir), "questions")
-        names = read_key(run.data_dir / NAMES, str, "a colour name")
-        missing = [q.qid for q in questions if q.qid not in names]
-        if missing:
-            raise DataError("question has no colour name", file=run.data_dir / NAMES, record=missing[0])
-        items = [GenerationItem(q.qid, GenerationRequest(VisualInput(str(q.image)), PROMPT), (names[q.qid],))
+    def plan(self, questions: Sequence[NamedQuestion], run: RunInfo) -> list[Stage]:
+        items = [GenerationItem(q.id, GenerationRequest(VisualInput(str(q.image)), PROMPT), (q.color,))
                  for q in questions]
-        records = generate(run, "describe", items, pool=TextPool.of(list(COLORS)), per_unit=8)
-        scores = score_generations(run, records, {"exact-match": {}})  # {"exact-match": share in [0, 1]}
-        return Evaluation({"exact_match": 100.0 * scores["exact-match"], "n": len(records)}, records,
-                          data_files=[run.data_dir / QUESTIONS, run.data_dir / NAMES])
+        return [Stage("describe", Generate(items, pool=TextPool.of(list(COLORS)), per_unit=8))]
+
+    def finish(self, questions: Sequence[NamedQuestion], records: Mapping[str, Records], run: RunInfo) -> Evaluation:
+        described = records["describe"]  # {id, prediction, references} per question
+        scores = score_generations(run, described, {"exact-match": {}})  # {"exact-match": share in [0, 1]}
+        return Evaluation({"exact_match": 100.0 * scores["exact-match"], "n": len(described)}, described)
 
     def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, Any]:
         """Official format: ``{id: text}`` against ``colors.json`` (``{id: colour name}``)."""

@@ -1,26 +1,29 @@
 """The benchmark: a folder of pictures and labels.json, {"picture.png": "bright" or "dark"}."""
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from abduct import COUNT, AbductError, DataError, Evaluation, RunContext, Settings, Spec, VisualInput, percent
-from abduct.kit import Choice, accuracy, multiple_choice, read_json
+from abduct import COUNT, Choose, DataError, Evaluation, Records, RunInfo, Settings, Spec, Stage, VisualInput, percent
+from abduct.kit import Choice, accuracy, read_json
 
 LABELS = "labels.json"
 CLASSES = ("bright", "dark")
 
 
 class LightDataset:
-    def load(self, data_dir: Path, split: str) -> dict[str, str]:
-        path = data_dir / LABELS
-        labels = read_json(path, "labels file")  # missing or not JSON: one line naming the file
+    def load(self, data_dir: Path, split: str) -> list[dict[str, str]]:
+        labels = read_json(data_dir / LABELS, "labels file")  # missing or not JSON: one line naming the file
         if not isinstance(labels, dict):
-            raise DataError("expected a JSON object {picture: label}", file=path)
+            raise DataError("expected a JSON object {picture: label}", file=data_dir / LABELS)
         for name, label in labels.items():
             if label not in CLASSES:
-                raise DataError(f"label must be one of {CLASSES}", file=path, record=name)
+                raise DataError(f"label must be one of {CLASSES}", file=data_dir / LABELS, record=name)
             if not (data_dir / name).is_file():
-                raise DataError("picture not found", file=path, record=name)
-        return dict(labels)
+                raise DataError("picture not found", file=data_dir / LABELS, record=name)
+        return [{"id": name, "image": str(data_dir / name), "label": labels[name]} for name in sorted(labels)]
+
+    def files(self, data_dir: Path, split: str) -> list[Path]:
+        return [data_dir / LABELS]  # what results.json hashes
 
     def check(self, data_dir: Path) -> list[str]:
         try:
@@ -31,18 +34,16 @@ class LightDataset:
 
 class LightTask:
     default_split = "test"
+    dataset = "tutorial-light"  # the runner loads its pictures and applies --limit
     metric_info = {"accuracy": percent(chance=50.0), "n": COUNT}  # which way is better; chance
 
-    def evaluate(self, run: RunContext) -> Evaluation:
-        labels = run.dataset("tutorial-light").load(run.data_dir, run.split)
+    def plan(self, pictures: Sequence[dict[str, str]], run: RunInfo) -> list[Stage]:
         captions = tuple(f"a {label} picture" for label in CLASSES)
-        items = [Choice(name, VisualInput(str(run.data_dir / name)), captions, CLASSES.index(labels[name]))
-                 for name in run.apply_limit(sorted(labels), "pictures")]
-        records = multiple_choice(run, "pictures", items)  # the model scores both captions
-        return Evaluation({"accuracy": accuracy(records), "n": len(records)}, records, data_files=[run.data_dir / LABELS])
+        items = [Choice(p["id"], VisualInput(p["image"]), captions, CLASSES.index(p["label"])) for p in pictures]
+        return [Stage("pictures", Choose(items))]  # the model scores both captions of each picture
 
-    def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, float]:
-        raise AbductError("tutorial-light has no official predictions format; run it with abduct eval")
+    def finish(self, pictures: Sequence[dict[str, str]], records: Mapping[str, Records], run: RunInfo) -> Evaluation:
+        return Evaluation({"accuracy": accuracy(records["pictures"]), "n": len(pictures)}, records["pictures"])
 
 
 def make_dataset(spec: Spec, settings: Settings) -> LightDataset:

@@ -16,10 +16,9 @@ class BrightnessModel:
         self.fingerprint = f"tutorial-brightness-v1,threshold={threshold}"  # changes when outputs may
 
     def score(self, visuals: Sequence[VisualInput], texts: Sequence[str]) -> np.ndarray:
-        """How well texts[i] fits visuals[i]: how far the grey level is past the threshold."""
         grey = np.array([np.asarray(Image.open(str(v.media)).convert("L")).mean() / 255 for v in visuals])
         side = np.array([1.0 if "bright" in text else -1.0 for text in texts])
-        return side * (grey - self.threshold)
+        return side * (grey - self.threshold)  # how well texts[i] fits visuals[i]
 
 
 def make_model(spec: Spec, settings: Settings, *, threshold: float = 0.5) -> BrightnessModel:

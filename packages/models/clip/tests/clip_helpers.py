@@ -4,26 +4,32 @@ matching task, so training and evaluation run through the registry as they do fo
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from abduct import (
+    COUNT,
     Box,
-    DataError,
+    Choose,
     Evaluation,
+    GroundedText,
+    Records,
     Region,
     Registration,
     Registry,
+    RunInfo,
     Settings,
     Spec,
+    Stage,
     VisualInput,
     build_registry,
     hookimpl,
+    percent,
     reset_registry,
 )
-from abduct.kit import Choice, accuracy, multiple_choice
-from abduct.testing import PairsFile, Run, make_images, write_pairs
+from abduct.kit import Choice, accuracy
+from abduct.testing import make_images, write_pairs
 
 SIZES = [(96, 64), (64, 96), (80, 80)]
 
@@ -70,24 +76,26 @@ class NoPairs:
 
 
 class ToyMatch:
-    """Each validation pair's image and region against the inferences of its group; the clue
-    comes along as context, which a model may go without."""
+    """Each validation pair's image and region against the inferences of its group (from the
+    whole split, so ``--limit`` keeps each group's candidates); the clue comes along as
+    context, which a model may go without. It reads the ``toy-pairs`` dataset."""
 
     default_split = "val"
+    dataset = "toy-pairs"
+    limit_unit = "pairs"
     optional_inputs = frozenset({"context"})
+    metric_info = {"accuracy": percent(chance=25.0), "n": COUNT}  # groups of four
 
-    def evaluate(self, run: Run) -> Evaluation:
-        pairs = PairsFile().pairs(run.data_dir, run.split)
+    def plan(self, pairs: Sequence[GroundedText], run: RunInfo) -> list[Stage]:
         groups: dict[str | None, list[str]] = {}
-        for pair in pairs:
+        for pair in run.corpus:
             groups.setdefault(pair.group, []).append(pair.text)
-        items = [Choice(p.id, p.visual, tuple(groups[p.group]), groups[p.group].index(p.text))
-                 for p in run.apply_limit(pairs)]
-        records = multiple_choice(run, "match", items, per_unit=4)
-        return Evaluation({"accuracy": accuracy(records), "n": len(records)}, records)
+        items = [Choice(p.id, p.visual, tuple(groups[p.group]), groups[p.group].index(p.text)) for p in pairs]
+        return [Stage("match", Choose(items, per_unit=4))]
 
-    def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, Any]:
-        raise DataError("toy-match has no official format", file=predictions)
+    def finish(self, pairs: Sequence[GroundedText], records: Mapping[str, Records], run: RunInfo) -> Evaluation:
+        answers = records["match"]
+        return Evaluation({"accuracy": accuracy(answers), "n": len(answers)}, answers)
 
 
 def make_no_pairs(spec: Spec, settings: Settings) -> NoPairs:

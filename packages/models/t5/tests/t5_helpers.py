@@ -4,23 +4,29 @@ plugin, so training and evaluation run through the registry as they do for users
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from abduct import (
-    DataError,
+    COUNT,
+    Choose,
     Evaluation,
+    GroundedText,
+    Records,
     Registration,
     Registry,
+    RunInfo,
     Settings,
     Spec,
+    Stage,
     build_registry,
     hookimpl,
+    percent,
     reset_registry,
 )
-from abduct.kit import Choice, accuracy, multiple_choice
-from abduct.testing import PairsFile, Run, write_pairs
+from abduct.kit import Choice, accuracy
+from abduct.testing import write_pairs
 
 COLORS = ("red", "blue", "green", "yellow")
 THINGS = {"umbrella": "it rained recently", "ball": "children played here", "cup": "someone drank coffee",
@@ -40,23 +46,26 @@ def write_pair_data(directory: Path, train: int = 48, val: int = 16) -> Path:
 
 
 class ToyClues:
-    """Each validation clue against four inferences (its own first-seen position is the label)."""
+    """Each validation clue against four inferences (its own first-seen position is the label),
+    the others drawn from the whole split. It reads the ``toy-pairs`` dataset."""
 
     default_split = "val"
+    dataset = "toy-pairs"
+    limit_unit = "pairs"
+    metric_info = {"accuracy": percent(chance=25.0), "n": COUNT}
 
-    def evaluate(self, run: Run) -> Evaluation:
-        pairs = PairsFile().pairs(run.data_dir, run.split)
-        texts = list(dict.fromkeys(p.text for p in pairs))
+    def plan(self, pairs: Sequence[GroundedText], run: RunInfo) -> list[Stage]:
+        texts = list(dict.fromkeys(p.text for p in run.corpus))
         items = []
-        for i, p in enumerate(run.apply_limit(pairs)):
+        for i, p in enumerate(pairs):
             others = [t for t in texts if t != p.text][i % 3 : i % 3 + 3]
             candidates = tuple(others[: i % 4] + [p.text] + others[i % 4 :])
             items.append(Choice(p.id, p.visual, candidates, candidates.index(p.text)))
-        records = multiple_choice(run, "clues", items, per_unit=4)
-        return Evaluation({"accuracy": accuracy(records), "n": len(records)}, records)
+        return [Stage("clues", Choose(items, per_unit=4))]
 
-    def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, Any]:
-        raise DataError("toy-clues has no official format", file=predictions)
+    def finish(self, pairs: Sequence[GroundedText], records: Mapping[str, Records], run: RunInfo) -> Evaluation:
+        answers = records["clues"]
+        return Evaluation({"accuracy": accuracy(answers), "n": len(answers)}, answers)
 
 
 def make_toy_clues(spec: Spec, settings: Settings) -> ToyClues:

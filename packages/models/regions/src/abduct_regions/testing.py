@@ -5,7 +5,7 @@ so training runs through the registry as it does for users."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,21 +14,26 @@ import numpy as np
 from PIL import Image
 
 from abduct import (
-    DataError,
+    COUNT,
+    Choose,
     Evaluation,
+    GroundedText,
+    Records,
     Registration,
     Registry,
+    RunInfo,
     Settings,
     Spec,
+    Stage,
     VisualInput,
     build_registry,
     hookimpl,
+    percent,
     reset_registry,
 )
-from abduct.kit import Choice, accuracy, multiple_choice, read_json
+from abduct.kit import Choice, accuracy, read_json
 from abduct.testing import (
     PairsFile,
-    Run,
     data_fixture,
     fast_one_line_failure,
     make_images,
@@ -110,22 +115,25 @@ class ChoicesFile:
 
 class ToySides:
     """Each pair of ``write_pair_data`` against the other box's inference on its image: which
-    side is the ball of this colour on (a task, so ``abduct eval`` runs a cross-encoder)."""
+    side is the ball of this colour on (a task, so ``abduct eval`` runs a cross-encoder). It
+    reads the ``toy-pairs`` dataset; the other inferences come from the whole split."""
 
     default_split = "val"
+    dataset = "toy-pairs"
+    limit_unit = "pairs"
+    metric_info = {"accuracy": percent(chance=50.0), "n": COUNT}
 
-    def evaluate(self, run: Run) -> Evaluation:
-        pairs = PairsFile().pairs(run.data_dir, run.split)
+    def plan(self, pairs: Sequence[GroundedText], run: RunInfo) -> list[Stage]:
         by_image: dict[str | None, list[str]] = {}
-        for p in pairs:
+        for p in run.corpus:
             by_image.setdefault(p.visual.media, []).append(p.text)
         items = [Choice(p.id, p.visual, (p.text, *(t for t in by_image[p.visual.media] if t != p.text)), 0)
-                 for p in run.apply_limit(pairs)]
-        records = multiple_choice(run, "sides", items)
-        return Evaluation({"accuracy": accuracy(records), "n": len(records)}, records)
+                 for p in pairs]
+        return [Stage("sides", Choose(items))]
 
-    def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, Any]:
-        raise DataError("toy-sides has no official format", file=predictions)
+    def finish(self, pairs: Sequence[GroundedText], records: Mapping[str, Records], run: RunInfo) -> Evaluation:
+        answers = records["sides"]
+        return Evaluation({"accuracy": accuracy(answers), "n": len(answers)}, answers)
 
 
 def make_toy_sides(spec: Spec, settings: Settings) -> ToySides:
