@@ -309,11 +309,17 @@ class TaskContract:
     model_spec: str = "random"
 
     def make_data(self, tmp_path: Path) -> Path:
-        """Write a small dataset in the benchmark's layout and return its directory."""
+        """Write a small dataset in the benchmark's layout into ``tmp_path`` (an empty folder,
+        made for it) and return its directory."""
         raise NotImplementedError
 
     def make_registry(self) -> Registry:
         return build_registry()
+
+    def _data(self, tmp_path: Path) -> Path:
+        folder = tmp_path / "data"
+        folder.mkdir(parents=True, exist_ok=True)
+        return self.make_data(folder)
 
     def _eval(self, data: Path, out: Path, **kwargs: Any) -> dict[str, Any]:
         config = EvalConfig(task=self.task_name, model=self.model_spec, data_dir=data, out_dir=out,
@@ -325,7 +331,7 @@ class TaskContract:
         assert isinstance(task, Task), f"{self.task_name} does not declare dataset, plan() and finish()"
 
     def test_eval_writes_outputs_and_is_deterministic(self, tmp_path: Path) -> None:
-        data = self.make_data(tmp_path / "data")
+        data = self._data(tmp_path)
         first = self._eval(data, tmp_path / "a", seed=3)
         second = self._eval(data, tmp_path / "b", seed=3)
         assert first["metrics"] == second["metrics"]
@@ -336,7 +342,7 @@ class TaskContract:
 
     def test_every_metric_declares_its_direction(self, tmp_path: Path) -> None:
         """Each numeric metric in results.json has a metric_info entry (abduct.contract.metric_info)."""
-        results = self._eval(self.make_data(tmp_path / "data"), tmp_path / "out")
+        results = self._eval(self._data(tmp_path), tmp_path / "out")
         assert "undeclared_metrics" not in results, (
             f"{self.task_name} does not declare {results.get('undeclared_metrics')} in its metric_info")
         for name, entry in results["metric_info"].items():
@@ -346,7 +352,7 @@ class TaskContract:
                 assert lo <= entry["chance"] and (hi is None or entry["chance"] <= hi), name
 
     def test_resume_after_interruption_gives_same_metrics(self, tmp_path: Path) -> None:
-        data = self.make_data(tmp_path / "data")
+        data = self._data(tmp_path)
         reference = self._eval(data, tmp_path / "ref")
         out = tmp_path / "resumed"
         # the model stops the run on its second call, as a crash would; its first unit is kept
