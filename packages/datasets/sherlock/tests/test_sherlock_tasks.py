@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from sherlock_test_util import ClueReader, registry_with_test_models, write_json
+from sherlock_test_util import ClueReader, CountedMatrix, registry_with_test_models, write_json
 
 from abduct import AbductError, EvalConfig, Registry, VisualInput, load_task, run_evaluation
 from abduct.testing import RandomModel, TaskContract, main
@@ -44,6 +44,27 @@ class TestLocalizationContract(_SherlockContract):
 
 class TestComparisonContract(_SherlockContract):
     task_name = "sherlock-comparison"
+
+
+@pytest.mark.parametrize("task", ["sherlock-retrieval", "sherlock-localization", "sherlock-comparison"])
+def test_an_interrupted_run_resumes_its_finished_units(corpus: Path, tmp_path: Path, task: str) -> None:
+    """The custom stages' units are stored as they finish: a run stopped halfway scores only the
+    rest when started again, to the same numbers."""
+    registry = registry_with_test_models()
+    CountedMatrix.calls, CountedMatrix.budget = 0, None
+    try:
+        reference = _eval(corpus, tmp_path / "ref", task, "counted-matrix", registry=registry)
+        fresh, CountedMatrix.calls = CountedMatrix.calls, 0
+        CountedMatrix.budget = fresh - 1  # stops in the last unit
+        with pytest.raises(AbductError, match="interrupted"):
+            _eval(corpus, tmp_path / "o", task, "counted-matrix", registry=registry)
+        assert list((tmp_path / "o" / ".partial").glob("*.jsonl"))
+        CountedMatrix.calls, CountedMatrix.budget = 0, None
+        resumed = _eval(corpus, tmp_path / "o", task, "counted-matrix", registry=registry)
+    finally:
+        CountedMatrix.budget = None
+    assert resumed["resumed"] is True and resumed["metrics"] == reference["metrics"]
+    assert 0 < CountedMatrix.calls < fresh and fresh >= 2
 
 
 def _eval(data: Path, out: Path, task: str, model: str = "random", seed: int = 0,
@@ -218,14 +239,15 @@ def test_a_missing_clue_is_one_line(corpus: Path, tmp_path: Path, capsys: pytest
 
 
 def test_gt_localization_rows_carry_the_box_owners_clue_on_both_paths(corpus: Path) -> None:
-    from abduct_sherlock.layout import leaderboard_files
-    from abduct_sherlock.tasks import _units_from_annotations, _units_from_leaderboard
+    from abduct import build_registry
 
-    def gt_rows(units: list[Any]) -> set[tuple[Any, str]]:
-        return {(v, t) for u in units for tid, v, t in zip(u.ids, u.visuals, u.texts) if u.gt and tid in u.gt.cells}
+    def gt_rows(images: list[Any]) -> set[tuple[Any, str]]:
+        return {(v, t) for u in images for tid, v, t in zip(u.ids, u.visuals, u.texts) if u.gt and tid in u.gt.cells}
 
-    leaderboard = _units_from_leaderboard(corpus, "val", leaderboard_files(corpus, "val", "localization"))
-    annotations = _units_from_annotations(corpus, "val")
+    registry = build_registry()
+    leaderboard = registry.create("dataset", "sherlock-localization,source=leaderboard").load(corpus, "val")
+    annotations = registry.create("dataset", "sherlock-localization,source=annotations").load(corpus, "val")
+    assert {u.source for u in leaderboard} == {"leaderboard"} and {u.source for u in annotations} == {"annotations"}
     assert gt_rows(leaderboard) == gt_rows(annotations)
     by_region = {(i.image_path, i.region): i.clue for i in load_instances(corpus, "val")}
     assert all(v.context == by_region[(v.media, v.region)] for v, _ in gt_rows(leaderboard))

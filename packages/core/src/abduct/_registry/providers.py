@@ -7,7 +7,8 @@ from abduct.contract.errors import AbductError
 
 _FIRST_PARTY: dict[str, dict[str, tuple[str, ...]]] = {  # package -> kind -> names (test_first_steps checks it)
     "abduct-metrics": {"metric": ("bleu", "meteor", "rouge-l", "cider", "bertscore", "bem")},
-    "abduct-sherlock": {"dataset": ("sherlock",), "command": ("sherlock",),
+    "abduct-sherlock": {"dataset": ("sherlock", "sherlock-localization", "sherlock-comparison", "sherlock-generation"),
+                        "command": ("sherlock",),
                         "task": ("sherlock-retrieval", "sherlock-localization", "sherlock-comparison",
                                  "sherlock-generation")},
     "abduct-cosim": {"dataset": ("cosim",), "task": ("cosim",), "command": ("cosim",)},

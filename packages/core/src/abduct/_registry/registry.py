@@ -117,19 +117,6 @@ class Registry:
                 for comp in found[info.name]:
                     self._add(comp, info)
 
-    def adding(self, name: str, plugin: object) -> Registry:
-        """A new registry with this one's plugins and ``plugin`` (a test's models beside the
-        installed ones); this registry is left as it is."""
-        manager = pluggy.PluginManager(hookspecs.PROJECT)
-        manager.add_hookspecs(hookspecs)
-        for info in self.plugins:
-            existing = self.manager.get_plugin(info.name)
-            if existing is not None:
-                manager.register(existing, name=info.name)
-        manager.register(plugin, name=name)
-        infos = [PluginInfo(i.name, i.distribution, i.version, error=i.error) for i in self.plugins]
-        return Registry(manager, [*infos, PluginInfo(name, None, None)])
-
     def call_each(self, hook_name: str, **kwargs: Any) -> None:
         """Call a hook on every healthy plugin; one that raises is reported, not fatal. Each
         implementation gets only the arguments it declares, as pluggy's own calls do, so a hook

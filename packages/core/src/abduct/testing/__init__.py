@@ -321,10 +321,12 @@ class TaskContract:
         folder.mkdir(parents=True, exist_ok=True)
         return self.make_data(folder)
 
+    def _config(self, data: Path, out: Path, **kwargs: Any) -> EvalConfig:
+        return EvalConfig(task=self.task_name, model=self.model_spec, data_dir=data, out_dir=out, quiet=True,
+                          use_cache=False, **kwargs)
+
     def _eval(self, data: Path, out: Path, **kwargs: Any) -> dict[str, Any]:
-        config = EvalConfig(task=self.task_name, model=self.model_spec, data_dir=data, out_dir=out,
-                            quiet=True, use_cache=False, **kwargs)
-        return run_evaluation(config, self.make_registry())
+        return run_evaluation(self._config(data, out, **kwargs), self.make_registry())
 
     def test_is_a_task(self) -> None:
         task = self.make_registry().create("task", self.task_name)
@@ -353,61 +355,57 @@ class TaskContract:
 
     def test_resume_after_interruption_gives_same_metrics(self, tmp_path: Path) -> None:
         data = self._data(tmp_path)
-        reference = self._eval(data, tmp_path / "ref")
+        counting = _CallCounting(self.make_registry())
+        reference = run_evaluation(self._config(data, tmp_path / "ref"), counting)
+        assert counting.calls >= 2, "make_data must give the task more than one model call, so a run can stop midway"
+        # the model stops the run on its last call, as a crash would: what finished before is kept
         out = tmp_path / "resumed"
-        # the model stops the run on its second call, as a crash would; its first unit is kept
-        interrupting = self.make_registry().adding("abduct-testing-interrupt", _InterruptPlugin(self.model_spec))
-        config = EvalConfig(task=self.task_name, model=INTERRUPTING, data_dir=data, out_dir=out, quiet=True,
-                            use_cache=False)
         with contextlib.suppress(Interrupted):
-            run_evaluation(config, interrupting)
+            run_evaluation(self._config(data, out), _CallCounting(self.make_registry(), stop_at=counting.calls))
         assert (out / ".partial").is_dir(), "an interrupted run must keep its finished units"
         resumed = self._eval(data, out)
         assert resumed["resumed"] is True
         assert resumed["metrics"] == reference["metrics"]
 
 
-INTERRUPTING = "abduct-testing-interrupting"
-
-
 class Interrupted(Exception):
-    """What the interrupting model raises: the run stops as a crash would stop it."""
+    """What a model of ``_CallCounting`` raises on its last allowed call: the run stops as a crash would stop it."""
 
 
-class _Interrupting:
-    """Any model, stopped on its second call (score, score_matrix, encode_*, generate): it has
-    exactly the inner model's methods and declarations, so the run plans as for the inner one."""
+class _CallCounting(Registry):
+    """``base``'s components, each model it builds counting its calls (score, score_matrix,
+    encode_*, generate) and raising ``Interrupted`` on call ``stop_at``."""
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, base: Registry, stop_at: int | None = None) -> None:
+        super().__init__(base.manager, base.plugins)
+        self.calls = 0
+        self.stop_at = stop_at
+
+    def create(self, kind: str, spec: Spec | str, settings: Settings | None = None, **options: Any) -> Any:
+        built = super().create(kind, spec, settings, **options)
+        return _Counted(built, self) if kind == "model" else built
+
+
+class _Counted:
+    """A model with exactly the inner model's methods and declarations, its calls counted."""
+
+    def __init__(self, inner: Any, counter: _CallCounting) -> None:
         self._inner = inner
-        self._calls = 0
+        self._counter = counter
 
     def __getattr__(self, name: str) -> Any:
-        value = getattr(self._inner, name)  # its fingerprint too: the resumed run is the inner model's
+        value = getattr(self._inner, name)
         if not callable(value) or name.startswith("_"):
             return value
+        counter = self._counter
 
         def counted(*args: Any, **kwargs: Any) -> Any:
-            self._calls += 1
-            if self._calls > 1:
-                raise Interrupted(f"stopped on call {self._calls}")
+            counter.calls += 1
+            if counter.calls == counter.stop_at:
+                raise Interrupted(f"stopped on call {counter.calls}")
             return value(*args, **kwargs)
 
         return counted
-
-
-class _InterruptPlugin:
-    def __init__(self, inner_spec: str) -> None:
-        self.inner_spec = inner_spec
-
-    @hookimpl
-    def register_models(self) -> Iterator[Registration]:
-        yield Registration(INTERRUPTING, "a model stopped on its second call (TaskContract)", f"{__name__}:make_interrupting")
-
-
-def make_interrupting(spec: Spec, settings: Settings, registry: Registry) -> _Interrupting:
-    plugin = next(p for p in registry.manager.get_plugins() if isinstance(p, _InterruptPlugin))
-    return _Interrupting(registry.create("model", plugin.inner_spec, settings))
 
 
 class MetricContract:

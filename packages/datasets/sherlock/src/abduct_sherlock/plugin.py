@@ -15,6 +15,13 @@ from abduct.kit import read_published
 def register_datasets() -> Iterator[Registration]:
     yield Registration("sherlock", "Sherlock (ECCV 2022): 363K region-grounded (clue, inference) pairs",
                        "abduct_sherlock.dataset:make_dataset")
+    yield Registration("sherlock-localization", "Sherlock's localization images: val_localization/, or the "
+                       "annotations + proposals (source=auto|leaderboard|annotations)",
+                       "abduct_sherlock.dataset:make_localization_dataset")
+    yield Registration("sherlock-comparison", "Sherlock's comparison sources (val_comparison/) with their clues",
+                       "abduct_sherlock.dataset:make_comparison_dataset")
+    yield Registration("sherlock-generation", "Sherlock's validation instances, the training inferences as the pool",
+                       "abduct_sherlock.dataset:make_generation_dataset")
 
 
 @hookimpl
