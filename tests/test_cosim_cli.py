@@ -41,3 +41,16 @@ def test_score_cosim_on_the_real_val_file(tmp_path: Path) -> None:
                   "--answer-key", str(shared / "cosim" / "val.json"), "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["accuracy"] == 25.75  # all ties -> index 0: 206 of 800 labels are 0
+
+
+def test_the_dataset_options_change_what_is_read(corpus: Path, tmp_path: Path) -> None:
+    """``--dataset cosim,...``: the context the task shows (results.json says which), the image
+    folder (one that does not exist is one line)."""
+    done = abduct("eval", "cosim", "--model", "random", "--data", str(corpus), "--out", str(tmp_path / "n"), "--json",
+                  "--quiet", "--no-cache", "--dataset", "cosim,context=none")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["details"]["context"] == "none"
+    missing = abduct("eval", "cosim", "--model", "random", "--data", str(corpus), "--out", str(tmp_path / "m"),
+                     "--quiet", "--no-cache", "--dataset", "cosim,image_root=/nonexistent")
+    assert missing.returncode == 2 and len(missing.stderr.strip().splitlines()) == 1
+    assert "image_root=) not found: /nonexistent" in missing.stderr

@@ -35,3 +35,24 @@ def test_eval(corpus: Path, tmp_path: Path, task: str, model: str) -> None:
 def test_clip_as_a_single_image_model_is_refused(corpus: Path, tmp_path: Path) -> None:
     done = abduct("eval", "nleye-pairs", "--model", "clip:tiny,workers=0", "--data", str(corpus), "--out", str(tmp_path))
     assert done.returncode == 2 and "cannot take related inputs" in done.stderr
+
+
+def test_the_dataset_image_root_option_moves_what_every_task_reads(corpus: Path, tmp_path: Path) -> None:
+    import shutil
+
+    swapped = shutil.copytree(corpus / "images", tmp_path / "swapped")
+    for folder in swapped.iterdir():  # each sample's hypotheses swapped: dumb-pixel's choices flip
+        (folder / "hypothesis1.png").rename(folder / "h.png")
+        (folder / "hypothesis2.png").rename(folder / "hypothesis1.png")
+        (folder / "h.png").rename(folder / "hypothesis2.png")
+    runs = {}
+    for name, extra in (("plain", ()), ("swapped", ("--dataset", f"nleye,image_root={swapped}"))):
+        done = abduct("eval", "nleye-triplet", "--model", "dumb-pixel", "--data", str(corpus), "--out",
+                      str(tmp_path / name), "--json", "--quiet", "--no-cache", *extra)
+        assert done.returncode == 0, done.stderr
+        runs[name] = json.loads(done.stdout)["metrics"]
+    assert runs["swapped"]["order1_accuracy"] == 100.0 - runs["plain"]["order1_accuracy"] != runs["plain"]["order1_accuracy"]
+    missing = abduct("eval", "nleye-explanation", "--model", "random", "--data", str(corpus), "--out",
+                     str(tmp_path / "m"), "--quiet", "--no-cache", "--dataset", "nleye,image_root=/nonexistent")
+    assert missing.returncode == 2 and len(missing.stderr.strip().splitlines()) == 1
+    assert "image_root=) not found: /nonexistent" in missing.stderr

@@ -142,7 +142,9 @@ def test_nleye_explanation_judged_by_a_served_model(nleye: Path, cache: dict[str
 def test_a_killed_judged_run_resumes_without_asking_again(tmp_path: Path, cache: dict[str, str]) -> None:
     data = nleye_corpus(tmp_path / "data", samples=24, seed=1)
     out = tmp_path / "o"
-    with FakeOpenAIServer(latency=0.05) as fake:
+    # 0.1 s a judgment: the first unit of 16 outlasts the store's 1 s flush, so it is on disk
+    # while the second is still being asked (the scores are computed after the judging)
+    with FakeOpenAIServer(latency=0.1) as fake:
         judge = f"openai:judge,base_url={fake.base_url},concurrency=1,cache=false"
         command = [sys.executable, "-m", "abduct", "eval", "nleye-explanation", "--model", "random", "--data",
                    str(data), "--out", str(out), "--quiet", "--no-cache", "--judge", judge]

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from abduct import EvalConfig, Registry, VisualInput, run_evaluation
+from abduct import AbductError, EvalConfig, Registry, VisualInput, run_evaluation
 from abduct.testing import TaskContract, main, make_images, registry_with_models
 from abduct_cosim.synth import COLORS, OPPOSITE
 from conftest import record, write_json
@@ -192,3 +192,75 @@ def test_unknown_split_and_train_split(corpus: Path, tmp_path: Path) -> None:
     assert _eval(corpus, tmp_path / "tr", split="train")["metrics"]["by_type"]["normal"]["n"] == 24
     assert main(["eval", "cosim", "--model", "random", "--data", str(corpus), "--out", str(tmp_path / "x"),
                  "--split", "test"]) == 2
+
+
+# -- the dataset's options: what the task reads ------------------------------------------------
+def _rows(out: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
+
+
+def test_dataset_context_option_changes_what_the_task_reads(corpus: Path, tmp_path: Path) -> None:
+    ContextReader.seen = []
+    full = _eval(corpus, tmp_path / "full", model="context-reader", datasets=("cosim,context=full",))
+    assert full["details"]["context"] == "full" and ContextReader.seen[0].context is not None
+    ContextReader.seen = []
+    none = _eval(corpus, tmp_path / "none", model="context-reader", datasets=("cosim,context=none",))
+    assert none["details"]["context"] == "none" and {v.context for v in ContextReader.seen} == {None}
+    assert [r["scores"] for r in _rows(tmp_path / "none")] != [r["scores"] for r in _rows(tmp_path / "full")]
+    # the task's own option is the same thing; given to both, they must agree
+    ContextReader.seen = []
+    alias = _eval(corpus, tmp_path / "alias", task="cosim,context=question_change", model="context-reader",
+                  datasets=("cosim,context=question_change",))
+    assert alias["details"]["context"] == "question_change" and " [SEP] " in str(ContextReader.seen[0].context)
+
+
+def test_dataset_options_from_the_cli_and_their_one_line_errors(corpus: Path, tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["--model", "random", "--data", str(corpus), "--quiet", "--no-cache"]
+    assert main(["eval", "cosim", *args, "--out", str(tmp_path / "n"), "--dataset", "cosim,context=none"]) == 0
+    assert json.loads((tmp_path / "n" / "results.json").read_text())["details"]["context"] == "none"
+    capsys.readouterr()
+    for task, extra, words in (
+        ("cosim", ["--dataset", "cosim,image_root=/nonexistent"], "image_root=) not found: /nonexistent"),
+        ("cosim,image_root=/nonexistent", [], "image_root=) not found: /nonexistent"),
+        ("cosim,context=full", ["--dataset", "cosim,context=none"], "context=full contradicts --dataset cosim,context=none"),
+        ("cosim", ["--dataset", "cosim,context=bogus"], "'bogus' is not one of full"),
+    ):
+        assert main(["eval", task, *args, "--out", str(tmp_path / "x"), *extra]) == 2
+        err = capsys.readouterr().err.strip()
+        assert words in err and len(err.splitlines()) == 1, err
+        assert not (tmp_path / "x" / "results.json").exists()
+
+
+def test_image_root_moves_the_images_as_a_dataset_or_a_task_option(corpus: Path, tmp_path: Path) -> None:
+    import shutil
+
+    data = tmp_path / "data"
+    data.mkdir()
+    shutil.copy(corpus / "val.json", data / "val.json")
+    moved = shutil.copytree(corpus / "images", tmp_path / "elsewhere")
+    with pytest.raises(FileNotFoundError):  # the images are not under DATA/images (the oracle opens them)
+        _eval(data, tmp_path / "x", model="synth-oracle", limit=6)
+    through_dataset = _eval(data, tmp_path / "d", model="synth-oracle", limit=6, datasets=(f"cosim,image_root={moved}",))
+    through_task = _eval(data, tmp_path / "t", task=f"cosim,image_root={moved}", model="synth-oracle", limit=6)
+    assert through_dataset["metrics"]["accuracy"] == through_task["metrics"]["accuracy"] == 100.0
+    from abduct.testing.browser import page_views
+
+    for out in ("d", "t"):
+        assert all(v["images"][0]["path"].startswith(str(moved)) for v in page_views(tmp_path / out))
+    with pytest.raises(AbductError, match="contradicts --dataset cosim,image_root="):
+        _eval(data, tmp_path / "c", task=f"cosim,image_root={moved}", model="synth-oracle",
+              datasets=(f"cosim,image_root={corpus / 'images'}",))
+
+
+def test_the_plan_is_one_choose_stage_named_cosim(corpus: Path) -> None:
+    from abduct import Choose, RunInfo, build_registry
+
+    registry = build_registry()
+    records = registry.create("dataset", "cosim,context=question_change").load(corpus, "val")[:20]
+    info = RunInfo(split="val", model_name="m", scores=True, generates=False, judged=False,
+                   metric=lambda name, **options: None, corpus=records)
+    [stage] = registry.create("task", "cosim").plan(records, info)
+    assert stage.name == "cosim" and isinstance(stage.request, Choose) and stage.request.per_unit == 16
+    assert [i.id for i in stage.request.items] == [r.id for r in records]
+    assert stage.request.items[0].visual.context == records[0].context("question_change")

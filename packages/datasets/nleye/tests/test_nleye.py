@@ -322,3 +322,82 @@ def test_explanation_inputs_and_metric_choice(corpus: Path) -> None:
     assert list(ExplanationTask().metrics()) == ["bleu", "rouge-l", "cider"]
     chosen = ExplanationTask(bertscore_model=Path("/m"), bertscore_layers=3, bem_model=Path("/b")).metrics()
     assert chosen == {"bertscore": {"model": "/m", "num_layers": 3}, "bem": {"model": Path("/b")}}
+
+
+# -- the dataset's option: where the images are read from -------------------------------------
+def test_dataset_image_root_changes_what_the_tasks_read(corpus: Path, tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """``--dataset nleye,image_root=DIR``: the images of every task come from DIR (here a copy
+    with each sample's two hypotheses swapped, so dumb-pixel's scores swap); a folder that does
+    not exist is one line; ``abduct nleye check --image-root`` and ``abduct check`` look there."""
+    import shutil
+
+    from abduct.testing.browser import page_views
+
+    swapped = shutil.copytree(corpus / "images", tmp_path / "swapped")
+    for folder in swapped.iterdir():
+        (folder / "hypothesis1.png").rename(folder / "h.png")
+        (folder / "hypothesis2.png").rename(folder / "hypothesis1.png")
+        (folder / "h.png").rename(folder / "hypothesis2.png")
+    args = ["--model", "dumb-pixel", "--data", str(corpus), "--quiet", "--no-cache", "--limit", "6"]
+    assert main(["eval", "nleye-pairs", *args, "--out", str(tmp_path / "a")]) == 0
+    assert main(["eval", "nleye-pairs", *args, "--out", str(tmp_path / "b"), "--dataset",
+                 f"nleye,image_root={swapped}"]) == 0
+    plain = [json.loads(line) for line in (tmp_path / "a" / "predictions.jsonl").read_text().splitlines()]
+    moved = [json.loads(line) for line in (tmp_path / "b" / "predictions.jsonl").read_text().splitlines()]
+    assert [r["scores"][::-1] for r in plain] == [r["scores"] for r in moved] != [r["scores"] for r in plain]
+    assert all(image["path"].startswith(str(swapped)) for v in page_views(tmp_path / "b") for image in v["images"])
+    capsys.readouterr()
+    assert main(["eval", "nleye-triplet", *args, "--out", str(tmp_path / "c"), "--dataset",
+                 "nleye,image_root=/nonexistent"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "NL-EYE image folder (image_root=) not found: /nonexistent" in err and len(err.splitlines()) == 1
+    assert main(["nleye", "check", "--data", str(corpus), "--image-root", str(swapped)]) == 0
+    assert main(["check", "nleye-pairs", "--data", str(corpus), "--dataset", f"nleye,image_root={tmp_path}"]) == 1
+    assert "image missing" in capsys.readouterr().out
+
+
+# -- the plans: stage names (the run's resume keys) and request kinds ---------------------------
+def _info(samples: Sequence[Any], *, scores: bool = True, generates: bool = False, judged: bool = False) -> Any:
+    from abduct import RunInfo
+
+    return RunInfo(split="test", model_name="m", scores=scores, generates=generates, judged=judged,
+                   metric=lambda name, **options: None, corpus=samples)
+
+
+def test_plans_keep_the_stage_names_and_ask_the_shared_shapes(corpus: Path) -> None:
+    from abduct import Compare, Custom, Generate, Judge, build_registry
+
+    registry = build_registry()
+    samples = registry.create("dataset", "nleye").load(corpus, "test")[:5]
+
+    def plan(task: str, **kw: bool) -> list[Any]:
+        return list(registry.create("task", task).plan(samples, _info(samples, **kw)))
+
+    [pairs] = plan("nleye-pairs")
+    assert pairs.name == "pairs" and isinstance(pairs.request, Compare) and pairs.request.per_unit == 16
+    assert [(i.id, i.gold) for i in pairs.request.items] == [(s.sample_id, s.gold - 1) for s in samples]
+    [asked] = plan("nleye-triplet", generates=True)
+    assert asked.name == "triplet" and isinstance(asked.request, Generate)
+    ids = [i.id for i in asked.request.items]
+    assert ids[:2] == [samples[0].sample_id, samples[0].sample_id + "/swapped"] and len(ids) == 10
+    assert asked.request.per_unit == 32 and asked.request.pool is not None and asked.request.pool.texts == ("1", "2")
+    [scored] = plan("nleye-triplet,answer=score", generates=True)
+    assert isinstance(scored.request, Compare)
+    [similar] = plan("nleye-triplet,score_by=similarity", generates=True)
+    assert isinstance(similar.request, Custom) and similar.request.needs == {"score"}
+    assert [u for u, _ in similar.request.units] == [samples[0].sample_id]  # 16 samples a unit, as before
+    captions, answer = plan("nleye-pairs,setup=captions,captioner=color-captioner")
+    assert (captions.name, answer.name) == ("captions", "pairs") and isinstance(captions.request, Custom)
+    assert captions.request.needs == frozenset() and answer.request is None and answer.after is not None
+    done = {"captions": [{"id": s.sample_id, "captions": ["a", "b", "c"]} for s in samples]}
+    after = answer.after(done)
+    assert isinstance(after, Compare) and after.items[0].first.visual.context == "a" and after.items[0].first.text == "b"
+    explain, judge = plan("nleye-explanation", generates=True, judged=True)
+    assert (explain.name, judge.name) == ("explanation", "judge") and isinstance(explain.request, Generate)
+    records = {"explanation": [{"id": s.sample_id, "prediction": "p", "references": [s.explanation]} for s in samples]}
+    assert judge.request is None and judge.after is not None
+    verdicts = judge.after(records)
+    assert isinstance(verdicts, Judge) and [i.id for i in verdicts.items] == [s.sample_id for s in samples]
+    assert [s.name for s in plan("nleye-explanation", generates=True)] == ["explanation"]
+

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from abduct import AbductError, DataError
-from abduct.kit import read_json
+from abduct.kit import read_json, require_dir
 from abduct_cosim.records import CosimRecord
 
 SPLITS = ("train", "val")
@@ -31,6 +31,12 @@ def split_file(data_dir: Path, split: str) -> Path:
 
 def default_image_root(data_dir: Path) -> Path:
     return Path(data_dir) / "images"
+
+
+def image_folder(image_root: Path) -> Path:
+    """A user-named image folder (``image_root=``), refused in one line when it is not a folder
+    (a run would otherwise fail image by image, or not at all with a model that reads none)."""
+    return require_dir(Path(image_root), "CoSIm image folder (image_root=)")
 
 
 def _text(raw: dict[str, Any], name: str, file: Path, index: int, *, non_empty: bool = False) -> str:

@@ -1,49 +1,119 @@
-"""The ``cosim`` task: four-way multiple choice through the core's ``multiple_choice``.
+"""The ``cosim`` task: four-way multiple choice, one ``Choose`` stage named ``cosim``.
 
-Each choice is scored as a text given ``record.visual(context)``: the image with the context
-string of ``records.py`` (``question [SEP] answer_orig [SEP] change`` by default). The image
-and the context are both optional inputs: an image-only scorer (``clip:tiny``) goes without
-the context, a text-only scorer without the image, ``random`` reads neither; what a model
-went without is listed in results.json (``inputs.ignored``). ``context=question_change`` and
-``context=none`` give the paper's text-only ablations with any text scorer.
+It reads the registered ``cosim`` dataset. Each choice is scored as a text given
+``record.visual(context)``: the image with the context string of ``records.py``
+(``question [SEP] answer_orig [SEP] change`` by default). The image and the context are both
+optional inputs: an image-only scorer (``clip:tiny``) goes without the context, a text-only
+scorer without the image, ``random`` reads neither; what a model went without is listed in
+results.json (``inputs.ignored``). ``context=question_change`` and ``context=none`` give the
+paper's text-only ablations with any text scorer.
+
+``context`` and ``image_root`` are the dataset's options (``--dataset cosim,context=none``).
+The task takes them too, as aliases (``abduct eval cosim,context=none``, as before the dataset
+read them): given to one of the two, it applies; given to both, it must agree, or the run is
+refused in one line before anything is asked.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from abduct import COUNT, Evaluation, MetricInfo, RunContext, Settings, Spec, UnitScores, percent
-from abduct.kit import Choice, first_argmax, gold_margin, multiple_choice, scored_texts
+from abduct import (
+    COUNT,
+    AbductError,
+    Choose,
+    Evaluation,
+    MetricInfo,
+    Records,
+    RunInfo,
+    Settings,
+    Spec,
+    Stage,
+    UnitScores,
+    percent,
+)
+from abduct.kit import Choice, first_argmax, gold_margin, scored_texts
 from abduct_cosim.breakdown import breakdowns, is_yes_no, sentence_bucket
-from abduct_cosim.loader import load_file, load_split, split_file
+from abduct_cosim.loader import image_folder, load_file
 from abduct_cosim.predictions import load_predictions
 from abduct_cosim.records import ContextMode, CosimRecord
 
 OPTIONAL_INPUTS = frozenset({"image", "context"})
+STAGE = "cosim"
 
 
 class CosimTask:
-    """Accuracy (x100, pooled over the split) of the argmax over the four choices: random 25."""
+    """Accuracy (x100, pooled over the split) of the argmax over the four choices: random 25.
+
+    ``context`` / ``image_root`` None: not given to the task (the dataset's, else the default)."""
 
     default_split = "val"
+    dataset = "cosim"
+    limit_unit = "records"
     optional_inputs = OPTIONAL_INPUTS
     metric_info: dict[str, MetricInfo] = {
         "accuracy": percent(chance=25.0), "n": COUNT, "by_*.*.accuracy": percent(chance=25.0), "by_*.*.n": COUNT,
     }
 
-    def __init__(self, context: ContextMode = "full", image_root: Path | None = None) -> None:
-        self.context: ContextMode = context
+    def __init__(self, context: ContextMode | None = None, image_root: Path | None = None) -> None:
+        self.context: ContextMode | None = context
         self.image_root = image_root
-        self._seen: dict[str, CosimRecord] = {}  # what the last run evaluated, for sample_view
 
-    def sample_view(self, record: Mapping[str, Any]) -> dict[str, Any] | None:
+    # -- the options the task shares with its dataset ----------------------------------------
+    def mode(self, records: Sequence[CosimRecord]) -> ContextMode:
+        """The context the records are shown with: the task's or the dataset's option, else
+        ``full``; AbductError when both are given and differ."""
+        given = records[0].context_mode if records else None
+        if self.context is not None and given is not None and self.context != given:
+            raise AbductError(f"cosim: the task's context={self.context} contradicts --dataset cosim,context={given}; "
+                              "give context once")
+        return self.context or given or "full"
+
+    def shown(self, record: CosimRecord) -> CosimRecord:
+        """``record`` with its image under the task's ``image_root`` when the task was given one."""
+        if self.image_root is None:
+            return record
+        if record.image_root is not None and Path(record.image_root) != Path(self.image_root):
+            raise AbductError(f"cosim: the task's image_root={self.image_root} contradicts --dataset "
+                              f"cosim,image_root={record.image_root}; give image_root once")
+        return replace(record, image_path=str(Path(self.image_root) / record.folder / record.img_fn))
+
+    # -- the contract ------------------------------------------------------------------------
+    def plan(self, examples: Sequence[CosimRecord], run: RunInfo) -> list[Stage]:
+        mode = self.mode(examples)
+        if self.image_root is not None:
+            image_folder(self.image_root)
+        items = [Choice(r.id, r.visual(mode), r.choices, r.label) for r in map(self.shown, examples)]
+        return [Stage(STAGE, Choose(items, per_unit=16))]
+
+    def finish(self, examples: Sequence[CosimRecord], records: Mapping[str, Records], run: RunInfo) -> Evaluation:
+        answers = {str(a["id"]): a for a in records[STAGE]}
+        predictions: list[dict[str, Any]] = [
+            {**answers[r.id], "type": r.type, "change_sentences": sentence_bucket(r.change),
+             "yes_no": is_yes_no(r.question), "duplicate_gold_text": r.choices.count(r.choices[r.label]) > 1}
+            for r in examples
+        ]
+        correct = {r.index: bool(answers[r.id]["correct"]) for r in examples}
+        metrics = breakdowns(examples, correct)
+        details = {"context": self.mode(examples),
+                   "scores_file": "predictions.jsonl (id = record index, scores = 4 choices)"}
+        accuracy = UnitScores.means("instance", {p["id"]: p["correct"] for p in predictions})
+        groups = {"by_type": {p["id"]: p["type"] for p in predictions},
+                  "by_change_sentences": {p["id"]: p["change_sentences"] for p in predictions},
+                  "by_question": {p["id"]: "yes_no" if p["yes_no"] else "other" for p in predictions}}
+        units = {"accuracy": accuracy, **accuracy.breakdown("accuracy", groups)}
+        return Evaluation(metrics, predictions, details=details, units=units)
+
+    def view(self, record: Mapping[str, Any], examples: Mapping[str, CosimRecord]) -> dict[str, Any] | None:
         """samples.html: the image, the question, the initial response, the change, the four
         responses with the model's scores and ranks (gold marked), the change type."""
-        seen = self._seen.get(str(record.get("id")))
-        if seen is None:
+        found = examples.get(str(record.get("id")))
+        if found is None:
             return None
+        seen = self.shown(found)
         scores = record.get("scores")
         scores = scores if isinstance(scores, list) and len(scores) == len(seen.choices) else None
         texts = [{"label": "question", "text": seen.question}, {"label": "initial response", "text": seen.answer_orig},
@@ -54,26 +124,6 @@ class CosimTask:
         if scores is not None:
             view["margin"] = gold_margin(scores, seen.label)  # > 0: the gold response scored highest
         return view
-
-    def evaluate(self, run: RunContext) -> Evaluation:
-        records = list(run.apply_limit(load_split(run.data_dir, run.split, self.image_root), "records"))
-        self._seen = {r.id: r for r in records}
-        items = [Choice(r.id, r.visual(self.context), r.choices, r.label) for r in records]
-        answers = multiple_choice(run, "cosim", items, per_unit=16)
-        correct = {int(a["id"]): bool(a["correct"]) for a in answers}
-        predictions: list[dict[str, Any]] = [
-            {**a, "type": r.type, "change_sentences": sentence_bucket(r.change), "yes_no": is_yes_no(r.question),
-             "duplicate_gold_text": r.choices.count(r.choices[r.label]) > 1}
-            for r, a in zip(records, answers)
-        ]
-        metrics = breakdowns(records, correct)
-        details = {"context": self.context, "scores_file": "predictions.jsonl (id = record index, scores = 4 choices)"}
-        accuracy = UnitScores.means("instance", {a["id"]: a["correct"] for a in answers})
-        groups = {"by_type": {p["id"]: p["type"] for p in predictions},
-                  "by_change_sentences": {p["id"]: p["change_sentences"] for p in predictions},
-                  "by_question": {p["id"]: "yes_no" if p["yes_no"] else "other" for p in predictions}}
-        units = {"accuracy": accuracy, **accuracy.breakdown("accuracy", groups)}
-        return Evaluation(metrics, predictions, [split_file(run.data_dir, run.split)], details, units=units)
 
     def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, Any]:
         """``predictions``: a list of four scores per record in file order, or
@@ -87,5 +137,6 @@ class CosimTask:
 def make_cosim(
     spec: Spec, settings: Settings, *, context: ContextMode = "full", image_root: Path | None = None
 ) -> CosimTask:
-    """``cosim[,context=full|question_change|none][,image_root=PATH]``."""
-    return CosimTask(context, image_root)
+    """``cosim[,context=full|question_change|none][,image_root=PATH]``: aliases of the dataset's
+    options (see the module docstring)."""
+    return CosimTask(context if "context" in spec.option_dict() else None, image_root)

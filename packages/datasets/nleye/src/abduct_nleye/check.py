@@ -9,10 +9,12 @@ from abduct.kit import image_problem, require_dir
 from abduct_nleye.loader import CSV_NAME, load_csv
 
 
-def check_data(data_dir: Path) -> list[str]:
+def check_data(data_dir: Path, image_root: Path | None = None) -> list[str]:
+    """One line per problem: the CSV's first one, or each missing or unreadable image (its
+    sample); images under ``image_root`` (default ``DIR/images``)."""
     data_dir = require_dir(Path(data_dir), "data directory")
     try:
-        samples = load_csv(data_dir / CSV_NAME, data_dir)
+        samples = load_csv(data_dir / CSV_NAME, data_dir, image_root)
     except DataError as exc:
         return [str(exc)]
     problems = []

@@ -1,4 +1,4 @@
-"""``abduct cosim ...``: check, synth (added by the plugin's ``register_commands``)."""
+"""``abduct nleye ...``: check, synth (added by the plugin's ``register_commands``)."""
 
 from __future__ import annotations
 
@@ -11,14 +11,16 @@ from abduct.kit import SEED
 
 @click.command("check")
 @click.option("--data", "data_dir", required=True, type=click.Path(path_type=Path), help="Dataset directory.")
+@click.option("--image-root", type=click.Path(path_type=Path), default=None,
+              help="Folder holding <sample_id>/{premise,hypothesis1,hypothesis2}.png (default DIR/images).")
 @click.option("--json", "as_json", is_flag=True, help="Print the problems as a JSON list.")
 @click.pass_context
-def check(ctx: click.Context, data_dir: Path, as_json: bool) -> None:
+def check(ctx: click.Context, data_dir: Path, image_root: Path | None, as_json: bool) -> None:
     """List schema problems and missing or unreadable images; exit 1 if there are any."""
     from abduct.kit import report_problems
     from abduct_nleye.check import check_data
 
-    problems = check_data(data_dir)
+    problems = check_data(data_dir, image_root)
     report_problems(ctx, problems, data_dir, as_json)
 
 

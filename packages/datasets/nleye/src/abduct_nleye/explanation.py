@@ -1,6 +1,10 @@
 """``nleye-explanation``: a generator explains why the gold hypothesis follows from the premise,
 scored against the gold explanation with the metrics package's automatic metrics.
 
+**Stages.** It reads the registered ``nleye`` dataset. A ``Generate`` stage ``explanation``
+(after a ``captions`` stage with ``setup=captions``, ``captions.py``), then, with ``--judge``,
+a ``Judge`` stage ``judge`` planned after it; ``finish`` scores with the metrics.
+
 **Input.** The premise with the GOLD hypothesis (the task is to explain, not to choose):
 ``setup=images`` (default) gives the premise image with the gold hypothesis image as its
 related input; ``setup=text`` the gold descriptions as context (``Premise: ...\\nHypothesis:
@@ -9,7 +13,8 @@ related input; ``setup=text`` the gold descriptions as context (``Premise: ...\\
 The task offers a ``TextPool`` of every gold explanation in the file, so ``random`` picks one
 of them: the chance row.
 
-**Metrics** (through ``run.metric``; they come with ``abduct-metrics``):
+**Metrics** (through ``run.metric``, built when the run is planned so that one that cannot load
+fails before anything is generated, and again to score; they come with ``abduct-metrics``):
 
 - ``bertscore_model=DIR`` (a local Hugging Face model directory; ``bertscore_layers=N``, the
   layer, required unless bert-score knows the model's tuned layer): ``bertscore_precision``,
@@ -29,8 +34,8 @@ its per-sample values (for BLEU the per-sample BLEU, which differs from the corp
 Each prediction record carries its per-sample values.
 
 **Judge** (``abduct eval nleye-explanation ... --judge SPEC``, optional): each explanation is
-also judged against the gold one with ``JUDGE_PROMPT`` (the core's ``abduct._engine.judging``: greedy,
-strict yes/no, cached and resumable); the judge is shown the premise and gold hypothesis too
+also judged against the gold one with ``JUDGE_PROMPT`` (a ``Judge`` request: greedy, strict
+yes/no, cached and resumable); the judge is shown the premise and gold hypothesis too
 when it takes images. ``judge_valid`` is the percentage judged equivalent among the parsed
 verdicts, ``judge_unparsed`` the number of verdicts that could not be parsed (never guessed);
 each record gets ``judged`` (true, false or null).
@@ -49,18 +54,22 @@ from abduct import (
     TEXT_METRICS,
     AbductError,
     Evaluation,
+    Generate,
     GenerationRequest,
+    Judge,
     JudgeItem,
-    RunContext,
+    Records,
+    RunInfo,
     Settings,
     Spec,
+    Stage,
     TextPool,
     UnitScores,
     percent,
 )
-from abduct.kit import GenerationItem, generate
-from abduct_nleye.captions import CAPTION_PROMPT, caption_samples, check_captioner
-from abduct_nleye.loader import CSV_NAME, load_samples, require_descriptions, require_explanations
+from abduct.kit import GenerationItem
+from abduct_nleye.captions import CAPTION_PROMPT, answering, caption_map, captioned, check_captioner, with_captions
+from abduct_nleye.loader import require_descriptions, require_explanations
 from abduct_nleye.records import CATEGORY_FIELDS, NleyeSample, Setup
 from abduct_nleye.scoring import by_category
 
@@ -75,6 +84,7 @@ JUDGE_PROMPT = (
 )
 FALLBACK = ("bleu", "rouge-l", "cider")
 UNIT = "sample"
+EXPLANATION, JUDGE = "explanation", "judge"  # the stages' names (their units' store keys)
 
 
 def bem_question(sample: NleyeSample) -> str:
@@ -114,6 +124,8 @@ class ExplanationTask:
     """Explanations against the gold ones (see the module docstring)."""
 
     default_split = "test"
+    dataset = "nleye"
+    limit_unit = "samples"
     optional_inputs = frozenset({"context"})
     # Chance: ``random`` picks a gold explanation of another sample; it depends on the data.
     metric_info = {**TEXT_METRICS, **{f"by_*.*.{k}": v for k, v in TEXT_METRICS.items()}, "n": COUNT,
@@ -141,59 +153,73 @@ class ExplanationTask:
             chosen["bem"] = {"model": self.bem_model}
         return chosen or {name: {} for name in FALLBACK}
 
-    def evaluate(self, run: RunContext) -> Evaluation:
-        file = run.data_dir / CSV_NAME
-        every = load_samples(run.data_dir, run.split)
-        require_explanations(every, file)
-        if self.setup == "text":
-            require_descriptions(every, file)
-        samples = list(run.apply_limit(every, "samples"))
-        chosen = self.metrics()
-        built = {name: run.metric(name, **options) for name, options in chosen.items()}  # fail before generating
-        gold = {s.sample_id: s for s in samples}
-        captions: dict[str, list[str]] = {}
-        shown = samples
-        if self.setup == "captions":
-            assert self.captioner is not None
-            shown, captions = caption_samples(run, samples, self.captioner)
-        prompt = PROMPT if self.setup == "images" else PROMPT_TEXT
-        items = [GenerationItem(s.sample_id, GenerationRequest(s.explained(self.setup), prompt),
-                                (str(s.explanation),)) for s in shown]
+    def plan(self, examples: Sequence[NleyeSample], run: RunInfo) -> list[Stage]:
+        every = list(run.corpus)
+        if every:
+            file = Path(every[0].file)
+            require_explanations(every, file)
+            if self.setup == "text":
+                require_descriptions(every, file)
+        for name, options in self.metrics().items():
+            run.metric(name, **options)  # a metric that cannot be built fails before anything is generated
+        prompt = self.prompt()
         pool = TextPool.of([str(s.explanation) for s in every])
-        records = generate(run, "explanation", items, pool, per_unit=16)
-        predictions = {str(r["id"]): str(r["prediction"]) for r in records}
-        references = {str(r["id"]): list(r["references"]) for r in records}
+
+        def explain(shown: Sequence[NleyeSample]) -> Generate:
+            return Generate([GenerationItem(s.sample_id, GenerationRequest(s.explained(self.setup), prompt),
+                                            (str(s.explanation),)) for s in shown], pool, per_unit=16)
+
+        stages = answering(EXPLANATION, examples, self.setup, self.captioner, explain)
+        if run.judged:
+            gold = {s.sample_id: s for s in examples}
+
+            def verdicts(done: Mapping[str, Records]) -> Judge:
+                """Each explanation against the gold one, shown the input the model was shown."""
+                inputs = {s.sample_id: s.explained(self.setup) for s in captioned(examples, caption_map(done))}
+                return Judge([JudgeItem(str(r["id"]), str(r["prediction"]), tuple(r["references"]),
+                                        inputs[str(r["id"])], bem_question(gold[str(r["id"])]))
+                              for r in done[EXPLANATION]], JUDGE_PROMPT)
+
+            stages.append(Stage(JUDGE, after=verdicts))
+        return stages
+
+    def finish(self, examples: Sequence[NleyeSample], records: Mapping[str, Records], run: RunInfo) -> Evaluation:
+        chosen = self.metrics()
+        explained = records[EXPLANATION]
+        gold = {s.sample_id: s for s in examples}
+        predictions = {str(r["id"]): str(r["prediction"]) for r in explained}
+        references = {str(r["id"]): list(r["references"]) for r in explained}
         questions = {sid: bem_question(gold[sid]) for sid in predictions}
         metrics: dict[str, Any] = {}
         per_sample: dict[str, dict[str, float]] = {sid: {} for sid in predictions}
         info: dict[str, Any] = {}
         statistics: dict[str, Any] = {}  # BLEU's per-sample n-gram statistics, notes on approximations
-        for name, metric in built.items():
-            result = metric.compute(predictions, references, questions if name == "bem" else None)
+        for name, options in chosen.items():
+            result = run.metric(name, **options).compute(predictions, references, questions if name == "bem" else None)
             statistics.update({k: v for k, v in result.info.items() if k in ("bleu_statistics", "interval_notes")})
             metrics.update({key: float(value) for key, value in result.corpus.items()})
             for sid, row in result.per_sample.items():
                 per_sample[sid].update({key: float(value) for key, value in row.items()})
             info[name] = {k: v for k, v in result.info.items() if isinstance(v, str | int | float | bool)}
-        units = sample_units(samples, per_sample, metrics, statistics)
-        if run.judged:
-            metrics.update(self._judged(run, records, gold, shown))
-            units["judge_valid"] = UnitScores.ratio(UNIT, {str(r["id"]): (float(r["judged"] is True),
-                                                                          float(r["judged"] is not None))
-                                                           for r in records})
-            if not any(r["judged"] is not None for r in records):
-                del units["judge_valid"]
-        for r in records:
-            r["metrics"] = per_sample[str(r["id"])]
-            if captions:
-                r["captions"] = captions[str(r["id"])]
+        units = sample_units(examples, per_sample, metrics, statistics)
+        answers = [{**r, "metrics": per_sample[str(r["id"])]} for r in with_captions(explained, records)]
+        if JUDGE in records:
+            verdicts = {str(v["id"]): v["equivalent"] for v in records[JUDGE]}
+            answers = [{**r, "judged": verdicts[str(r["id"])]} for r in answers]
+            parsed = [v for v in verdicts.values() if v is not None]
+            metrics.update({"judge_valid": 100.0 * float(np.mean(parsed)) if parsed else 0.0,
+                            "judge_unparsed": len(verdicts) - len(parsed)})
+            if parsed:
+                units["judge_valid"] = UnitScores.ratio(UNIT, {str(r["id"]): (float(r["judged"] is True),
+                                                                              float(r["judged"] is not None))
+                                                               for r in answers})
         table_rows = {sid: {k: v for k, v in row.items() if k in metrics} for sid, row in per_sample.items()}
-        metrics.update(category_tables(samples, table_rows))
-        metrics["n"] = len(records)
+        metrics.update(category_tables(examples, table_rows))
+        metrics["n"] = len(answers)
         metrics["metrics_ran"] = list(chosen)
         fallback = self.bertscore_model is None and self.bem_model is None
         details: dict[str, Any] = {
-            "setup": self.setup, "prompt": prompt, "fallback": fallback, "metric_info": info,
+            "setup": self.setup, "prompt": self.prompt(), "fallback": fallback, "metric_info": info,
             "metrics": {name: {key: str(value) for key, value in options.items()} for name, options in chosen.items()},
         }
         if fallback:
@@ -203,20 +229,11 @@ class ExplanationTask:
             details["bem_question"] = QUESTION
         if self.setup == "captions":
             details.update(captioner=self.captioner, caption_prompt=CAPTION_PROMPT)
-        return Evaluation(metrics, records, [file], details, units=units)
+        return Evaluation(metrics, answers, details=details, units=units)
 
-    def _judged(self, run: RunContext, records: list[dict[str, Any]], gold: Mapping[str, NleyeSample],
-                shown: Sequence[NleyeSample]) -> dict[str, Any]:
-        """Judge each explanation against the gold one; ``judged`` into each record."""
-        inputs = {s.sample_id: s.explained(self.setup) for s in shown}
-        items = [JudgeItem(str(r["id"]), str(r["prediction"]), tuple(r["references"]), inputs[str(r["id"])],
-                           bem_question(gold[str(r["id"])])) for r in records]
-        verdicts = run.require_judge().judge(items, JUDGE_PROMPT, stage="judge")
-        for record, verdict in zip(records, verdicts):
-            record["judged"] = verdict.equivalent
-        parsed = [v.equivalent for v in verdicts if v.equivalent is not None]
-        return {"judge_valid": 100.0 * float(np.mean(parsed)) if parsed else 0.0,
-                "judge_unparsed": len(verdicts) - len(parsed)}
+    def prompt(self) -> str:
+        """``PROMPT`` for the images setup, ``PROMPT_TEXT`` for text and captions."""
+        return PROMPT if self.setup == "images" else PROMPT_TEXT
 
     def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, Any]:
         raise AbductError("nleye-explanation has no official prediction-file format; score explanations with "

@@ -1,4 +1,5 @@
-"""Reading ``test_set.csv`` and locating ``images/<sample_id>/{premise,hypothesis1,hypothesis2}.png``.
+"""Reading ``test_set.csv`` and locating ``images/<sample_id>/{premise,hypothesis1,hypothesis2}.png``
+(``image_root`` moves the ``images`` folder).
 
 Only ``sample_id``, ``reasoning_category``, ``domain``, ``time_direction`` and
 ``time_duration`` are confirmed column names of the release; for the others the first
@@ -23,7 +24,7 @@ import re
 from pathlib import Path
 
 from abduct import AbductError, DataError
-from abduct.kit import read_csv_cells, require_file
+from abduct.kit import read_csv_cells, require_dir, require_file
 from abduct_nleye.records import CATEGORY_FIELDS, NleyeSample
 
 CSV_NAME = "test_set.csv"
@@ -67,11 +68,13 @@ class Columns:
         return found
 
 
-def load_csv(path: Path, data_dir: Path | None = None) -> list[NleyeSample]:
-    """Every row of ``path``, in file order; images are looked for under ``data_dir/images``
-    (default: the CSV's folder) but not opened (``abduct nleye check`` does that)."""
+def load_csv(path: Path, data_dir: Path | None = None, image_root: Path | None = None) -> list[NleyeSample]:
+    """Every row of ``path``, in file order; images are looked for under ``image_root``
+    (default ``data_dir/images``, ``data_dir`` defaulting to the CSV's folder) but not opened
+    (``abduct nleye check`` does that)."""
     path = require_file(Path(path), "NL-EYE csv")
-    root = Path(data_dir) if data_dir is not None else path.parent
+    images_root = Path(image_root) if image_root is not None else (
+        Path(data_dir) if data_dir is not None else path.parent) / "images"
     rows = read_csv_cells(path)
     cols = Columns(rows[0], path)
     sid = cols.need(("sample_id",), "sample_id")
@@ -99,22 +102,33 @@ def load_csv(path: Path, data_dir: Path | None = None) -> list[NleyeSample]:
         if label is None:
             raise DataError(f"expected 1/2 or hypothesis1/hypothesis2, got {row[gold]!r}", file=path, record=where,
                             field=cols.found[gold])
-        images = root / "images" / sample_id
+        images = images_root / sample_id
         samples.append(NleyeSample(
             sample_id=sample_id, gold=label, premise_image=str(images / "premise.png"),
             hypothesis_images=(str(images / "hypothesis1.png"), str(images / "hypothesis2.png")),
             categories={name: row[i].strip() for name, i in cats.items()},
             premise_text=row[premise] if premise is not None else None,
             hypothesis_texts=(row[h1], row[h2]) if described and h1 is not None and h2 is not None else None,
-            explanation=row[explanation] if explanation is not None else None, row=line,
+            explanation=row[explanation] if explanation is not None else None, row=line, file=str(path),
         ))
     return samples
 
 
-def load_samples(data_dir: Path, split: str = "test") -> list[NleyeSample]:
+def csv_file(data_dir: Path, split: str = "test") -> Path:
+    """The split's annotation file: ``DIR/test_set.csv`` (NL-EYE has one split)."""
     if split != "test":
         raise AbductError(f"NL-EYE has one split, 'test' ({CSV_NAME}), not '{split}'")
-    return load_csv(Path(data_dir) / CSV_NAME, data_dir)
+    return Path(data_dir) / CSV_NAME
+
+
+def image_folder(image_root: Path) -> Path:
+    """A user-named image folder (``image_root=``), refused in one line when it is not a folder."""
+    return require_dir(Path(image_root), "NL-EYE image folder (image_root=)")
+
+
+def load_samples(data_dir: Path, split: str = "test", image_root: Path | None = None) -> list[NleyeSample]:
+    """The split's samples, their images under ``image_root`` (default ``DIR/images``)."""
+    return load_csv(csv_file(data_dir, split), data_dir, image_root)
 
 
 def require_descriptions(samples: list[NleyeSample], file: Path) -> None:

@@ -39,6 +39,12 @@ class NleyeSample:
     hypothesis_texts: tuple[str, str] | None = None
     explanation: str | None = None
     row: int = 0
+    file: str = ""  # the CSV it was read from (what a task's one-line errors name)
+
+    @property
+    def id(self) -> str:
+        """The sample's id (``sample_id``): how a run finds it for its sample views."""
+        return self.sample_id
 
     def pair(self, hypothesis: int, setup: Setup = "images") -> tuple[VisualInput, str]:
         """The (input, text) a scorer rates for hypothesis 1 or 2 (see the module docstring)."""

@@ -1,31 +1,35 @@
 """``nleye-triplet`` and ``nleye-pairs``.
 
-Both read ``DIR/test_set.csv`` and the images (``loader.py``) and take the option
+Both read the registered ``nleye`` dataset (``DIR/test_set.csv`` and the images, ``loader.py``;
+``--dataset nleye,image_root=PATH`` moves the images) and take the option
 ``setup=images|text|captions`` (``records.py``: premise image with the hypothesis image as a
 related input, the gold descriptions as text only, or the same text-only setup on captions
-that the model ``captioner=SPEC`` wrote first, ``captions.py``) and ``score_by=pair|similarity``:
-``similarity`` scores a hypothesis by the dot product of the dual encoder's premise and
-hypothesis image embeddings (the issue's dual-encoder baseline; ``clip:tiny`` runs this way).
+that the model ``captioner=SPEC`` wrote first, ``captions.py``: a ``captions`` stage, the
+answering stage planned after it) and ``score_by=pair|similarity``: ``similarity`` scores a
+hypothesis by the dot product of the dual encoder's premise and hypothesis image embeddings
+(the issue's dual-encoder baseline; ``clip:tiny`` runs this way), a ``Custom`` step.
 
-**Triplet.** A scorer rates the two (premise, hypothesis) pairs once; shown in the file's
-order it picks the higher, a tie going to the hypothesis shown first, and shown swapped
-likewise (so a scorer that ties always is never consistent; otherwise a pair scorer's
-consistency equals its accuracy in either order). A model that generates (``answer=auto``,
-the default, also ``random``) or any model with ``answer=generate`` is asked twice, with the premise and both hypotheses in
-each order and ``PROMPT``; its answer must be ``1`` or ``2`` (optionally ``Hypothesis 2``,
-``Image 1``, a final dot; case and spaces ignored): anything else is wrong and counted in
-``unparseable``. ``answer=score`` makes a model that does both score instead. In
-``setup=text`` (and ``captions``) the descriptions are the request's context, which ``random`` does not read:
-its picks are then the same for every request (use ``nleye-pairs`` for its chance row).
+**Triplet** (stage ``triplet``). A scorer rates the two (premise, hypothesis) pairs once (a
+``Compare``); shown in the file's order it picks the higher, a tie going to the hypothesis
+shown first, and shown swapped likewise (so a scorer that ties always is never consistent;
+otherwise a pair scorer's consistency equals its accuracy in either order). A model that
+generates (``answer=auto``, the default, also ``random``) or any model with
+``answer=generate`` is asked twice (a ``Generate`` of two requests per sample), with the
+premise and both hypotheses in each order and ``PROMPT``; its answer must be ``1`` or ``2``
+(optionally ``Hypothesis 2``, ``Image 1``, a final dot; case and spaces ignored): anything else
+is wrong and counted in ``unparseable``. ``answer=score`` makes a model that does both score
+instead. In ``setup=text`` (and ``captions``) the descriptions are the request's context, which
+``random`` does not read: its picks are then the same for every request (use ``nleye-pairs``
+for its chance row).
 
-**Pairs.** One score per pair through the core's ``compare_two``: correct iff the gold
+**Pairs** (stage ``pairs``). One score per pair, a ``Compare``: correct iff the gold
 hypothesis scores strictly higher.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -34,21 +38,28 @@ import numpy as np
 from abduct import (
     COUNT,
     AbductError,
+    Compare,
+    Custom,
     Evaluation,
+    Generate,
     GenerationRequest,
     MetricInfo,
-    RunContext,
+    Records,
+    RunInfo,
+    RunModels,
     Settings,
     Spec,
+    Stage,
     TextPool,
     UnitScores,
     VisualInput,
     lower,
     percent,
 )
-from abduct.kit import Candidate, TwoWay, batched, compare_two
-from abduct_nleye.captions import CAPTION_PROMPT, caption_samples, check_captioner
-from abduct_nleye.loader import CSV_NAME, load_csv, load_samples, require_descriptions
+from abduct.contract.stages import Request
+from abduct.kit import Candidate, GenerationItem, TwoWay, batched
+from abduct_nleye.captions import CAPTION_PROMPT, answering, check_captioner, with_captions
+from abduct_nleye.loader import load_csv, require_descriptions
 from abduct_nleye.records import NleyeSample, Setup
 from abduct_nleye.scoring import (
     by_category,
@@ -63,6 +74,7 @@ PROMPT = ("The first image is the premise. Which of the two following images (hy
           "outcome or explanation of the premise? Answer with 1 or 2 only.")
 PROMPT_TEXT = ("Given the premise, which hypothesis is more plausible? Answer with 1 or 2 only.")
 _ANSWER = re.compile(r"^(?:hypothesis|image|option)?\s*([12])\s*\.?$")
+SWAPPED = "/swapped"  # the id suffix of a triplet's second request (a sample id holds no "/")
 ScoreBy = Literal["pair", "similarity"]
 
 
@@ -72,8 +84,26 @@ def parse_answer(text: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
+def similarity_request(samples: Sequence[NleyeSample], model_name: str) -> Custom[Sequence[NleyeSample]]:
+    """``score_by=similarity``: per sample the dot products of the dual encoder's premise
+    embedding with each hypothesis's, as ``Compare`` records (``{id, scores, gold, correct}``)."""
+    def step(models: RunModels, batch: Sequence[NleyeSample]) -> Records:
+        engine = models.require_scorer()
+        if not engine.is_dual_encoder:
+            raise AbductError(f"score_by=similarity needs a dual encoder, and '{model_name}' is not one")
+        premises = engine.encode_visual([VisualInput(s.premise_image) for s in batch]).astype(np.float64)
+        hyps = engine.encode_visual([VisualInput(h) for s in batch for h in s.hypothesis_images])
+        dots: np.ndarray = np.einsum("ij,ikj->ik", premises, hyps.astype(np.float64).reshape(len(batch), 2, -1))
+        return [{"id": s.sample_id, "scores": sc, "gold": s.gold - 1, "correct": sc[s.gold - 1] > sc[2 - s.gold]}
+                for s, sc in zip(batch, dots.tolist())]
+
+    return Custom([(b[0].sample_id, b) for b in batched(samples, 16)], step, needs=frozenset({"score"}))
+
+
 class _NleyeTask:
     default_split = "test"
+    dataset = "nleye"
+    limit_unit = "samples"
     optional_inputs = frozenset({"context"})
 
     def __init__(self, setup: Setup = "images", score_by: ScoreBy = "pair", captioner: str | None = None) -> None:
@@ -83,13 +113,11 @@ class _NleyeTask:
         self.setup: Setup = setup
         self.score_by: ScoreBy = score_by
         self.captioner = captioner
-        self.captions: dict[str, list[str]] = {}
-        self._seen: dict[str, NleyeSample] = {}  # what the last run evaluated, for sample_view
 
-    def sample_view(self, record: Mapping[str, Any]) -> dict[str, Any] | None:
+    def view(self, record: Mapping[str, Any], examples: Mapping[str, NleyeSample]) -> dict[str, Any] | None:
         """samples.html: the premise and both hypotheses (gold marked), the category fields,
         what the model answered in each presentation order."""
-        sample = self._seen.get(str(record.get("id")))
+        sample = examples.get(str(record.get("id")))
         if sample is None:
             return None
         texts = sample.hypothesis_texts or ("", "")
@@ -108,45 +136,30 @@ class _NleyeTask:
             view["margin"] = (s1 - s2) if sample.gold == 1 else (s2 - s1)  # > 0: the gold hypothesis scored higher
         return view
 
-    def _samples(self, run: RunContext) -> list[NleyeSample]:
-        samples = load_samples(run.data_dir, run.split)
-        if self.setup == "text":
-            require_descriptions(samples, run.data_dir / CSV_NAME)
-        samples = list(run.apply_limit(samples, "samples"))
-        self._seen = {s.sample_id: s for s in samples}
-        if self.setup == "captions":
-            assert self.captioner is not None
-            samples, self.captions = caption_samples(run, samples, self.captioner)
-        return samples
+    def _stages(self, name: str, examples: Sequence[NleyeSample], run: RunInfo,
+                ask: Callable[[Sequence[NleyeSample]], Request]) -> list[Stage]:
+        """The stage ``name`` asking ``ask(samples)`` (after the captions with setup=captions);
+        setup=text refused in one line when the file has no descriptions."""
+        if self.setup == "text" and run.corpus:
+            require_descriptions(list(run.corpus), Path(run.corpus[0].file))
+        return answering(name, examples, self.setup, self.captioner, ask)
 
-    def _with_captions(self, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """The captions (setup=captions) written into each prediction record."""
-        if self.captions:
-            for r in records:
-                r["captions"] = self.captions[r["id"]]
-        return records
+    def _compare(self, samples: Sequence[NleyeSample], model_name: str) -> Request:
+        """Both (premise, hypothesis) pairs of each sample scored: a ``Compare`` (score_by=pair)
+        or the dual encoder's similarities; records ``{id, scores, gold (0/1), correct}``."""
+        if self.score_by == "similarity":
+            return similarity_request(samples, model_name)
+        items = []
+        for s in samples:
+            (v1, t1), (v2, t2) = s.pair(1, self.setup), s.pair(2, self.setup)
+            items.append(TwoWay(s.sample_id, Candidate(v1, t1), Candidate(v2, t2), s.gold - 1))
+        return Compare(items, per_unit=16)
 
     def _details(self, **more: Any) -> dict[str, Any]:
         details: dict[str, Any] = {"setup": self.setup, **more}
         if self.setup == "captions":
             details.update(captioner=self.captioner, caption_prompt=CAPTION_PROMPT)
         return details
-
-    def _pair_scores(self, run: RunContext, batch: Sequence[NleyeSample]) -> np.ndarray:
-        """(len(batch), 2) scores of the (premise, hypothesis 1/2) pairs."""
-        engine = run.require_scorer()
-        if self.score_by == "similarity":
-            if not engine.is_dual_encoder:
-                raise AbductError(f"score_by=similarity needs a dual encoder, and '{run.model_name}' is not one")
-            premises = engine.encode_visual([VisualInput(s.premise_image) for s in batch]).astype(np.float64)
-            hyps = engine.encode_visual([VisualInput(h) for s in batch for h in s.hypothesis_images])
-            dots: np.ndarray = np.einsum("ij,ikj->ik", premises, hyps.astype(np.float64).reshape(len(batch), 2, -1))
-            return dots
-        pairs = [s.pair(k, self.setup) for s in batch for k in (1, 2)]
-        return engine.score_pairs([v for v, _ in pairs], [t for _, t in pairs]).reshape(len(batch), 2)
-
-    def _data_files(self, run: RunContext) -> list[Path]:
-        return [run.data_dir / CSV_NAME]
 
 
 def _with_tables(info: dict[str, MetricInfo]) -> dict[str, MetricInfo]:
@@ -168,56 +181,60 @@ class TripletTask(_NleyeTask):
         super().__init__(setup, score_by, captioner)
         self.answer = answer
 
-    def evaluate(self, run: RunContext) -> Evaluation:
-        samples = self._samples(run)
-        generate = self.answer == "generate" or (
-            self.answer == "auto" and run.generates and self.score_by == "pair")
-        units = [(b[0].sample_id, b) for b in batched(samples, 16)]
-        records = self._with_captions(
-            run.map_units("triplet", units, self._generator(run) if generate else self._scored(run)))
-        rows = {r["id"]: (r["gold"], r["order1"], r["order2"]) for r in records}
-        metrics = with_tables(samples, rows, triplet_values)
-        if generate:
-            metrics["unparseable"] = sum(r["unparseable"] for r in records)
-        details = self._details(answered_by="generation" if generate else f"scores ({self.score_by})")
+    def asks(self, run: RunInfo) -> bool:
+        """The model is asked (generates) rather than scored: ``answer=generate``, or ``auto``
+        with a model that generates and ``score_by=pair``."""
+        return self.answer == "generate" or (self.answer == "auto" and run.generates and self.score_by == "pair")
+
+    def plan(self, examples: Sequence[NleyeSample], run: RunInfo) -> list[Stage]:
+        if self.asks(run):
+            prompt = PROMPT if self.setup == "images" else PROMPT_TEXT
+            pool = TextPool.of(["1", "2"])
+
+            def ask(samples: Sequence[NleyeSample]) -> Request:
+                items = [GenerationItem(s.sample_id + ("" if first == 1 else SWAPPED),
+                                        GenerationRequest(s.triplet(first, self.setup), prompt))
+                         for s in samples for first in (1, 2)]
+                return Generate(items, pool, per_unit=32)  # 16 samples, both orders, a unit (keyed by the first)
+
+            return self._stages("triplet", examples, run, ask)
+        return self._stages("triplet", examples, run, lambda samples: self._compare(samples, run.model_name))
+
+    def finish(self, examples: Sequence[NleyeSample], records: Mapping[str, Records], run: RunInfo) -> Evaluation:
+        asked = self.asks(run)
+        found = {str(r["id"]): r for r in records["triplet"]}
+        rows = [self._answered(s, found) if asked else self._scored(s, found[s.sample_id]) for s in examples]
+        answers = with_captions(rows, records)
+        table = {r["id"]: (r["gold"], r["order1"], r["order2"]) for r in answers}
+        metrics = with_tables(examples, table, triplet_values)
+        if asked:
+            metrics["unparseable"] = sum(r["unparseable"] for r in answers)
+        details = self._details(answered_by="generation" if asked else f"scores ({self.score_by})")
         unit = "triplet (both orders)"  # a triplet's two presentations stay together when resampled
         per_triplet = {"consistency_accuracy": UnitScores.means(unit, {r["id"]: r["order1"] == r["order2"] == r["gold"]
-                                                                      for r in records}),
-                       "order1_accuracy": UnitScores.means(unit, {r["id"]: r["order1"] == r["gold"] for r in records}),
-                       "order2_accuracy": UnitScores.means(unit, {r["id"]: r["order2"] == r["gold"] for r in records})}
-        return Evaluation(metrics, records, self._data_files(run), details, units=by_category(samples, per_triplet))
+                                                                      for r in answers}),
+                       "order1_accuracy": UnitScores.means(unit, {r["id"]: r["order1"] == r["gold"] for r in answers}),
+                       "order2_accuracy": UnitScores.means(unit, {r["id"]: r["order2"] == r["gold"] for r in answers})}
+        return Evaluation(metrics, answers, details=details, units=by_category(examples, per_triplet))
 
-    def _scored(self, run: RunContext) -> Any:
-        def answer(batch: Sequence[NleyeSample]) -> list[dict[str, Any]]:
-            scores = self._pair_scores(run, batch)
-            out = []
-            for s, (s1, s2) in zip(batch, scores.tolist()):
-                order1 = 1 if s1 >= s2 else 2  # shown (1, 2): a tie goes to the first shown, 1
-                order2 = 2 if s2 >= s1 else 1  # shown (2, 1): a tie goes to the first shown, 2
-                out.append({"id": s.sample_id, "gold": s.gold, "scores": [s1, s2], "order1": order1, "order2": order2,
-                            "consistent": order1 == order2 == s.gold})
-            return out
-        return answer
+    @staticmethod
+    def _scored(sample: NleyeSample, compared: Mapping[str, Any]) -> dict[str, Any]:
+        s1, s2 = compared["scores"]
+        order1 = 1 if s1 >= s2 else 2  # shown (1, 2): a tie goes to the first shown, 1
+        order2 = 2 if s2 >= s1 else 1  # shown (2, 1): a tie goes to the first shown, 2
+        return {"id": sample.sample_id, "gold": sample.gold, "scores": [s1, s2], "order1": order1, "order2": order2,
+                "consistent": order1 == order2 == sample.gold}
 
-    def _generator(self, run: RunContext) -> Any:
-        engine = run.require_generator()
-        prompt = PROMPT if self.setup == "images" else PROMPT_TEXT
-        pool = TextPool.of(["1", "2"])
-
-        def answer(batch: Sequence[NleyeSample]) -> list[dict[str, Any]]:
-            requests = [GenerationRequest(s.triplet(first, self.setup), prompt) for s in batch for first in (1, 2)]
-            texts = engine.generate(requests, pool)
-            out = []
-            for i, s in enumerate(batch):
-                raw1, raw2 = texts[2 * i], texts[2 * i + 1]
-                shown1, shown2 = parse_answer(raw1), parse_answer(raw2)
-                order1 = shown1  # shown (1, 2): position = hypothesis
-                order2 = None if shown2 is None else 3 - shown2  # shown (2, 1): position 1 = hypothesis 2
-                out.append({"id": s.sample_id, "gold": s.gold, "outputs": [raw1, raw2], "order1": order1,
-                            "order2": order2, "unparseable": int(shown1 is None) + int(shown2 is None),
-                            "consistent": order1 == order2 == s.gold})
-            return out
-        return answer
+    @staticmethod
+    def _answered(sample: NleyeSample, generated: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+        raw1 = str(generated[sample.sample_id]["prediction"])
+        raw2 = str(generated[sample.sample_id + SWAPPED]["prediction"])
+        shown1, shown2 = parse_answer(raw1), parse_answer(raw2)
+        order1 = shown1  # shown (1, 2): position = hypothesis
+        order2 = None if shown2 is None else 3 - shown2  # shown (2, 1): position 1 = hypothesis 2
+        return {"id": sample.sample_id, "gold": sample.gold, "outputs": [raw1, raw2], "order1": order1,
+                "order2": order2, "unparseable": int(shown1 is None) + int(shown2 is None),
+                "consistent": order1 == order2 == sample.gold}
 
     def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, Any]:
         """``{sample_id: [a, b]}`` against ``test_set.csv``."""
@@ -229,27 +246,17 @@ class PairsTask(_NleyeTask):
 
     metric_info = _with_tables({"accuracy": percent(chance=50.0), "ties": COUNT, "n": COUNT})
 
-    def evaluate(self, run: RunContext) -> Evaluation:
-        samples = self._samples(run)
-        if self.score_by == "similarity":
-            def judge(batch: Sequence[NleyeSample]) -> list[dict[str, Any]]:
-                scores = self._pair_scores(run, batch).tolist()
-                return [{"id": s.sample_id, "scores": sc, "gold": s.gold - 1,
-                         "correct": sc[s.gold - 1] > sc[2 - s.gold]} for s, sc in zip(batch, scores)]
-            records = run.map_units("pairs", [(b[0].sample_id, b) for b in batched(samples, 16)], judge)
-        else:
-            items = []
-            for s in samples:
-                (v1, t1), (v2, t2) = s.pair(1, self.setup), s.pair(2, self.setup)
-                items.append(TwoWay(s.sample_id, Candidate(v1, t1), Candidate(v2, t2), s.gold - 1))
-            records = compare_two(run, "pairs", items, per_unit=16)
-        records = self._with_captions(records)
-        rows = {r["id"]: (r["gold"] + 1, r["scores"][0], r["scores"][1]) for r in records}
-        metrics = with_tables(samples, rows, pairs_values)
+    def plan(self, examples: Sequence[NleyeSample], run: RunInfo) -> list[Stage]:
+        return self._stages("pairs", examples, run, lambda samples: self._compare(samples, run.model_name))
+
+    def finish(self, examples: Sequence[NleyeSample], records: Mapping[str, Records], run: RunInfo) -> Evaluation:
+        answers = with_captions(records["pairs"], records)
+        rows = {r["id"]: (r["gold"] + 1, r["scores"][0], r["scores"][1]) for r in answers}
+        metrics = with_tables(examples, rows, pairs_values)
         units = {"accuracy": UnitScores.means("triplet", {r["id"]: r["scores"][r["gold"]] > r["scores"][1 - r["gold"]]
-                                                          for r in records})}
-        return Evaluation(metrics, records, self._data_files(run), self._details(score_by=self.score_by),
-                          units=by_category(samples, units))
+                                                          for r in answers})}
+        return Evaluation(metrics, answers, details=self._details(score_by=self.score_by),
+                          units=by_category(examples, units))
 
     def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, Any]:
         """``{sample_id: [score_h1, score_h2]}`` against ``test_set.csv``."""
