@@ -49,6 +49,7 @@ QUICK: dict[str, list[str]] = {
     "whoops": ["--images", "24", "--repeat", "1"],
     "intervals": ["--images", "40", "--repeats", "1", "--units", "2000", "--examples", "40"],
     "lmms_adapter": ["--samples", "4", "--max-new-tokens", "2", "--repeat", "1"],
+    "shard_merge": ["--units", "2000", "--repeats", "1"],
 }
 SCRIPTS = tuple(QUICK)
 
@@ -66,6 +67,7 @@ HEADLINES: dict[str, tuple[str, ...]] = {
     "whoops": ("*.ratio",),
     "intervals": ("retrieval.ratio", "retrieval.interval_seconds", "var.ratio"),
     "lmms_adapter": ("overhead", "overhead_fastest"),
+    "shard_merge": ("merge_share", "merge_reading_share", "shards_over_whole"),
 }
 
 

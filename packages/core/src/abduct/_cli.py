@@ -16,8 +16,21 @@ from abduct.contract.errors import AbductError, describe_os_error
 from abduct.contract.spec import Spec
 from abduct.contract.traits import task_traits
 from abduct.kit.cli import SEED, emit_json, option_pairs, quiet_and_json, settings_from, settings_options
+from abduct.kit.cli import _check_device as check_device
 
 RESAMPLES = click.IntRange(0, 100_000)  # 1e23 resamples would run for ever; 1,000 is the default
+
+
+def _shard(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
+    """``--shard I/N``: shard I (from 0) of N, or a usage error saying what is wrong."""
+    if value is None:
+        return None
+    from abduct._run.shards import Shard
+
+    try:
+        return Shard.parse(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), ctx, param) from None
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -118,14 +131,18 @@ def echo_values(values: dict[str, Any], indent: str = "", metric_info: dict[str,
               help="Options for a dataset the task reads, e.g. --dataset sherlock,vg_root=DIR (repeatable).")
 @click.option("--ci-resamples", type=RESAMPLES, default=1000, show_default=True, metavar="N",
               help="Bootstrap resamples for each metric's 95% interval (seeded by --seed); 0 turns intervals off.")
+@click.option("--shard", default=None, metavar="I/N", callback=_shard,
+              help="Evaluate only shard I of N (from 0) into --out, with no communication between shards (one "
+                   "per machine or array task); `abduct merge OUT SHARD_DIR...` makes the run from all N.")
 @quiet_and_json
 def eval_cmd(task: str, model: str, data_dir: Path, out_dir: Path, split: str | None, limit: int | None,
              cache_dir: Path | None, no_cache: bool, judge: str | None, overwrite: bool, datasets: tuple[str, ...],
-             ci_resamples: int, quiet: bool, as_json: bool, **shared: Any) -> None:
+             ci_resamples: int, shard: Any, quiet: bool, as_json: bool, **shared: Any) -> None:
     """Evaluate MODEL on TASK (a spec too: name[,key=value...]); writes results.json,
     predictions.jsonl, report.md and report.html into --out. Under
     `torchrun --nproc-per-node N $(which abduct) eval ...` the processes share the work and
-    the first one writes."""
+    the first one writes. With --shard I/N, --out receives that shard's records for
+    `abduct merge`."""
     from abduct._run.evaluate import EvalConfig, run_evaluation
 
     settings = settings_from(shared)
@@ -133,13 +150,18 @@ def eval_cmd(task: str, model: str, data_dir: Path, out_dir: Path, split: str | 
         task=task, model=model, data_dir=data_dir, out_dir=out_dir, split=split, limit=limit,
         seed=settings.seed, batch_size=settings.batch_size, device=settings.device, quiet=quiet,
         cache_dir=cache_dir, use_cache=not no_cache, judge=judge, overwrite=overwrite,
-        datasets=datasets, ci_resamples=ci_resamples,
+        datasets=datasets, ci_resamples=ci_resamples, shard=shard,
     )
     results = run_evaluation(config)
     if results.get("processes", 1) > 1 and not _is_main_process():
         return
     if as_json:
         emit_json(results)
+        return
+    if shard is not None:
+        done = ", ".join(f"{entry['elements']} of stage '{stage}'" for stage, entry in results["stages"].items())
+        click.echo(f"{task} / {results['model']['spec']}: shard {shard} done ({done or 'nothing to do'}); wrote "
+                   f"{out_dir}. When all {shard.count} are done: abduct merge OUT SHARD_DIR...")
         return
     click.echo(f"{task} / {results['model']['spec']}:")
     echo_values(results["metrics"], "  ", results.get("metric_info"), results.get("intervals"))
@@ -331,6 +353,35 @@ def compare_cmd(run_dirs: tuple[Path, ...], html_out: Path | None, no_published:
     click.echo(text_table(comparison), nl=False)
     if html_out is not None:
         click.echo(f"wrote {html_out}")
+
+
+@cli.command("merge")
+@click.argument("out_dir", type=click.Path(path_type=Path))
+@click.argument("shard_dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--data", "data_dir", type=click.Path(path_type=Path), default=None,
+              help="Where this machine reads the data (default: where the first shard read it); its files must "
+                   "hash as the shards' did.")
+@click.option("--device", default="cpu", show_default=True, callback=check_device,
+              help="Where the task's metrics run (no model is loaded).")
+@click.option("--no-cache", is_flag=True, help="Do not keep the sample page's thumbnails in the cache.")
+@click.option("--overwrite", is_flag=True, help="Replace a finished run of another configuration in OUT_DIR.")
+@quiet_and_json
+def merge_cmd(out_dir: Path, shard_dirs: tuple[Path, ...], data_dir: Path | None, device: str, no_cache: bool,
+              overwrite: bool, quiet: bool, as_json: bool) -> None:
+    """Make the run of SHARD_DIRS (the --out folders of `abduct eval ... --shard I/N`, all N of
+    them) in OUT_DIR: results.json, predictions.jsonl, report.md, report.html and samples.html,
+    as one process would have written them. Nothing is written unless the shards are 0..N-1 of
+    one run, each once."""
+    from abduct._run.merge import merge_shards
+
+    results = merge_shards(out_dir, shard_dirs, data_dir=data_dir, device=device, overwrite=overwrite, quiet=quiet,
+                           use_cache=not no_cache)
+    if as_json:
+        emit_json(results)
+        return
+    click.echo(f"{results['task']} / {results['model']['spec']} ({results['shards']} shards):")
+    echo_values(results["metrics"], "  ", results.get("metric_info"), results.get("intervals"))
+    click.echo(f"wrote {out_dir / 'results.json'} and {out_dir / 'report.html'}")
 
 
 class _Commands(click.Group):

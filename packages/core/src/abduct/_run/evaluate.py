@@ -21,7 +21,9 @@ from abduct._registry.registry import Registry, get_registry
 from abduct._run.outdir import check_finished, locked
 from abduct._run.provenance import abduct_sources, file_hashes, package_versions
 from abduct._run.runner import PARTIAL_DIR, Run
-from abduct._run.staged import evaluate_task, sample_view
+from abduct._run.shards import FORMAT as SHARD_FORMAT
+from abduct._run.shards import Parts, Shard, check_not_a_shard, check_shard_out, write_shard
+from abduct._run.staged import evaluate_shard, evaluate_task, sample_view
 from abduct._stats.resampling import RESAMPLES, interval
 from abduct._stats.unitsfile import UNITS_FILE, checked, encode
 from abduct.contract.errors import AbductError
@@ -32,7 +34,15 @@ from abduct.contract.task import Evaluation, LegacyTask, Task
 from abduct.contract.traits import task_traits
 from abduct.contract.units import UnitScores
 from abduct.kit.cache import default_cache_dir
-from abduct.kit.distributed import Ranks, agree, eval_timeout_seconds, gather_objects, process_group, seed_everything
+from abduct.kit.distributed import (
+    Ranks,
+    agree,
+    eval_timeout_seconds,
+    gather_objects,
+    launched_world,
+    process_group,
+    seed_everything,
+)
 from abduct.kit.io import atomic_write_bytes, atomic_write_text, ensure_writable_dir, require_dir
 
 T = TypeVar("T")
@@ -56,6 +66,7 @@ class EvalConfig:
     overwrite: bool = False
     datasets: tuple[str, ...] = ()  # dataset specs whose options apply when the task loads them
     ci_resamples: int = RESAMPLES  # bootstrap resamples per metric interval; 0: no intervals
+    shard: Shard | None = None  # evaluate only this shard's share, into --out, for abduct merge
 
     @property
     def settings(self) -> Settings:
@@ -166,16 +177,25 @@ def build_run(config: EvalConfig, task: Task | LegacyTask, loaded: LoadedModel, 
         signature["decoding"] = loaded.decoding.describe()
     if judge is not None:
         signature["judge"] = {"spec": judge.spec, "fingerprint": judge.fingerprint}
+    datasets = _dataset_options(config, task, registry)
+    if config.shard is not None:  # a shard's stored units resume only that shard of that run
+        signature.update(shard=str(config.shard), datasets=datasets)
     return Run(data_dir=config.data_dir, split=split, scoring=scoring, generation=generation, judge=judge,
                model_name=name, settings=config.settings, registry=registry, limit=config.limit, quiet=config.quiet,
                out_dir=config.out_dir, cache_dir=(config.cache_dir or default_cache_dir()) if config.use_cache else None,
-               signature=signature, ranks=ranks, datasets=_dataset_options(config, task, registry))
+               signature=signature, ranks=ranks, datasets=datasets)
 
 
 def run_evaluation(config: EvalConfig, registry: Registry | None = None) -> dict[str, Any]:
     """Evaluate and write results.json, predictions.jsonl, report.md and report.html into
     ``out_dir``. Under torchrun every rank calls this: the engines split the model's work,
-    and rank 0 alone writes the outputs (the other ranks return the same results)."""
+    and rank 0 alone writes the outputs (the other ranks return the same results). With
+    ``config.shard``, ``out_dir`` receives that shard's records and manifest for ``abduct merge``
+    (one process per shard: refused under torchrun)."""
+    if config.shard is not None and launched_world() > 1:
+        raise AbductError(f"--shard {config.shard} splits a run across machines and torchrun across the "
+                          f"{launched_world()} processes of one: use one of them (one process per shard, more shards "
+                          "for more GPUs)")
     with process_group(eval_timeout_seconds()) as ranks:
         return _evaluate(config, registry or get_registry(), ranks)
 
@@ -199,7 +219,7 @@ def _on_main(ranks: Ranks, check: Callable[[], T]) -> T | None:
 
 
 @contextlib.contextmanager
-def _removed_if_left_empty(out_dir: Path, created: bool) -> Iterator[None]:
+def removed_if_left_empty(out_dir: Path, created: bool) -> Iterator[None]:
     """A run that fails before storing anything leaves no ``--out`` it created (a bad model
     spec, say, is found after ``--out`` was checked); one with stored units keeps them to resume."""
     try:
@@ -217,12 +237,21 @@ def _evaluate(config: EvalConfig, registry: Registry, ranks: Ranks) -> dict[str,
     if config.cache_dir is not None and config.use_cache:
         ensure_writable_dir(config.cache_dir, "--cache-dir")
     task = load_task(config.task, registry, config.settings)
+    if config.shard is not None and not isinstance(task, Task):
+        raise AbductError(f"task '{Spec.parse(config.task).name}' defines the deprecated evaluate(run), which cannot "
+                          "be split into shards; --shard needs a task that declares dataset, plan() and finish()")
     split = config.split or task.default_split
     created = not config.out_dir.exists()
     _on_main(ranks, lambda: ensure_writable_dir(config.out_dir))
-    with _removed_if_left_empty(config.out_dir, created and ranks.is_main), \
+    with removed_if_left_empty(config.out_dir, created and ranks.is_main), \
             locked(config.out_dir) if ranks.is_main else contextlib.nullcontext():
         _on_main(ranks, lambda: check_finished(config.out_dir, _identity(config, split), config.overwrite))
+        shard = config.shard
+        if shard is not None:
+            _on_main(ranks, lambda: check_shard_out(config.out_dir, _shard_identity(config, split, shard),
+                                                    config.overwrite))
+        else:
+            _on_main(ranks, lambda: check_not_a_shard(config.out_dir, config.overwrite))
         seed_everything(config.seed)
         loaded = load_model(config.model, config.settings, registry)
         run = build_run(config, task, loaded, registry, split, ranks)
@@ -231,29 +260,18 @@ def _evaluate(config: EvalConfig, registry: Registry, ranks: Ranks) -> dict[str,
         resumed = bool(_on_main(ranks, lambda: _check_resume(config.out_dir, signature)))
 
         traits = task_traits(task, config.task)
+        if shard is not None:
+            parts = evaluate_shard(task, run, traits, Spec.parse(config.task).name, shard)
+            return _write_shard(config, split, shard, loaded, run, parts, resumed, started)
         outcome = evaluate_task(task, run, traits, Spec.parse(config.task).name)
         evaluation = outcome.evaluation
-        _check_outcome(config, split, evaluation)
+        check_outcome(config.task, config.data_dir, split, evaluation)
         engine = run.scoring or run.generation
         policy = engine.policy if engine is not None else None
-        units = checked(evaluation.units, dict(_numbers(evaluation.metrics)), f"task '{config.task}'")
-        intervals, interval_seconds = _intervals(units, config)
-        metric_info, undeclared = resolve(declared_info(task_traits(task).metric_info, evaluation.metric_info), evaluation.metrics)
-        results: dict[str, Any] = {
-            "task": config.task,
-            "model": {"spec": str(loaded.spec), "fingerprint": loaded.fingerprint, "abilities": loaded.abilities},
-            "data": {"dir": str(config.data_dir), "files": file_hashes(evaluation.data_files, config.data_dir)},
-            "split": split,
-            "seed": config.seed,
-            "limit": config.limit,
-            "limit_unit": run.limit_unit,
-            "inputs": {"ignored": sorted(policy.ignored) if policy is not None else []},
-            "metrics": evaluation.metrics,
-            "metric_info": metric_info,
-            "intervals": intervals,
-            "details": evaluation.details,
-            "versions": package_versions(),
-            "sources": abduct_sources(),
+        about = {"task": config.task, "model": model_block(loaded), "split": split, "seed": config.seed, "limit": config.limit,
+                 "limit_unit": run.limit_unit, "ignored": sorted(policy.ignored) if policy is not None else []}
+        results, units, interval_seconds = results_of(task, evaluation, about, config.data_dir, config.ci_resamples)
+        results.update({
             "resumed": resumed,
             "processes": ranks.world,
             "timings": {
@@ -263,13 +281,8 @@ def _evaluate(config: EvalConfig, registry: Registry, ranks: Ranks) -> dict[str,
                 "stages": run.timings,
             },
             "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        }
-        if undeclared:  # the task's metric_info is incomplete: say so rather than guess a direction
-            results["undeclared_metrics"] = undeclared
-        if loaded.generates:
-            results["model"]["decoding"] = loaded.decoding.describe()
-        if run.judge is not None:
-            results["judge"] = run.judge.describe()
+        })
+        add_tail(results, run.judge.describe() if run.judge is not None else None)
         gather_objects(None, ranks)  # every rank has finished its units before rank 0 tidies up
         if ranks.is_main:
             thumbnails = run.cache_dir / "thumbnails" if run.cache_dir is not None else None
@@ -279,14 +292,111 @@ def _evaluate(config: EvalConfig, registry: Registry, ranks: Ranks) -> dict[str,
     return results
 
 
-def _check_outcome(config: EvalConfig, split: str, evaluation: Evaluation) -> None:
+def results_of(task: Task | LegacyTask, evaluation: Evaluation, about: dict[str, Any], data_dir: Path,
+               ci_resamples: int, data_label: str | None = None) -> tuple[dict[str, Any], dict[str, UnitScores], float]:
+    """results.json as far as the evaluation makes it (``about``: task, model, split, seed,
+    limit, limit_unit and the inputs the model went without), its units by metric and the
+    seconds the intervals took; the data files are hashed under ``data_dir`` and the data named
+    ``data_label`` (default: ``data_dir``). A whole run and ``abduct merge`` both write through here."""
+    units = checked(evaluation.units, dict(_numbers(evaluation.metrics)), f"task '{about['task']}'")
+    intervals, interval_seconds = _intervals(units, ci_resamples, about["seed"])
+    metric_info, undeclared = resolve(declared_info(task_traits(task).metric_info, evaluation.metric_info),
+                                      evaluation.metrics)
+    results: dict[str, Any] = {
+        "task": about["task"],
+        "model": about["model"],
+        "data": {"dir": str(data_dir) if data_label is None else data_label,
+                 "files": file_hashes(evaluation.data_files, data_dir)},
+        "split": about["split"],
+        "seed": about["seed"],
+        "limit": about["limit"],
+        "limit_unit": about["limit_unit"],
+        "inputs": {"ignored": about["ignored"]},
+        "metrics": evaluation.metrics,
+        "metric_info": metric_info,
+        "intervals": intervals,
+        "details": evaluation.details,
+        "versions": package_versions(),
+        "sources": abduct_sources(),
+    }
+    if undeclared:  # the task's metric_info is incomplete: say so rather than guess a direction
+        results["undeclared_metrics"] = undeclared
+    return results, units, interval_seconds
+
+
+def model_block(loaded: LoadedModel) -> dict[str, Any]:
+    """results.json's ``model``: spec, fingerprint, abilities, and decoding for a generator."""
+    model: dict[str, Any] = {"spec": str(loaded.spec), "fingerprint": loaded.fingerprint, "abilities": loaded.abilities}
+    if loaded.generates:
+        model["decoding"] = loaded.decoding.describe()
+    return model
+
+
+def add_tail(results: dict[str, Any], judge: dict[str, Any] | None) -> None:
+    """The undeclared metrics and the judge's block last, where results.json has always had them."""
+    if "undeclared_metrics" in results:
+        results["undeclared_metrics"] = results.pop("undeclared_metrics")
+    if judge is not None:
+        results["judge"] = judge
+
+
+def _shard_identity(config: EvalConfig, split: str, shard: Shard) -> dict[str, Any]:
+    """What a rerun of a shard into its folder must repeat (else it is refused, as a finished run's)."""
+    return {**_identity(config, split), "shard": str(shard)}
+
+
+def _write_shard(config: EvalConfig, split: str, shard: Shard, loaded: LoadedModel, run: Run,
+                 parts: dict[str, Parts], resumed: bool, started: float) -> dict[str, Any]:
+    """A finished shard: its records and its manifest (rank 0), the stored units let go. The
+    manifest says all that ``abduct merge`` needs besides the dataset: no model is loaded there."""
+    engine = run.scoring or run.generation
+    policy = engine.policy if engine is not None else None
+    manifest: dict[str, Any] = {
+        "format": SHARD_FORMAT,
+        "shard": {"index": shard.index, "count": shard.count},
+        "run": _shard_identity(config, split, shard),
+        "task": str(Spec.parse(config.task)),
+        "task_text": config.task,
+        "model": model_block(loaded),
+        "model_name": loaded.spec.name,
+        "data": {"dir": str(config.data_dir), "resolved": str(config.data_dir.resolve()),
+                 "files": file_hashes(run.data_files, config.data_dir)},
+        "datasets": run.datasets,
+        "split": split,
+        "seed": config.seed,
+        "batch_size": config.batch_size,
+        "limit": config.limit,
+        "limit_unit": run.limit_unit,
+        "ci_resamples": config.ci_resamples,
+        "inputs": {"ignored": sorted(policy.ignored) if policy is not None else []},
+        "judge": run.judge.describe() if run.judge is not None else None,
+        "stages": {stage: {"elements": len(elements), "records": sum(len(r) for _, r in elements)}
+                   for stage, elements in parts.items()},
+        "resumed": resumed,
+        "processes": run.ranks.world,
+        "timings": {
+            "total_seconds": time.perf_counter() - started,
+            "model_seconds": engine.timer.seconds if engine is not None else 0.0,
+            "stages": run.timings,
+        },
+        "versions": package_versions(),
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+    gather_objects(None, run.ranks)  # every rank has finished its units before rank 0 tidies up
+    if run.ranks.is_main:
+        write_shard(config.out_dir, manifest, parts)
+        run.discard_partial()
+    return manifest
+
+
+def check_outcome(task: str, data_dir: Path, split: str, evaluation: Evaluation) -> None:
     """No outputs for a run that evaluated nothing or computed a non-number: one line instead."""
     if not evaluation.predictions:
-        raise AbductError(f"{config.task}: nothing to evaluate in {config.data_dir} (split '{split}'): "
+        raise AbductError(f"{task}: nothing to evaluate in {data_dir} (split '{split}'): "
                           "the data holds no examples")
     for name, value in _numbers(evaluation.metrics):
         if not math.isfinite(value):
-            raise AbductError(f"{config.task}: metric '{name}' came out {value} on {config.data_dir} "
+            raise AbductError(f"{task}: metric '{name}' came out {value} on {data_dir} "
                               f"(split '{split}'); no outputs written")
 
 
@@ -298,10 +408,10 @@ def _numbers(values: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, fl
             yield f"{prefix}{key}", float(value)
 
 
-def _intervals(units: dict[str, UnitScores], config: EvalConfig) -> tuple[dict[str, Any], float]:
+def _intervals(units: dict[str, UnitScores], resamples: int, seed: int) -> tuple[dict[str, Any], float]:
     """Each metric's interval over its units (``--ci-resamples``, seeded by ``--seed``), and the seconds it took."""
     started = time.perf_counter()
-    found = {metric: interval(scores, config.ci_resamples, config.seed, metric) for metric, scores in units.items()}
+    found = {metric: interval(scores, resamples, seed, metric) for metric, scores in units.items()}
     return {m: i for m, i in found.items() if i is not None}, time.perf_counter() - started
 
 

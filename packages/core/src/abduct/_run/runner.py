@@ -188,10 +188,16 @@ class Run:
         Units finished by an earlier, interrupted run into the same ``out_dir`` are not
         run again. Unit ids must be unique within a stage.
         """
+        return [record for records in self.map_unit_records(stage, units, fn) for record in records]
+
+    def map_unit_records(
+        self, stage: str, units: Sequence[tuple[str, T]], fn: Callable[[T], list[dict[str, Any]]]
+    ) -> list[list[dict[str, Any]]]:
+        """``map_units``, each unit's records apart (a shard keeps them by unit id)."""
         if self._store is None and self.out_dir is not None:
             self._store = UnitStore(self.partial_dir, self.signature)
         store = self._store
-        results: list[dict[str, Any]] = []
+        results: list[list[dict[str, Any]]] = []
         done = self._agreed_done(stage, units)
         todo = sum(1 for uid, _ in units if f"{stage}/{uid}" not in done)
         quiet = self.quiet or todo < 2 or not self.ranks.is_main
@@ -201,7 +207,7 @@ class Run:
             for uid, payload in units:
                 key = f"{stage}/{uid}"
                 if store is not None and key in done:
-                    results.extend(store.done[key])
+                    results.append(store.done[key])
                     continue
                 try:
                     records = fn(payload)
@@ -214,7 +220,7 @@ class Run:
                     raise AbductError(f"{exc} (every rank stopped on unit '{key}')") from None
                 if store is not None:
                     store.add(key, records)
-                results.extend(records)
+                results.append(records)
                 next(ticks, None)
         finally:  # keep what finished, also on Ctrl-C or an error in a later unit
             if store is not None:

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from abduct._run.runner import Run
-from abduct.contract.errors import PluginError
+from abduct._run.shards import Parts, Shard, element_keys, keep
+from abduct.contract.errors import AbductError, PluginError
 from abduct.contract.stages import (
     REQUEST_KINDS,
     Choose,
@@ -71,17 +72,35 @@ def info(run: Run, corpus: Sequence[Any]) -> RunInfo:
 
 def execute(run: Run, stage: str, request: Request) -> Records:
     """One stage's records, in its units' order, each unit stored as it finishes."""
+    if isinstance(request, Custom):
+        custom: Custom[Any] = request
+        return run.map_units(stage, custom.units, lambda payload: custom.step(run, payload))
+    return _shape(run, stage, request)
+
+
+def execute_parts(run: Run, stage: str, request: Request) -> Parts:
+    """``execute``, the records by element, in order: each item's (a shared shape's records are
+    one per item) or each custom unit's, keyed by the item's or unit's id (what a shard keeps)."""
+    if isinstance(request, Custom):
+        custom: Custom[Any] = request
+        grouped = run.map_unit_records(stage, custom.units, lambda payload: custom.step(run, payload))
+        return [(str(uid), records) for (uid, _), records in zip(custom.units, grouped)]
+    records = _shape(run, stage, request)
+    keys = element_keys(request)
+    assert len(keys) == len(records), f"stage '{stage}': {len(records)} records for {len(keys)} items"
+    return [(key, [record]) for key, record in zip(keys, records)]
+
+
+def _shape(run: Run, stage: str, request: Choose | Compare | Generate | Judge) -> Records:
+    """A shared shape's records, one per item, in order."""
     if isinstance(request, Choose):
         return multiple_choice(run, stage, request.items, request.per_unit)
     if isinstance(request, Compare):
         return compare_two(run, stage, request.items, request.per_unit)
     if isinstance(request, Generate):
         return generate(run, stage, request.items, request.pool, request.per_unit)
-    if isinstance(request, Judge):
-        verdicts = run.require_judge().judge(request.items, request.template, stage=stage, per_unit=request.per_unit)
-        return [{"id": item.id, "equivalent": v.equivalent, "raw": v.raw} for item, v in zip(request.items, verdicts)]
-    custom: Custom[Any] = request
-    return run.map_units(stage, custom.units, lambda payload: custom.step(run, payload))
+    verdicts = run.require_judge().judge(request.items, request.template, stage=stage, per_unit=request.per_unit)
+    return [{"id": item.id, "equivalent": v.equivalent, "raw": v.raw} for item, v in zip(request.items, verdicts)]
 
 
 def refuse_missing_abilities(stages: Sequence[Stage], run: Run) -> None:
@@ -95,21 +114,36 @@ def refuse_missing_abilities(stages: Sequence[Stage], run: Run) -> None:
                 {"score": run.require_scorer, "generate": run.require_generator, "judge": run.require_judge}[ability]()
 
 
-def run_plan(task: Task, run: Run, examples: Sequence[Any], known: RunInfo, name: str) -> dict[str, Records]:
+def run_plan(task: Task, run: Run, examples: Sequence[Any], known: RunInfo, name: str,
+             shard: Shard | None = None, parts: dict[str, Parts] | None = None) -> dict[str, Records]:
+    """Each stage's records. With ``shard``, each stage keeps only the shard's items (or
+    units) before they are batched, and ``parts`` receives each stage's records by element."""
     planned = list(task.plan(examples, known))
     refuse_missing_abilities(planned, run)
     records: dict[str, Records] = {}
     for stage in planned:
-        if not isinstance(stage, Stage):
-            raise PluginError(f"task '{name}': plan() returned {stage!r}; expected Stage records")
-        if stage.name in records:
-            raise PluginError(f"task '{name}': two stages are named '{stage.name}'")
-        request = stage.request if stage.request is not None else stage.after(records)  # type: ignore[misc]
-        if not isinstance(request, REQUEST_KINDS):
-            raise PluginError(f"task '{name}': stage '{stage.name}' asks {type(request).__name__}; expected one of "
-                              + ", ".join(kind.__name__ for kind in REQUEST_KINDS))
-        records[stage.name] = execute(run, stage.name, cast(Request, request))
+        request = stage_request(stage, records, name)
+        if shard is not None:
+            request = keep(request, shard)
+        if parts is None:
+            records[stage.name] = execute(run, stage.name, request)
+            continue
+        elements = parts[stage.name] = execute_parts(run, stage.name, request)
+        records[stage.name] = [record for _, part in elements for record in part]
     return records
+
+
+def stage_request(stage: Stage, records: dict[str, Records], name: str) -> Request:
+    """The stage's request (built from the records so far for an ``after=`` stage), checked."""
+    if not isinstance(stage, Stage):
+        raise PluginError(f"task '{name}': plan() returned {stage!r}; expected Stage records")
+    if stage.name in records:
+        raise PluginError(f"task '{name}': two stages are named '{stage.name}'")
+    request = stage.request if stage.request is not None else stage.after(records)  # type: ignore[misc]
+    if not isinstance(request, REQUEST_KINDS):
+        raise PluginError(f"task '{name}': stage '{stage.name}' asks {type(request).__name__}; expected one of "
+                          + ", ".join(kind.__name__ for kind in REQUEST_KINDS))
+    return cast(Request, request)
 
 
 def example_index(examples: Sequence[Any], traits: TaskTraits, name: str) -> dict[str, Any]:
@@ -131,6 +165,13 @@ def evaluate_task(task: Task | LegacyTask, run: Run, traits: TaskTraits, name: s
     examples, corpus = collect(task, run, traits)
     known = info(run, corpus)
     records = run_plan(task, run, examples, known, name)
+    return finish_task(task, run, traits, name, examples, records, known)
+
+
+def finish_task(task: Task, run: Run, traits: TaskTraits, name: str, examples: Sequence[Any],
+                records: dict[str, Records], known: RunInfo) -> Outcome:
+    """The task's ``finish`` on every stage's records, with the dataset's files and the
+    artifacts kept on ``run``; a whole run and ``abduct merge`` both finish through here."""
     evaluation = task.finish(examples, records, known)
     if not isinstance(evaluation, Evaluation):
         raise PluginError(f"task '{name}': finish() returned {type(evaluation).__name__}; expected an Evaluation")
@@ -138,6 +179,18 @@ def evaluate_task(task: Task | LegacyTask, run: Run, traits: TaskTraits, name: s
     for artifact, content in evaluation.artifacts.items():
         run.write_artifact(artifact, content)  # its name checked, written with the outputs
     return Outcome(evaluation, example_index(examples, traits, name))
+
+
+def evaluate_shard(task: Task | LegacyTask, run: Run, traits: TaskTraits, name: str, shard: Shard) -> dict[str, Parts]:
+    """Shard ``shard``'s share of every stage, each stage's records by element; no ``finish``
+    (``abduct merge`` calls it on every shard's records)."""
+    if not isinstance(task, Task):
+        raise AbductError(f"task '{name}' defines the deprecated evaluate(run), which cannot be split into shards; "
+                          "--shard needs a task that declares dataset, plan() and finish()")
+    examples, corpus = collect(task, run, traits)
+    parts: dict[str, Parts] = {}
+    run_plan(task, run, examples, info(run, corpus), name, shard, parts)
+    return parts
 
 
 def sample_view(traits: TaskTraits, examples: Mapping[str, Any]) -> Any:
