@@ -274,3 +274,13 @@ def test_plots_are_drawn_once_per_process_for_the_same_data(monkeypatch: pytest.
     assert len(drawn) == 12
     monkeypatch.setitem(matplotlib.rcParams, "axes.facecolor", "#eeeeee")
     assert report.bars("t", groups) != first and len(drawn) == 13
+
+
+def test_a_bar_whose_interval_excludes_its_value_is_drawn_without_a_whisker() -> None:
+    """A corpus metric's bootstrap interval may lie beside its value (BLEU's resamples all above
+    it): the bar is drawn, its whisker left out rather than drawn to a wrong end."""
+    from abduct._outputs import html_report as report
+
+    groups = {"a": {"bleu": 10.0}, "b": {"bleu": 20.0}}
+    drawn = report.bars("t", groups, errors={"a": (12.0, 15.0), "b": (18.0, 24.0)})
+    assert drawn is not None and drawn != report.bars("t", groups)

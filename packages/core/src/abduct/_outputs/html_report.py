@@ -275,7 +275,10 @@ def draw_bars(title: str, groups: dict[str, Any], errors: dict[str, tuple[float,
         for j, metric in enumerate(shown):
             xs = [i + (j - (len(shown) - 1) / 2) * width for i in range(len(keys))]
             heights = [row.get(metric, float("nan")) for row in rows]
-            spans = [(errors or {}).get(k) for k in keys]
+            # a whisker for each interval that holds its value (a corpus metric's bootstrap interval
+            # may not: BLEU's resamples can all fall above it); the table gives every interval
+            spans = [s if s and s[0] <= h <= s[1] else None
+                     for h, s in zip(heights, ((errors or {}).get(k) for k in keys))]
             yerr = None
             if len(metrics) == 1 and any(spans):
                 yerr = [[h - s[0] if s else 0.0 for h, s in zip(heights, spans)],
