@@ -112,46 +112,70 @@ def test_lmms_eval_and_abduct_agree(model_dir: Path, corpus: Path, tmp_path: Pat
     assert plain["metrics"]["consistency_accuracy"] == pytest.approx(metrics["consistency_accuracy"])
 
 
-def _lmms_eval(model_dir: Path, tasks: Path, names: list[str], out: Path) -> dict[str, dict]:
+def _lmms_eval(model_dir: Path, tasks: Path, names: list[str], out: Path, *extra: str) -> dict[str, dict]:
     """lmms-eval's own CLI on exported tasks: each task's results."""
     env = {**os.environ, **OFFLINE, "HF_DATASETS_CACHE": str(out / "hf-datasets")}
-    subprocess.run([sys.executable, "-m", "lmms_eval", "--model", "llava_hf", "--model_args",
-                    f"pretrained={model_dir},device_map=cpu", "--tasks", ",".join(names), "--include_path",
-                    str(tasks), "--device", "cpu", "--batch_size", "1", "--gen_kwargs", "max_new_tokens=3",
-                    "--output_path", str(out / "lmms-eval")], env=env, check=True, capture_output=True, text=True)
-    [results] = list((out / "lmms-eval").rglob("*_results.json"))
-    return dict(json.loads(results.read_text())["results"])
+    done = subprocess.run([sys.executable, "-m", "lmms_eval", "--model", "llava_hf", "--model_args",
+                           f"pretrained={model_dir},device_map=cpu", "--tasks", ",".join(names), "--include_path",
+                           str(tasks), "--device", "cpu", "--batch_size", "1", "--gen_kwargs", "max_new_tokens=3",
+                           "--output_path", str(out), *extra], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = list(out.rglob("*_results.json"))
+    assert len(found) == 1, (done.stdout + done.stderr)[-4000:]
+    return dict(json.loads(found[0].read_text())["results"])
 
 
 def test_exported_tasks_score_the_same_through_lmms_eval(tmp_path_factory: pytest.TempPathFactory, corpus: Path,
                                                           tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
-    """The other exportable shapes: multiple choice (CoSIm) and two-way comparison (NL-EYE
-    pairs) as log-likelihoods, generation scored by caption metrics (NL-EYE explanation); the
-    plain tiny LLaVA, whose scores differ from request to request."""
-    from abduct_cosim.synth import synthesize
+    """Three more benchmarks' generation tasks, each scored by its own metrics (NL-EYE's caption
+    metrics, WHOOPS!'s BLEU-4/CIDEr with folds, Sherlock's BLEU/METEOR/CIDEr-D/ROUGE-L) through
+    lmms-eval with the plain tiny LLaVA, whose short answers differ from image to image."""
     from abduct_vlm._tiny import tiny_directory
 
     for key, value in OFFLINE.items():
         monkeypatch.setenv(key, value)
     model_dir = tiny_directory("tiny", tmp_path_factory.mktemp("plain"))
-    cosim = tmp_path / "cosim"
-    synthesize(cosim, 4, 12, 0)
+    whoops, sherlock = tmp_path / "whoops", tmp_path / "sherlock"
+    assert main(["whoops", "synth", "--out", str(whoops), "--images", "6"]) == 0
+    assert main(["sherlock", "synth", "--out", str(sherlock), "--images", "10"]) == 0
     tasks = tmp_path / "tasks"
-    exported = {"cosim": cosim, "nleye-pairs": corpus, "nleye-explanation": corpus}
+    exported = {"nleye-explanation": corpus, "whoops-captioning": whoops, "sherlock-generation": sherlock}
+    capsys.readouterr()
     for task, data in exported.items():
         assert main(["export", "lmms-eval", task, "--data", str(data), "--out", str(tasks)]) == 0
     names = capsys.readouterr().out.split()
-    assert names == ["abduct_cosim", "abduct_nleye_pairs", "abduct_nleye_explanation"]
-    assert [json.loads((tasks / n / "source.json").read_text())["kind"] for n in names] == [
-        "loglikelihood", "loglikelihood", "generate_until"]
-    theirs = _lmms_eval(model_dir, tasks, names, tmp_path)
+    assert names == ["abduct_nleye_explanation", "abduct_whoops_captioning", "abduct_sherlock_generation"]
+    assert {json.loads((tasks / n / "source.json").read_text())["kind"] for n in names} == {"generate_until"}
+    theirs = _lmms_eval(model_dir, tasks, names, tmp_path / "lmms-eval")
+    seen: set[str] = set()
     for (task, data), name in zip(exported.items(), names):
         ours = _eval(f"lmms:llava_hf,pretrained={model_dir},max_new_tokens=3", data, tmp_path / task, task)["metrics"]
         numbers = {k: v for k, v in ours.items() if isinstance(v, int | float) and not isinstance(v, bool)}
         assert numbers and {k: theirs[name][f"{k},none"] for k in numbers} == pytest.approx(numbers), task
-    scores = [json.loads(line)["scores"] for line in (tmp_path / "cosim" / "predictions.jsonl").read_text().splitlines()]
-    assert len({s for row in scores for s in row}) > 4  # the scores differ: the comparison is not of ties
+        seen |= {json.loads(line)["prediction"] for line in (tmp_path / task / "predictions.jsonl").read_text().splitlines()}
+    assert len(seen) > 1  # the answers differ: the comparison is not of one repeated text
+
+
+def test_a_scoring_task_exports_as_log_likelihoods(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """CoSIm's four candidates, one loglikelihood request each, and a replay of lmms-eval's
+    answers (minus its loss) through the export's own aggregation hooks."""
+    from abduct_cosim.synth import synthesize
+    from abduct_lmms.hooks import aggregate, process_results
+    from abduct_lmms.replay import Source, replay
+
+    cosim = tmp_path / "cosim"
+    synthesize(cosim, 4, 12, 0)
+    assert main(["export", "lmms-eval", "cosim", "--data", str(cosim), "--out", str(tmp_path / "tasks")]) == 0
+    folder = tmp_path / "tasks" / capsys.readouterr().out.strip()
+    assert json.loads((folder / "source.json").read_text())["kind"] == "loglikelihood"
+    docs = [json.loads(line) for line in (folder / "docs.jsonl").read_text().splitlines()]
+    assert len(docs) == 4 * 12 and all(d["target"] for d in docs)
+    items = [process_results(d, [(-float(len(d["target"]) % 7), False)])["accuracy"] for d in docs]
+    by_hooks = aggregate(folder / "source.json", items, "accuracy")
+    # the same answers, scored by a plain run: the longest-modulo-7 candidate wins each record
+    answers = {d["key"]: float(len(d["target"]) % 7) for d in docs}
+    assert by_hooks == replay(Source("cosim", cosim), "loglikelihood", answers)["accuracy"]
 
 
 def test_a_plan_that_waits_on_answers_is_not_exported(corpus: Path, tmp_path: Path,
