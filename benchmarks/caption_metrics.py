@@ -30,7 +30,7 @@ from pycocoevalcap.cider.cider import Cider
 from pycocoevalcap.meteor.meteor import Meteor
 from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
 
-from abduct import get_registry
+from abduct.host import get_registry
 from abduct_metrics import _coco
 from abduct_metrics._bertscore import BertScore
 from abduct_metrics.testing import build_tiny_bert, generated_data

@@ -25,7 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from abduct import FEATURES, ScoringEngine, Settings, get_registry, load_model
+from abduct import Settings
+from abduct.contract import FEATURES
+from abduct.host import ScoringEngine, get_registry, load_model
 from abduct.testing import CascadeScorer, InputPolicy
 
 

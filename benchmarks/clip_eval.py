@@ -27,18 +27,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from abduct import (
-    EvalConfig,
-    Registration,
-    Settings,
-    Spec,
-    VisualInput,
-    build_registry,
-    get_registry,
-    hookimpl,
-    load_model,
-    run_evaluation,
-)
+from abduct import Registration, Settings, Spec, VisualInput, hookimpl
+from abduct.host import EvalConfig, build_registry, get_registry, load_model, run_evaluation
 
 
 def _first_chunk(data: Path) -> tuple[list[VisualInput], list[str]]:

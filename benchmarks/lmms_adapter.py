@@ -27,7 +27,8 @@ from pathlib import Path
 
 from lmms_eval.models import get_model
 
-from abduct import Decoding, GenerationEngine
+from abduct import Decoding
+from abduct.host import GenerationEngine
 from abduct_lmms._model import LmmsModel
 from abduct_lmms.docs import generation_doc
 from abduct_lmms.replay import Source, _evaluate, _Generating

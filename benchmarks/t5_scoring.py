@@ -28,7 +28,8 @@ from typing import Any
 import torch
 from transformers import T5ForConditionalGeneration
 
-from abduct import Decoding, GenerationEngine, GenerationRequest, ScoringEngine, VisualInput
+from abduct import Decoding, GenerationRequest, VisualInput
+from abduct.host import GenerationEngine, ScoringEngine
 from abduct_t5._loading import Loaded, tiny_config, tiny_tokenizer
 from abduct_t5._model import T5Model, autocast
 

@@ -24,7 +24,8 @@ from typing import Any
 
 import pandas as pd
 
-from abduct import EvalConfig, Settings, VisualInput, get_registry, load_model, run_evaluation
+from abduct import Settings, VisualInput
+from abduct.host import EvalConfig, get_registry, load_model, run_evaluation
 from abduct_whoops import load_release
 from abduct_whoops.loader import read_csv_rows
 from abduct_whoops.synth import synthesize

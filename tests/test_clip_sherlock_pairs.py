@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from abduct import EvalConfig, Registration, Settings, Spec, VisualInput, build_registry, hookimpl, run_evaluation
+from abduct import Registration, Settings, Spec, VisualInput, hookimpl
+from abduct.host import EvalConfig, build_registry, run_evaluation
 from abduct.testing import main
 
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import importlib.metadata as md
 
-from abduct import get_registry
 from abduct._cli import build_cli
 from abduct._registry.providers import PROVIDERS
+from abduct.host import get_registry
 
 KINDS = ("task", "model", "dataset", "metric")
 NOT_PROVIDED = {"core", "abduct-core", "abduct-plugin-example", "abduct-tutorial"}  # core: always there

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from abduct import AbductError, EvalConfig, build_registry, run_evaluation
+from abduct import AbductError
+from abduct.host import EvalConfig, build_registry, run_evaluation
 from abduct.testing import TaskContract
 from abduct_metrics.testing import WORDS, build_tiny_bert
 from abduct_nleye import load_csv

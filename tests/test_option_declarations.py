@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from abduct import AbductError, Spec, get_registry
+from abduct import AbductError, Spec
+from abduct.host import get_registry
 from abduct.testing import declared_violations, run_cli
 
 VIOLATIONS = list(declared_violations(get_registry()))

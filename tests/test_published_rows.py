@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from abduct import get_registry
+from abduct.host import get_registry
 from abduct.testing import main
 
 FIELDS = {"task", "model", "split", "metrics", "citation", "source"}

@@ -24,7 +24,7 @@ import pytest
 
 pytest.importorskip("torch")
 pytest.importorskip("abduct_clip")
-from abduct import build_registry, reset_registry  # noqa: E402
+from abduct.host import build_registry, reset_registry  # noqa: E402
 from abduct_nleye.synth import synthesize as nleye_synth  # noqa: E402
 from abduct_sherlock.synth import synthesize as sherlock_synth  # noqa: E402
 from conftest import abduct  # noqa: E402
@@ -77,7 +77,7 @@ class Plugin:
 
 if __name__ == "__main__":
     from abduct.testing import main
-    from abduct import build_registry, reset_registry
+    from abduct.host import build_registry, reset_registry
 
     reset_registry(build_registry(extra_plugins=[("flaky", Plugin())]))
     sys.exit(main(sys.argv[1:]))

@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from abduct import EvalConfig, Settings, build_registry, load_model, run_evaluation
+from abduct import Settings
+from abduct.host import EvalConfig, build_registry, load_model, run_evaluation
 from abduct.testing import finished_judgments
 from abduct_nleye import load_samples
 from abduct_nleye.explanation import JUDGE_PROMPT, bem_question
@@ -175,7 +176,8 @@ def test_a_video_is_shown_as_sampled_frames(tmp_path: Path, cache: dict[str, str
     video = pytest.importorskip("abduct_video")
     import numpy as np
 
-    from abduct import Decoding, GenerationRequest, Settings, VisualInput, load_model
+    from abduct import Decoding, GenerationRequest, Settings, VisualInput
+    from abduct.host import load_model
 
     frames = np.zeros((12, 32, 32, 3), dtype=np.uint8)
     frames[:, :, :, 0] = np.arange(12, dtype=np.uint8)[:, None, None] * 20  # red grows frame by frame

@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from abduct import AbductError, Settings, build_registry
+from abduct import AbductError, Settings
+from abduct.host import build_registry
 from abduct.testing import GeneratorContract, ScorerContract, TaskContract, main
 from abduct_plugin_example.data import write_dataset
 from abduct_plugin_example.model import MeanColorModel

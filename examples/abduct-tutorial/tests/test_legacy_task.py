@@ -15,23 +15,9 @@ from typing import Any
 import pytest
 from test_tutorial import write_pictures
 
-from abduct import (
-    COUNT,
-    EvalConfig,
-    Evaluation,
-    LegacyTask,
-    Registration,
-    Registry,
-    RunContext,
-    Settings,
-    Spec,
-    Task,
-    VisualInput,
-    build_registry,
-    hookimpl,
-    percent,
-    run_evaluation,
-)
+from abduct import COUNT, Evaluation, Registration, Settings, Spec, Task, VisualInput, hookimpl, percent
+from abduct.contract import LegacyTask, RunContext
+from abduct.host import EvalConfig, Registry, build_registry, run_evaluation
 from abduct.kit import Choice, accuracy, multiple_choice
 from abduct_tutorial.light import CLASSES, LABELS
 

@@ -12,22 +12,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from abduct import (
-    Evaluation,
-    PluginError,
-    Registration,
-    RunContext,
-    Settings,
-    Spec,
-    VisualInput,
-    engine_for,
-    hookimpl,
-    model_traits,
-    task_traits,
-)
+from abduct import Evaluation, PluginError, Registration, Settings, Spec, VisualInput, hookimpl
 from abduct._registry.registry import Registry, build_registry, reset_registry
 from abduct._run.evaluate import EvalConfig, run_evaluation
+from abduct.contract import RunContext
 from abduct.contract.stages import Choose, Records, RunInfo, Stage
+from abduct.host import engine_for, model_traits, task_traits
 from abduct.kit import Choice, accuracy, multiple_choice
 from abduct.testing import main
 from toy_plugin import ToyChoice, ToyPlugin

@@ -9,8 +9,10 @@ from typing import Annotated
 
 import pytest
 
-from abduct import AbductError, Decoding, NonFinite, Range, Spec, bind_options
+from abduct import AbductError, Decoding, Spec
 from abduct._registry.registry import Registry
+from abduct.contract import NonFinite, Range
+from abduct.host import bind_options
 from abduct.testing.fuzzing import declared_violations, run_cli
 from abduct.testing.profiles import examples
 

@@ -9,7 +9,8 @@ import pytest
 import torch
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-from abduct import AbductError, Settings, get_registry
+from abduct import AbductError, Settings
+from abduct.host import get_registry
 from abduct.testing import MetricContract, main
 from abduct_metrics._bem import Bem
 

@@ -9,7 +9,8 @@ import bert_score
 import numpy as np
 import pytest
 
-from abduct import AbductError, Metric, Settings, get_registry
+from abduct import AbductError, Metric, Settings
+from abduct.host import get_registry
 from abduct.testing import MetricContract, main
 from abduct_metrics.testing import generated_data
 

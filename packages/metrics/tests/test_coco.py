@@ -16,7 +16,8 @@ from pycocoevalcap.cider.cider import Cider
 from pycocoevalcap.rouge.rouge import Rouge
 from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
 
-from abduct import AbductError, Metric, get_registry
+from abduct import AbductError, Metric
+from abduct.host import get_registry
 from abduct.testing import MetricContract, main
 from abduct_metrics import _coco
 from abduct_metrics._coco import CocoCaptionMetric

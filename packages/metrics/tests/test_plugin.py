@@ -5,7 +5,8 @@ import sys
 
 import pytest
 
-from abduct import AbductError, build_registry
+from abduct import AbductError
+from abduct.host import build_registry
 
 NAMES = {"bleu", "meteor", "rouge-l", "cider", "bertscore", "bem"}
 

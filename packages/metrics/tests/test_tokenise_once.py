@@ -15,7 +15,7 @@ from pycocoevalcap.cider.cider import Cider
 from pycocoevalcap.rouge.rouge import Rouge
 from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
 
-from abduct import get_registry
+from abduct.host import get_registry
 from abduct.testing.profiles import examples
 from abduct_metrics._coco import CocoCaptionMetric
 from abduct_metrics._ptb import LINE_BREAK_WARNING, PtbTokens, as_tokens, ptb_tokenize

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from abduct import get_registry, published_rows
+from abduct.host import get_registry, published_rows
 from abduct.testing import main
 
 

@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from abduct import AbductError, EvalConfig, Registry, VisualInput, run_evaluation
+from abduct import AbductError, VisualInput
+from abduct.host import EvalConfig, Registry, run_evaluation
 from abduct.testing import TaskContract, main, make_images, registry_with_models
 from abduct_cosim.synth import COLORS, OPPOSITE
 from conftest import record, write_json
@@ -254,7 +255,8 @@ def test_image_root_moves_the_images_as_a_dataset_or_a_task_option(corpus: Path,
 
 
 def test_the_plan_is_one_choose_stage_named_cosim(corpus: Path) -> None:
-    from abduct import Choose, RunInfo, build_registry
+    from abduct import Choose, RunInfo
+    from abduct.host import build_registry
 
     registry = build_registry()
     records = registry.create("dataset", "cosim,context=question_change").load(corpus, "val")[:20]

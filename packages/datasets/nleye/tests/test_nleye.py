@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from abduct import DataError, Decoding, EvalConfig, GenerationRequest, TextPool, VisualInput, run_evaluation
+from abduct import DataError, Decoding, GenerationRequest, TextPool, VisualInput
+from abduct.host import EvalConfig, run_evaluation
 from abduct.testing import main, registry_with_models
 from abduct.testing.corpus import CorpusContract
 from abduct_nleye import load_csv
@@ -366,7 +367,8 @@ def _info(samples: Sequence[Any], *, scores: bool = True, generates: bool = Fals
 
 
 def test_plans_keep_the_stage_names_and_ask_the_shared_shapes(corpus: Path) -> None:
-    from abduct import Compare, Custom, Generate, Judge, build_registry
+    from abduct import Compare, Custom, Generate, Judge
+    from abduct.host import build_registry
 
     registry = build_registry()
     samples = registry.create("dataset", "nleye").load(corpus, "test")[:5]

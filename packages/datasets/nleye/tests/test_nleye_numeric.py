@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from abduct import EvalConfig, run_evaluation
+from abduct.host import EvalConfig, run_evaluation
 from abduct.testing import EXTREME_SCALES, main, registry_with_models, scaled_models
 from abduct_nleye.loader import load_csv
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from abduct import get_registry, published_rows
+from abduct.host import get_registry, published_rows
 from abduct.testing import main
 from abduct_nleye.synth import synthesize
 

@@ -16,14 +16,13 @@ from abduct import (
     Decoding,
     GenerationRequest,
     Registration,
-    Registry,
     Settings,
     Spec,
     TextPool,
     VisualInput,
-    build_registry,
     hookimpl,
 )
+from abduct.host import Registry, build_registry
 from abduct.testing import RandomModel
 
 

@@ -14,7 +14,8 @@ import pytest
 from PIL import Image, ImageOps
 from sherlock_test_util import PixelReader, registry_with_test_models, write_json
 
-from abduct import EvalConfig, Task, build_registry, load_task, run_evaluation
+from abduct import Task
+from abduct.host import EvalConfig, build_registry, load_task, run_evaluation
 from abduct.testing import main
 from abduct_sherlock import load_instances
 

@@ -15,7 +15,8 @@ import pytest
 from sherlock_test_util import registry_with_test_models
 
 import abduct_sherlock.tasks as tasks
-from abduct import AbductError, EvalConfig, MetricResult, load_task, run_evaluation
+from abduct import AbductError, MetricResult
+from abduct.host import EvalConfig, load_task, run_evaluation
 from abduct.testing import Run
 from abduct_sherlock import load_instances
 from abduct_sherlock.records import OPTIONAL_INPUTS

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from abduct import get_registry, published_rows
+from abduct.host import get_registry, published_rows
 from abduct.testing import main
 from abduct.testing.browser import browser_or_skip, page_views, samples_browser
 from abduct.testing.browser import view as view_page

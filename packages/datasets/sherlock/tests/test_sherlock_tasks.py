@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 from sherlock_test_util import ClueReader, CountedMatrix, registry_with_test_models, write_json
 
-from abduct import AbductError, EvalConfig, Registry, VisualInput, load_task, run_evaluation
+from abduct import AbductError, VisualInput
+from abduct.host import EvalConfig, Registry, load_task, run_evaluation
 from abduct.testing import RandomModel, TaskContract, main
 from abduct_sherlock import load_instances
 from abduct_sherlock.keys import ComparisonKey
@@ -239,7 +240,7 @@ def test_a_missing_clue_is_one_line(corpus: Path, tmp_path: Path, capsys: pytest
 
 
 def test_gt_localization_rows_carry_the_box_owners_clue_on_both_paths(corpus: Path) -> None:
-    from abduct import build_registry
+    from abduct.host import build_registry
 
     def gt_rows(images: list[Any]) -> set[tuple[Any, str]]:
         return {(v, t) for u in images for tid, v, t in zip(u.ids, u.visuals, u.texts) if u.gt and tid in u.gt.cells}
@@ -264,7 +265,8 @@ def test_a_matrix_only_scorer_evaluates_end_to_end(corpus: Path, tmp_path: Path,
 
 # -- the dataset as other packages read it -----------------------------------------------------
 def test_the_registered_dataset_offers_training_pairs(corpus: Path) -> None:
-    from abduct import Dataset, GroundedText, PairDataset, build_registry
+    from abduct import Dataset, GroundedText, PairDataset
+    from abduct.host import build_registry
 
     dataset = build_registry().create("dataset", "sherlock")
     assert isinstance(dataset, PairDataset) and isinstance(dataset, Dataset)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from abduct import EvalConfig, run_evaluation
+from abduct.host import EvalConfig, run_evaluation
 from abduct.testing import TaskContract, main
 from abduct.testing.browser import page_views
 from abduct_var.loader import load_split
@@ -310,7 +310,8 @@ def test_an_option_the_task_cannot_use_is_one_line(corpus: Path, tmp_path: Path,
 def test_the_tasks_declare_and_keep_no_state(corpus: Path) -> None:
     """plan() and finish() by hand: the stages keep today's names (resume keys), finish returns
     the submission as an artifact, and the task object is the same afterwards."""
-    from abduct import Custom, Generate, RunInfo, build_registry
+    from abduct import Custom, Generate, RunInfo
+    from abduct.host import build_registry
     from abduct_var.dataset import VarDataset
 
     registry = build_registry()

@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from abduct import Decoding, EvalConfig, GenerationRequest, TextPool, VisualInput, run_evaluation
+from abduct import Decoding, GenerationRequest, TextPool, VisualInput
+from abduct.host import EvalConfig, run_evaluation
 from abduct.testing import registry_with_models
 from abduct_whoops.loader import load_release
 from abduct_whoops.records import COLUMNS

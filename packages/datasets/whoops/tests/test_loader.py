@@ -207,7 +207,8 @@ PINNED_FIRST_TEST = ("img484", "img218", "img019")
 
 
 def test_training_pairs_are_fold_zero_crowd_captions(corpus: Path) -> None:
-    from abduct import PairDataset, build_registry
+    from abduct import PairDataset
+    from abduct.host import build_registry
 
     dataset = build_registry().create("dataset", "whoops")
     assert isinstance(dataset, PairDataset)

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from abduct import AbductError, Settings, Spec, get_registry, reset_registry
+from abduct import AbductError, Settings, Spec
+from abduct.host import get_registry, reset_registry
 from abduct.testing import main
 from abduct.testing.browser import page_views
 from abduct.testing.corpus import CorpusContract

@@ -17,17 +17,15 @@ from abduct import (
     Records,
     Region,
     Registration,
-    Registry,
     RunInfo,
     Settings,
     Spec,
     Stage,
     VisualInput,
-    build_registry,
     hookimpl,
     percent,
-    reset_registry,
 )
+from abduct.host import Registry, build_registry, reset_registry
 from abduct.kit import Choice, accuracy
 from abduct.testing import make_images, write_pairs
 
@@ -144,6 +142,6 @@ def install_test_plugin() -> Registry:
 
 def clip_model(text: str, **settings: Any) -> Any:
     """The model a ``clip:...`` spec names, built by the registry as ``abduct eval`` builds it."""
-    from abduct import get_registry
+    from abduct.host import get_registry
 
     return get_registry().create("model", text, Settings(**settings))

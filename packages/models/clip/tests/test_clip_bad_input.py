@@ -12,7 +12,8 @@ import torch
 from clip_helpers import write_pair_data
 from PIL import Image
 
-from abduct import DataError, Registry
+from abduct import DataError
+from abduct.host import Registry
 from abduct.kit import load_weights_only
 from abduct.testing import run_cli
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from abduct import EvalConfig, Registry, run_evaluation
+from abduct.host import EvalConfig, Registry, run_evaluation
 from abduct.testing import main
 
 

@@ -13,7 +13,8 @@ import pytest
 from clip_helpers import clip_model, make_examples
 from safetensors.torch import save_file
 
-from abduct import AbductError, Registry
+from abduct import AbductError
+from abduct.host import Registry
 from abduct.testing import fast_one_line_failure, hub_snapshot, unreachable_hub
 from abduct_clip._scorer import ClipScorer
 from abduct_clip.settings import TINY_ARCH, ClipSettings

@@ -12,7 +12,8 @@ import torch
 from clip_helpers import clip_model, make_examples
 from scipy.stats import rankdata
 
-from abduct import DataError, ScoringEngine, VisualInput
+from abduct import DataError, VisualInput
+from abduct.host import ScoringEngine
 from abduct.testing import ScorerContract, accepted_inputs
 from abduct_clip._scorer import ClipScorer
 from abduct_clip.settings import ClipSettings

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from abduct import AbductError, build_registry, options_of
+from abduct import AbductError
+from abduct.host import build_registry, options_of
 from abduct_clip._scorer import make_clip
 from abduct_clip._train import settings_of_model as parse
 from abduct_clip.settings import DEFAULT_PROMPT

@@ -18,7 +18,7 @@ import pytest
 import torch
 from clip_helpers import clip_model, install_test_plugin
 
-from abduct import Registry, build_registry, reset_registry
+from abduct.host import Registry, build_registry, reset_registry
 from abduct.testing import PairsFile, main
 from abduct_clip._train import examples_from_pairs, top1_fraction
 

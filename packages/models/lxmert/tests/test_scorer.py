@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 import torch
 
-from abduct import AbductError, Box, Region, Settings, VisualInput, get_registry, load_model
+from abduct import AbductError, Box, Region, Settings, VisualInput
+from abduct.host import get_registry, load_model
 from abduct.testing import ScorerContract, make_images
 from abduct_lxmert._model import FAMILY, HEAD_FILE
 from abduct_regions.family import save_checkpoint
@@ -75,7 +76,7 @@ def test_errors_are_one_line(tmp_path: Path) -> None:
     with pytest.raises(AbductError, match="needs an argument"):
         tiny("lxmert")
     with pytest.raises(AbductError, match="needs image inputs"):
-        from abduct import ScoringEngine
+        from abduct.host import ScoringEngine
 
         ScoringEngine(tiny(), quiet=True).score_pairs([VisualInput(context="text only")], ["x"])
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from t5_helpers import install_test_plugin, write_pair_data
 
-from abduct import Registry, reset_registry
+from abduct.host import Registry, reset_registry
 
 
 @pytest.fixture

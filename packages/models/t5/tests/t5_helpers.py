@@ -15,16 +15,14 @@ from abduct import (
     GroundedText,
     Records,
     Registration,
-    Registry,
     RunInfo,
     Settings,
     Spec,
     Stage,
-    build_registry,
     hookimpl,
     percent,
-    reset_registry,
 )
+from abduct.host import Registry, build_registry, reset_registry
 from abduct.kit import Choice, accuracy
 from abduct.testing import write_pairs
 

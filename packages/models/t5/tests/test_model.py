@@ -11,16 +11,8 @@ import numpy as np
 import pytest
 import torch
 
-from abduct import (
-    AbductError,
-    Decoding,
-    GenerationEngine,
-    GenerationRequest,
-    ScoringEngine,
-    Settings,
-    Spec,
-    VisualInput,
-)
+from abduct import AbductError, Decoding, GenerationRequest, Settings, Spec, VisualInput
+from abduct.host import GenerationEngine, ScoringEngine
 from abduct.testing import GeneratorContract, ScorerContract, fast_one_line_failure, main
 from abduct_t5._loading import build_tiny, load, save_checkpoint
 from abduct_t5._model import T5Model, make_t5

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from t5_helpers import install_test_plugin
 
-from abduct import reset_registry
+from abduct.host import reset_registry
 from abduct.testing import main
 from abduct_t5._train import BEST, LAST, STATE
 

@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from abduct import Settings, get_registry, load_model
+from abduct import Settings
+from abduct.host import get_registry, load_model
 from abduct.testing import PairsFile, ScorerContract, main
 from abduct_regions.training import LOG
 

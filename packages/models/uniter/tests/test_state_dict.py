@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 import torch
 
-from abduct import AbductError, Settings, get_registry, load_model
+from abduct import AbductError, Settings
+from abduct.host import get_registry, load_model
 from abduct.testing import fast_one_line_failure
 from abduct_regions.testing import eval_with_changed_file
 from abduct_regions.tokenizer import tiny_tokenizer

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from abduct import AbductError, Box, Region, VisualInput, build_registry
+from abduct import AbductError, Box, Region, VisualInput
+from abduct.host import build_registry
 from abduct_vlm.prompts import REGION_NOTE, Prompts, media_count, tidy, visual_parts
 
 

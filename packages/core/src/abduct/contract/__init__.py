@@ -32,6 +32,7 @@ from abduct.contract.stages import (
     Judge,
     JudgeItem,
     Records,
+    Request,
     RunInfo,
     RunModels,
     Scoring,
@@ -44,7 +45,7 @@ from abduct.contract.units import UnitScores
 
 __all__ = [
     "Candidate", "Choice", "Choose", "Compare", "Custom", "RunModels", "Generate", "GenerationItem", "Judge",
-    "LegacyTask", "Records", "RunInfo", "Stage", "TwoWay",
+    "LegacyTask", "Records", "Request", "RunInfo", "Stage", "TwoWay",
     "COUNT", "FEATURES", "TEXT_METRICS", "AbductError", "Box", "DataError", "Dataset", "Decoding", "DualEncoder",
     "Evaluation", "GenerationRequest", "Generating", "Generator", "GroundedText", "JudgeItem", "Judging",
     "MatrixScorer", "Metric", "MetricInfo", "MetricResult", "ModelTraits", "NonFinite", "PairDataset", "PluginError", "PublishedRow", "Range", "Region",

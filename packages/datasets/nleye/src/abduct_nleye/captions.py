@@ -22,8 +22,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from abduct import AbductError, Custom, Generating, GenerationRequest, Records, RunModels, Stage, VisualInput
-from abduct.contract.stages import Request
+from abduct import AbductError, Custom, GenerationRequest, Records, RunModels, Stage, VisualInput
+from abduct.contract import Generating, Request
 from abduct.kit import batched
 from abduct_nleye.records import NleyeSample, Setup
 

@@ -56,7 +56,7 @@ from abduct import (
     lower,
     percent,
 )
-from abduct.contract.stages import Request
+from abduct.contract import Request
 from abduct.kit import Candidate, GenerationItem, TwoWay, batched
 from abduct_nleye.captions import CAPTION_PROMPT, answering, check_captioner, with_captions
 from abduct_nleye.loader import load_csv, require_descriptions

@@ -21,7 +21,8 @@ from abduct_sherlock.leaderboard import LeaderboardRow, read_instances
 from abduct_sherlock.records import OPTIONAL_INPUTS
 
 if TYPE_CHECKING:
-    from abduct import Registry, Scoring
+    from abduct.contract import Scoring
+    from abduct.host import Registry
 
 ZIP_NAME = "test_set_predictions.zip"
 FOLDER = "test_set_predictions"
@@ -112,7 +113,7 @@ def write_submission(
     a model that does not take regions sees the whole image. The public test files carry no
     clue and the test annotations are not released, so the inputs here have no context: a
     model that needs the clue is refused (one line) before any call."""
-    from abduct import engine_for
+    from abduct.host import engine_for
     from abduct.kit import seed_everything
 
     settings = settings or Settings()

@@ -39,8 +39,8 @@ from abduct import (
     higher,
     lower,
     percent,
-    reference,
 )
+from abduct.contract import reference
 from abduct.kit import score_generations
 from abduct_sherlock import metrics
 from abduct_sherlock.examples import ComparisonExample, GenerationExample, LocalizationImage, require_val

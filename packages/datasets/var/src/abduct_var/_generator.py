@@ -8,7 +8,8 @@ from typing import Annotated
 
 import torch
 
-from abduct import AbductError, DataError, Decoding, GenerationRequest, Range, Settings, Spec, TextPool
+from abduct import AbductError, DataError, Decoding, GenerationRequest, Settings, Spec, TextPool
+from abduct.contract import Range
 from abduct.kit import sha256_file
 from abduct_var._checkpoint import load_into, read_checkpoint
 from abduct_var._encode import EventEncoder

@@ -112,7 +112,7 @@ def _coco(entries: Sequence[Entry], meteor: bool = True) -> SetScores:
 def _bertscore(entries: Sequence[Entry], settings: BertScoreSettings, registry: Any = None) -> dict[str, float]:
     """The kit's BERTScore F1 (×100) by example: per-event F1 on tokenised strings, mean per
     example (NaN, as the kit adds it, 0); the score is their mean over examples."""
-    from abduct import get_registry
+    from abduct.host import get_registry
 
     options: dict[str, Any] = {"model": str(settings.model), "num_layers": settings.layers,
                                "rescale_with_baseline": settings.rescale}

@@ -23,7 +23,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from abduct import DataError, Metric, Settings, Spec, UnitScores, get_registry
+from abduct import DataError, Metric, Settings, Spec, UnitScores
+from abduct.host import get_registry
 from abduct.kit import read_keyed_predictions
 from abduct_whoops.common import Records, group_tables
 from abduct_whoops.loader import load_answer_key

@@ -28,7 +28,8 @@ import torch
 import torch.distributed as dist
 from torch.utils.data import DataLoader, Dataset
 
-from abduct import AbductError, GroundedText, Settings, Spec, VisualInput, bind_options, load_pairs
+from abduct import AbductError, GroundedText, Settings, Spec, VisualInput
+from abduct.host import bind_options, load_pairs
 from abduct.kit import (
     PermutationStream,
     Ranks,

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from abduct import AbductError, Spec, bind_options
+from abduct import AbductError, Spec
+from abduct.host import bind_options
 from abduct_clip._imaging import square_views
 from abduct_clip._loading import build
 from abduct_clip._scorer import make_clip

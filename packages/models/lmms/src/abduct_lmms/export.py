@@ -23,23 +23,8 @@ from typing import Any
 
 import yaml
 
-from abduct import (
-    AbductError,
-    Choose,
-    Compare,
-    Decoding,
-    Generate,
-    RunInfo,
-    Settings,
-    Spec,
-    Task,
-    VisualInput,
-    build_dataset,
-    collect_examples,
-    get_registry,
-    load_task,
-    task_traits,
-)
+from abduct import AbductError, Choose, Compare, Decoding, Generate, RunInfo, Settings, Spec, Task, VisualInput
+from abduct.host import build_dataset, collect_examples, get_registry, load_task, task_traits
 from abduct.kit import atomic_write_text, ensure_writable_dir
 from abduct_lmms.docs import generation_doc, scoring_doc
 from abduct_lmms.replay import ACCEPTS, KINDS, Source, replay

@@ -89,7 +89,7 @@ def write_answers(path: Path, kind: str, answers: Mapping[str, Any]) -> Path:
 def replay(source: Source, kind: str, answers: Mapping[str, Any]) -> dict[str, Any]:
     """The task's metrics with each request answered from ``answers``: an ordinary ``abduct
     eval`` of ``replay:FILE`` into a scratch folder."""
-    from abduct import EvalConfig, run_evaluation
+    from abduct.host import EvalConfig, run_evaluation
 
     with tempfile.TemporaryDirectory(prefix="abduct-replay-") as scratch:
         file = write_answers(Path(scratch) / "answers.json", kind, answers)

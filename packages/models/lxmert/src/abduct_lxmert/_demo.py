@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from abduct import DemoContext, DemoTable
+from abduct.host import DemoContext, DemoTable
 from abduct_lxmert._model import FAMILY
 from abduct_regions.demo import cross_encoder_section
 

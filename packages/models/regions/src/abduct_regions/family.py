@@ -17,7 +17,9 @@ from typing import Annotated, Any, Protocol
 
 import torch
 
-from abduct import AbductError, Range, Settings, Spec, bind_options
+from abduct import AbductError, Settings, Spec
+from abduct.contract import Range
+from abduct.host import bind_options
 from abduct.kit import default_cache_dir, honour_umask
 from abduct_regions.featurizer import SIZE_LIMITS, FeatureSettings
 from abduct_regions.positions import PositionKind

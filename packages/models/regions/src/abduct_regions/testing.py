@@ -20,17 +20,15 @@ from abduct import (
     GroundedText,
     Records,
     Registration,
-    Registry,
     RunInfo,
     Settings,
     Spec,
     Stage,
     VisualInput,
-    build_registry,
     hookimpl,
     percent,
-    reset_registry,
 )
+from abduct.host import Registry, build_registry, reset_registry
 from abduct.kit import Choice, accuracy, read_json
 from abduct.testing import (
     PairsFile,

@@ -29,7 +29,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from abduct import AbductError, Settings, Spec, VisualInput, get_registry, load_pairs
+from abduct import AbductError, Settings, Spec, VisualInput
+from abduct.host import get_registry, load_pairs
 from abduct.kit import (
     PermutationStream,
     Ranks,

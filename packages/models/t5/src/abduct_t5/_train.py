@@ -29,7 +29,8 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from abduct import AbductError, GroundedText, Settings, Spec, load_pairs
+from abduct import AbductError, GroundedText, Settings, Spec
+from abduct.host import load_pairs
 from abduct.kit import (
     PermutationStream,
     Ranks,

@@ -1,0 +1,36 @@
+"""The host and scripting API: what a program that runs abduct uses, rather than what a plugin
+declares (that is ``abduct``, the front door, and ``abduct.contract``).
+
+- the registry: ``build_registry``, ``get_registry``, ``reset_registry``, ``Registry``;
+- evaluation: ``EvalConfig``, ``run_evaluation``, ``load_task``; a declaring task's data as a run
+  reads it: ``build_dataset``, ``collect_examples``, ``Collected``;
+- models and engines: ``load_model``, ``LoadedModel``, ``engine_for``, ``Engines``,
+  ``ScoringEngine``, ``GenerationEngine``; training pairs: ``load_pairs``;
+- reading declarations: ``task_traits``, ``model_traits``, ``TaskTraits``, ``ModelTraits``,
+  ``options_of``, ``bind_options``, ``check_fields``, ``constraints_of``;
+- ``abduct demo`` sections: ``DemoContext``, ``DemoTable``, ``require_module``; the published
+  rows: ``published_rows``; the command line: ``main``.
+"""
+
+from __future__ import annotations
+
+from abduct._cli import main
+from abduct._demo import DemoContext, DemoTable, require_module
+from abduct._engine.generation import GenerationEngine
+from abduct._engine.models import Engines, LoadedModel, engine_for, load_model
+from abduct._engine.scoring import ScoringEngine
+from abduct._outputs.compare import published_rows
+from abduct._registry.pairs import load_pairs
+from abduct._registry.registry import Registry, build_registry, get_registry, reset_registry
+from abduct._run.evaluate import EvalConfig, load_task, run_evaluation
+from abduct._run.examples import Collected, build_dataset, collect_examples
+from abduct.contract.options import bind_options, check_fields, constraints_of, options_of
+from abduct.contract.traits import ModelTraits, TaskTraits, model_traits, task_traits
+
+__all__ = [
+    "Collected", "DemoContext", "DemoTable", "Engines", "EvalConfig", "GenerationEngine", "LoadedModel", "ModelTraits",
+    "Registry", "ScoringEngine", "TaskTraits", "bind_options", "build_dataset", "build_registry", "check_fields",
+    "collect_examples", "constraints_of", "engine_for", "get_registry", "load_model", "load_pairs", "load_task",
+    "main", "model_traits", "options_of", "published_rows", "require_module", "reset_registry", "run_evaluation",
+    "task_traits",
+]
