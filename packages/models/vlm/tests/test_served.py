@@ -249,3 +249,13 @@ def test_a_reply_over_the_size_cap_is_refused_in_one_line(fault: str, tmp_path: 
         assert len(fake.requests) == 1  # refused, not asked again
     assert "64 MiB cap; refused" in str(err.value) and "\n" not in str(err.value)
     assert not list((tmp_path / "cache").rglob("*.json"))
+
+
+@pytest.mark.parametrize("entry", [None, "yes", 3, []])
+def test_a_null_or_malformed_logprob_entry_is_one_line(entry: Any) -> None:
+    """Found by the property test: a server answering ``"logprobs": {"content": [null]}``."""
+    from abduct_vlm.served import ServedError, answer_logprob
+
+    response = {"choices": [{"message": {"content": "No"}, "logprobs": {"content": [entry]}}]}
+    with pytest.raises(ServedError, match="returned no logprobs"):
+        answer_logprob(response, "yes", "http://server")

@@ -285,7 +285,7 @@ def answer_logprob(response: dict[str, Any], answer: str, url: str) -> float:
         first = response["choices"][0]["logprobs"]["content"][0]
         tops = first.get("top_logprobs") or [first]
         pairs = [(str(t["token"]), float(t["logprob"])) for t in tops]
-    except (KeyError, IndexError, TypeError, ValueError):
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError):  # a null or non-object entry too
         raise ServedError(f"{url} returned no logprobs, so this model cannot score; drop logprobs=true "
                           "(generation tasks) or use a server that returns them (e.g. vLLM)") from None
     if not all(math.isfinite(lp) for _, lp in pairs):
