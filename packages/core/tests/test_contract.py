@@ -254,8 +254,9 @@ def test_a_dataset_the_task_does_not_read_is_refused(through_registry: None, toy
 
 def test_a_legacy_evaluate_task_still_runs_with_a_deprecation_warning(through_registry: None, toy_data: Path,
                                                                      tmp_path: Path) -> None:
-    with pytest.warns(DeprecationWarning, match="task 'legacy' defines evaluate"):
+    with pytest.warns(DeprecationWarning, match="task 'legacy' defines evaluate") as warned:
         legacy = run_evaluation(EvalConfig("legacy", "random", toy_data, tmp_path / "legacy", quiet=True))
+    assert warned[0].filename == __file__  # the plugin's evaluate, which its own warnings filters match
     declared = run_evaluation(EvalConfig("through", "random", toy_data, tmp_path / "through", quiet=True))
     assert legacy["metrics"] == declared["metrics"]
     assert (tmp_path / "legacy" / "predictions.jsonl").read_text() == (tmp_path / "through" / "predictions.jsonl").read_text()

@@ -9,6 +9,7 @@ dataset's files and keeps the examples by id for the sample views.
 
 from __future__ import annotations
 
+import sys
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -155,12 +156,25 @@ def example_index(examples: Sequence[Any], traits: TaskTraits, name: str) -> dic
     return index
 
 
+def deprecated_evaluate(task: object, name: str) -> None:
+    """The DeprecationWarning of a legacy task, attributed to the plugin's own ``evaluate`` (so a
+    warnings filter on the plugin's module catches it, not one on the runner's)."""
+    method = getattr(type(task), "evaluate", None)
+    code = getattr(method, "__code__", None)
+    module = type(task).__module__
+    warnings.warn_explicit(
+        f"task '{name}' defines evaluate(run), which is deprecated: declare dataset, plan() and finish() instead "
+        "(docs/plugins.md)", DeprecationWarning,
+        filename=code.co_filename if code is not None else module, lineno=code.co_firstlineno if code is not None else 0,
+        module=module, registry=sys.modules[module].__dict__.setdefault("__warningregistry__", {})
+        if module in sys.modules else None)
+
+
 def evaluate_task(task: Task | LegacyTask, run: Run, traits: TaskTraits, name: str) -> Outcome:
     """Evaluate through the task's declarations; a legacy ``evaluate(run)`` task runs as it
     did, with a DeprecationWarning."""
     if not isinstance(task, Task):
-        warnings.warn(f"task '{name}' defines evaluate(run), which is deprecated: declare dataset, plan() and "
-                      "finish() instead (docs/plugins.md)", DeprecationWarning, stacklevel=2)
+        deprecated_evaluate(task, name)
         return Outcome(task.evaluate(run), {})
     examples, corpus = collect(task, run, traits)
     known = info(run, corpus)
