@@ -63,12 +63,16 @@ PACKAGES = _discover()
 
 
 def _local_closure(name: str) -> list[str]:
-    """``name`` and the local abduct-* packages it needs, dependencies first."""
+    """``name`` and the local abduct-* packages it needs, dependencies first. Test extras make
+    cycles (abduct-core's tests need abduct-testing, which depends on abduct-core): a package
+    already being visited is not visited again."""
     order: list[str] = []
+    seen: set[str] = set()
 
     def visit(dist: str) -> None:
+        seen.add(dist)
         for dep in PACKAGES[dist]["deps"]:
-            if dep in PACKAGES and dep not in order:
+            if dep in PACKAGES and dep not in seen:
                 visit(dep)
         if dist not in order:
             order.append(dist)
@@ -87,9 +91,9 @@ def _install(session: nox.Session, names: list[str]) -> None:
 
 def _pytest(session: nox.Session, tests: str) -> None:
     # the slowest tests of every session go into its log, where ./dev test reads them for its
-    # summary; abduct.testing.profiles sets the property tests' example counts (--thorough)
-    session.run("pytest", tests, "-q", "-p", "abduct.testing.profiles", "--durations=8", "--durations-min=1",
-                *session.posargs)
+    # summary. The property tests' example counts (--thorough) come from abduct_testing.profiles,
+    # a pytest plugin that the test kit's entry point loads wherever it is installed
+    session.run("pytest", tests, "-q", "--durations=8", "--durations-min=1", *session.posargs)
 
 
 def _typecheck(session: nox.Session, package_dir: Path) -> None:

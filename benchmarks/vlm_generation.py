@@ -37,7 +37,7 @@ from transformers.utils import logging as hf_logging
 
 from abduct import Box, Decoding, GenerationRequest, Region, Settings, VisualInput
 from abduct.host import GenerationEngine, build_registry, load_model
-from abduct.testing import make_images
+from abduct_testing import make_images
 from abduct_vlm._loading import load
 from abduct_vlm._model import VisionLanguageModel
 from abduct_vlm._tiny import BUILDERS

@@ -49,7 +49,7 @@ def abduct(*args: str, env: dict[str, str] | None = None, cwd: Path | None = Non
     crash = None
     with _scoped(env or {}, cwd), _fresh_process_state(out, err), contextlib.redirect_stdout(out), \
             contextlib.redirect_stderr(err):
-        from abduct.testing import main
+        from abduct_testing import main
 
         try:
             code = main(list(args))

@@ -15,7 +15,7 @@ import pytest
 
 from abduct import Registration, Settings, Spec, VisualInput, hookimpl
 from abduct.host import EvalConfig, build_registry, run_evaluation
-from abduct.testing import main
+from abduct_testing import main
 
 
 @pytest.fixture(scope="module")

@@ -37,6 +37,11 @@ def test_fresh_venv_with_only_the_core(tmp_path: Path, root: Path) -> None:
     assert plugins[0]["error"] is None
     probe = "import sys, abduct, abduct.cli; assert 'torch' not in sys.modules; print('light')"
     assert subprocess.run([str(bin_dir / "python"), "-c", probe], capture_output=True, text=True, check=True).stdout.strip() == "light"
+    assert subprocess.run([str(bin_dir / "abduct"), "--help"], capture_output=True, text=True).returncode == 0
+    # the test kit is its own distribution (abduct-testing): the core ships none of it
+    for kit in ("abduct.testing", "abduct_testing", "pytest", "hypothesis"):
+        missing = subprocess.run([str(bin_dir / "python"), "-c", f"import {kit}"], capture_output=True, text=True)
+        assert missing.returncode != 0 and "No module named" in missing.stderr, kit
 
 
 def test_clip_installs_and_lists_without_sherlock(tmp_path: Path, root: Path) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from abduct.testing import shared_data_dir
+from abduct_testing import shared_data_dir
 from conftest import abduct
 
 

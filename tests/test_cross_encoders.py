@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from abduct.testing import main
+from abduct_testing import main
 from conftest import abduct
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from abduct.testing.fuzzing import OUTPUT_FILES, clean_failure_problem, run_cli
+from abduct_testing.fuzzing import OUTPUT_FILES, clean_failure_problem, run_cli
 
 DEEP = "[" * 20000 + "]" * 20000
 Setup = Callable[[Path, Path], None]  # (case directory, corpora) -> None

@@ -12,10 +12,10 @@ import pytest
 
 from abduct import AbductError
 from abduct.host import EvalConfig, build_registry, run_evaluation
-from abduct.testing import TaskContract
 from abduct_metrics.testing import WORDS, build_tiny_bert
 from abduct_nleye import load_csv
 from abduct_nleye.synth import COLORS, synthesize
+from abduct_testing import TaskContract
 from conftest import abduct
 
 SYNTH_WORDS = ("a", "scene", "keeps", "its", "color", "stays", *COLORS)

@@ -8,7 +8,7 @@ import pytest
 
 from abduct import AbductError, Spec
 from abduct.host import get_registry
-from abduct.testing import declared_violations, run_cli
+from abduct_testing import declared_violations, run_cli
 
 VIOLATIONS = list(declared_violations(get_registry()))
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from abduct.host import get_registry
-from abduct.testing import main
+from abduct_testing import main
 
 FIELDS = {"task", "model", "split", "metrics", "citation", "source"}
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from abduct.testing import main
+from abduct_testing import main
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from abduct.testing import TaskContract
 from abduct_sherlock.synth import synthesize
+from abduct_testing import TaskContract
 from conftest import abduct
 
 

@@ -18,11 +18,11 @@ import pytest
 
 from abduct import Settings
 from abduct.host import EvalConfig, build_registry, load_model, run_evaluation
-from abduct.testing import finished_judgments
 from abduct_nleye import load_samples
 from abduct_nleye.explanation import JUDGE_PROMPT, bem_question
 from abduct_nleye.synth import synthesize as nleye_corpus
 from abduct_sherlock.synth import synthesize as sherlock_corpus
+from abduct_testing import finished_judgments
 from abduct_vlm.prompts import tidy
 from abduct_vlm.testing import FakeOpenAIServer, request_text
 from conftest import abduct

@@ -7,9 +7,9 @@ import pytest
 
 from abduct import AbductError, Settings
 from abduct.host import build_registry
-from abduct.testing import GeneratorContract, ScorerContract, TaskContract, main
 from abduct_plugin_example.data import write_dataset
 from abduct_plugin_example.model import MeanColorModel
+from abduct_testing import GeneratorContract, ScorerContract, TaskContract, main
 
 
 class TestScorer(ScorerContract):

@@ -89,31 +89,18 @@ def test_a_legacy_task_runs_with_a_warning_and_gives_the_declarative_results(
 
 
 def test_a_legacy_task_resumes_from_its_stored_units(registry: Registry, tmp_path: Path) -> None:
-    """Killed after its first unit, the legacy task's rerun resumes: the same records, resumed."""
-    from abduct.testing import Run
+    """Killed on its last model call, the legacy task's rerun resumes: the same records, resumed."""
+    from abduct_testing import CallCountingRegistry, Interrupted
 
     data = write_pictures(tmp_path / "data", count=40)  # three units of 16
+    counting = CallCountingRegistry(registry)
     with pytest.warns(DeprecationWarning):
-        reference = _run(registry, "legacy-light", "random", data, tmp_path / "ref", None)
-    original, calls = Run.map_units, {"n": 0}
-
-    class Killed(Exception):
-        pass
-
-    def stopping(self: Run, stage: str, units: Any, fn: Any) -> Any:
-        def once(payload: Any) -> Any:
-            calls["n"] += 1
-            if calls["n"] > 1:
-                raise Killed
-            return fn(payload)
-        return original(self, stage, units, once)
-
-    Run.map_units = stopping  # type: ignore[method-assign]
-    try:
-        with pytest.raises(Killed), pytest.warns(DeprecationWarning):
-            _run(registry, "legacy-light", "random", data, tmp_path / "out", None)
-    finally:
-        Run.map_units = original  # type: ignore[method-assign]
+        reference = _run(counting, "legacy-light", "random", data, tmp_path / "ref", None)
+    assert counting.calls >= 2
+    # the model stops the run on its last call, as a kill would: the units before it are stored
+    with pytest.raises(Interrupted), pytest.warns(DeprecationWarning):
+        _run(CallCountingRegistry(registry, stop_at=counting.calls), "legacy-light", "random", data,
+             tmp_path / "out", None)
     with pytest.warns(DeprecationWarning):
         resumed = _run(registry, "legacy-light", "random", data, tmp_path / "out", None)
     assert resumed["resumed"] is True and resumed["metrics"] == reference["metrics"]

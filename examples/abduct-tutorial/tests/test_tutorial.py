@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from abduct.testing import ScorerContract, TaskContract, run_cli
+from abduct_testing import ScorerContract, TaskContract, run_cli
 from abduct_tutorial.model import BrightnessModel
 
 

@@ -19,7 +19,7 @@ from abduct.contract import RunContext
 from abduct.contract.stages import Choose, Records, RunInfo, Stage
 from abduct.host import engine_for, model_traits, task_traits
 from abduct.kit import Choice, accuracy, multiple_choice
-from abduct.testing import main
+from abduct_testing import main
 from toy_plugin import ToyChoice, ToyPlugin
 
 SEEN: dict[str, Any] = {}
@@ -273,7 +273,7 @@ def test_check_runs_the_tasks_dataset_check(toy_registry: Registry, toy_data: Pa
 
 
 def test_artifact_names_cannot_replace_a_runs_outputs() -> None:
-    from abduct.testing import Run
+    from abduct._run.runner import Run
 
     run = Run(data_dir=Path("."), split="val")
     for name in ("results.json", "../x.json", ".hidden"):

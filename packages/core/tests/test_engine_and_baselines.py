@@ -13,7 +13,7 @@ from abduct._engine.scoring import ScoringEngine
 from abduct.contract.records import Box, Region, VisualInput
 from abduct.kit.cache import EmbeddingCache
 from abduct.kit.content import unique_index
-from abduct.testing import ScorerContract, make_images
+from abduct_testing import ScorerContract, make_images
 
 
 class CountingEncoder:

@@ -6,7 +6,7 @@ import pytest
 
 from abduct._cli import main
 from abduct.kit.answers import ExactMatch, exact_match, normalize_answer
-from abduct.testing import MetricContract
+from abduct_testing import MetricContract
 
 
 @pytest.mark.parametrize(

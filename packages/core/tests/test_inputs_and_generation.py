@@ -19,7 +19,7 @@ from abduct._registry.registry import Registry, build_registry
 from abduct._run.evaluate import EvalConfig, run_evaluation
 from abduct._run.runner import Run
 from abduct.contract.errors import AbductError
-from abduct.testing import GeneratorContract
+from abduct_testing import GeneratorContract
 from toy_plugin import Echo, MatrixOnly, TextOnly, ToyPlugin, kill_once_a_unit_is_stored
 
 

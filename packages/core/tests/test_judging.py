@@ -16,7 +16,7 @@ from abduct._run.evaluate import EvalConfig, run_evaluation
 from abduct.contract.errors import AbductError
 from abduct.contract.protocols import Decoding
 from abduct.contract.task import JudgeItem
-from abduct.testing import finished_judgments
+from abduct_testing import finished_judgments
 from toy_plugin import JUDGE_TEMPLATE, LiteralJudge
 
 

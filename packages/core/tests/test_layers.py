@@ -16,7 +16,7 @@ import abduct
 
 PACKAGE = Path(abduct.__file__).parent
 # bottom to top, as in .importlinter
-LAYERS = ["contract", "kit", "_stats", "_registry", "_engine", "_builtins", "_outputs", "_run", "_demo", "_cli", "testing"]
+LAYERS = ["contract", "kit", "_stats", "_registry", "_engine", "_builtins", "_outputs", "_run", "_demo", "_cli"]
 
 
 def _module_name(path: Path) -> str:

@@ -20,7 +20,7 @@ from abduct.contract.metric_info import (
     percent,
     resolve,
 )
-from abduct.testing import TaskContract
+from abduct_testing import TaskContract
 from toy_plugin import ToyPlugin, write_toy_data
 
 

@@ -18,7 +18,7 @@ from abduct._registry.registry import Registry
 from abduct._run.outdir import LOCK_FILE, locked
 from abduct.contract.errors import AbductError, DataError
 from abduct.kit.io import read_json
-from abduct.testing.fuzzing import OUTPUT_FILES, clean_failure_problem, fuzz_cli_input, half_written_problem, run_cli
+from abduct_testing.fuzzing import OUTPUT_FILES, clean_failure_problem, fuzz_cli_input, half_written_problem, run_cli
 
 
 def _eval(data: Path, out: Path, *extra: str, task: str = "toy-choice", model: str = "random") -> list[str]:

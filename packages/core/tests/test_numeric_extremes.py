@@ -12,7 +12,7 @@ import pytest
 
 from abduct import AbductError, DataError
 from abduct.kit import first_argmax, read_json, strictly_higher
-from abduct.testing import EXTREME_SCALES
+from abduct_testing import EXTREME_SCALES
 
 
 def _integer_scores(rows: int, width: int) -> np.ndarray:
@@ -74,7 +74,7 @@ def test_large_numbers_inside_the_range_are_read_exactly(tmp_path: Path) -> None
 @pytest.mark.parametrize("bad", [float("nan"), float("inf"), float("-inf")])
 def test_a_model_returning_a_non_finite_score_is_refused_naming_it(bad: float) -> None:
     from abduct import VisualInput
-    from abduct.testing import ScoringEngine
+    from abduct_testing import ScoringEngine
 
     class Broken:
         accepts = frozenset({"context"})

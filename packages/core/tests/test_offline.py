@@ -19,7 +19,7 @@ from abduct.kit.offline import (
     reachable,
     weights_unavailable,
 )
-from abduct.testing import closed_port, unreachable_hub
+from abduct_testing import closed_port, unreachable_hub
 
 
 @pytest.fixture

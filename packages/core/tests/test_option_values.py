@@ -13,8 +13,8 @@ from abduct import AbductError, Decoding, Spec
 from abduct._registry.registry import Registry
 from abduct.contract import NonFinite, Range
 from abduct.host import bind_options
-from abduct.testing.fuzzing import declared_violations, run_cli
-from abduct.testing.profiles import examples
+from abduct_testing.fuzzing import declared_violations, run_cli
+from abduct_testing.profiles import examples
 
 
 def _factory(spec: Spec, settings: object, *, beams: Annotated[int, Range(ge=1)] = 1,

@@ -276,7 +276,7 @@ def test_disable_plugins_env(tmp_path: Path) -> None:
 
 def test_core_import_is_light() -> None:
     code = (
-        "import sys, abduct, abduct.cli, abduct.evaluate, abduct.testing;"
+        "import sys, abduct, abduct.cli, abduct.evaluate, abduct_testing;"
         "from abduct.plugins import build_registry; build_registry();"
         "heavy = [m for m in ('torch', 'open_clip', 'transformers') if m in sys.modules];"
         "assert not heavy, heavy"
@@ -298,7 +298,7 @@ def test_two_distributions_with_one_plugin_name(tmp_path: Path) -> None:
 
 
 def test_a_missing_first_party_component_names_its_package(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from abduct.testing import main
+    from abduct_testing import main
 
     data = tmp_path / "data"
     data.mkdir()

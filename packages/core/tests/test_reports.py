@@ -15,7 +15,7 @@ import abduct._outputs.html_report
 from abduct._cli import main
 from abduct._outputs.html_report import html_report
 from abduct._registry.registry import Registry
-from abduct.testing import make_images
+from abduct_testing import make_images
 
 
 class Page(HTMLParser):
@@ -152,7 +152,7 @@ def test_metrics_of_other_scales_get_their_own_panel() -> None:
 
 
 def test_wide_plots_stay_inside_their_figure_in_a_browser(tmp_path: Path) -> None:
-    from abduct.testing.browser import browser_or_skip, samples_browser
+    from abduct_testing.browser import browser_or_skip, samples_browser
 
     chromium = browser_or_skip()
     results = _results(tmp_path)

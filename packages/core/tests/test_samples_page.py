@@ -15,7 +15,7 @@ from abduct import PluginError
 from abduct._outputs import thumbnails
 from abduct._outputs.samples import generic_view, publish, render_samples, sample_views
 from abduct.contract.traits import task_traits
-from abduct.testing import make_images
+from abduct_testing import make_images
 
 
 def _views(page: str) -> list[dict[str, Any]]:

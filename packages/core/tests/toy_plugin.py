@@ -26,7 +26,7 @@ from abduct.contract.stages import Choice, Choose, Generate, GenerationItem, Jud
 from abduct.contract.task import Evaluation
 from abduct.kit.io import read_json
 from abduct.kit.shapes import accuracy, score_generations
-from abduct.testing import make_images
+from abduct_testing import make_images
 
 
 def write_toy_data(directory: Path, items: int = 12) -> Path:

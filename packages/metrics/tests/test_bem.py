@@ -11,8 +11,8 @@ from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
 from abduct import AbductError, Settings
 from abduct.host import get_registry
-from abduct.testing import MetricContract, main
 from abduct_metrics._bem import Bem
+from abduct_testing import MetricContract, main
 
 
 def vocab_ids(model_dir: Path) -> dict[str, int]:

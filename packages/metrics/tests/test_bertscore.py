@@ -11,8 +11,8 @@ import pytest
 
 from abduct import AbductError, Metric, Settings
 from abduct.host import get_registry
-from abduct.testing import MetricContract, main
 from abduct_metrics.testing import generated_data
+from abduct_testing import MetricContract, main
 
 TOL = 1e-9
 

@@ -18,10 +18,10 @@ from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
 
 from abduct import AbductError, Metric
 from abduct.host import get_registry
-from abduct.testing import MetricContract, main
 from abduct_metrics import _coco
 from abduct_metrics._coco import CocoCaptionMetric
 from abduct_metrics._ptb import ptb_tokenize
+from abduct_testing import MetricContract, main
 
 TOL = 1e-9
 

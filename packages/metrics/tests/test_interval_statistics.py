@@ -13,11 +13,11 @@ from pycocoevalcap.bleu.bleu import Bleu
 from pycocoevalcap.cider.cider import Cider
 
 from abduct import UnitScores
-from abduct.testing import metric_from_units as value
-from abduct.testing import shared_data_dir
+from abduct.host import metric_from_units as value
 from abduct_metrics._coco import CocoCaptionMetric, Tokenised, tokenize_all
 from abduct_metrics.captions import bleu_statistics
 from abduct_metrics.testing import generated_data
+from abduct_testing import shared_data_dir
 
 TOL = 1e-9
 

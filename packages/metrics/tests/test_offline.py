@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from abduct.testing import hub_snapshot, main, unreachable_hub
+from abduct_testing import hub_snapshot, main, unreachable_hub
 
 
 @pytest.fixture

@@ -16,9 +16,9 @@ from pycocoevalcap.rouge.rouge import Rouge
 from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
 
 from abduct.host import get_registry
-from abduct.testing.profiles import examples
 from abduct_metrics._coco import CocoCaptionMetric
 from abduct_metrics._ptb import LINE_BREAK_WARNING, PtbTokens, as_tokens, ptb_tokenize
+from abduct_testing.profiles import examples
 
 TOL = 1e-9
 

@@ -6,7 +6,7 @@ declarations, and the task contract (``Task``, its stages and request kinds, ``E
 The rest of the contract (option constraints, traits, legacy names) is in ``abduct.contract``;
 helpers a plugin may call are in ``abduct.kit``; what a program that runs abduct uses (the
 registry, ``run_evaluation``, engines, demo sections) is in ``abduct.host``; contract tests and
-fixtures in ``abduct.testing``. Every other module is private (``_``-prefixed) and may change
+fixtures in ``abduct_testing``. Every other module is private (``_``-prefixed) and may change
 without notice.
 
 Names that ``abduct`` exported before and now live elsewhere (``abduct.run_evaluation``,

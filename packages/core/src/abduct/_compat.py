@@ -32,7 +32,8 @@ OLD_PATHS: dict[str, tuple[str, ...]] = {
     "provenance": ("_run.provenance",), "report": ("_outputs.report",), "html_report": ("_outputs.html_report",),
     "compare": ("_outputs.compare",), "baselines": ("_builtins.baselines",), "cascade": ("_builtins.cascade",),
     "retrieval": ("_builtins.retrieval",), "builtins": ("_builtins.plugin",), "demo": ("_demo",),
-    "cli": ("_cli", "kit.cli"), "fuzzing": ("testing.fuzzing",), "corpus_contract": ("testing.corpus",),
+    "cli": ("_cli", "kit.cli"), "fuzzing": ("abduct_testing.fuzzing",),
+    "corpus_contract": ("abduct_testing.corpus",),
 }
 
 
@@ -58,18 +59,21 @@ class _OldPathFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
         module = _Forwarding(spec.name)
-        module.homes = tuple(f"abduct.{home}" for home in OLD_PATHS[spec.name.partition(".")[2]])
+        # a home in another distribution (the test kit, abduct-testing) is named in full
+        module.homes = tuple(home if home.startswith("abduct_") else f"abduct.{home}"
+                             for home in OLD_PATHS[spec.name.partition(".")[2]])
         return module
 
     def get_code(self, fullname: str) -> types.CodeType:
         """For ``python -m abduct.cli`` (runpy asks the loader for code): run the new home as ``__main__``."""
-        home = f"abduct.{OLD_PATHS[fullname.partition('.')[2]][0]}"
+        first = OLD_PATHS[fullname.partition(".")[2]][0]
+        home = first if first.startswith("abduct_") else f"abduct.{first}"
         return compile(f"import runpy\nrunpy.run_module({home!r}, run_name='__main__', alter_sys=True)", fullname, "exec")
 
     def exec_module(self, module: types.ModuleType) -> None:
         homes = " and ".join(getattr(module, "homes", ()))
         warnings.warn(f"{module.__name__} is deprecated and will be removed in abduct 0.3; import from abduct, "
-                      f"abduct.kit or abduct.testing (it now lives in {homes})", DeprecationWarning, stacklevel=2)
+                      f"abduct.kit or abduct_testing (it now lives in {homes})", DeprecationWarning, stacklevel=2)
 
 
 def install_old_paths() -> None:

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from abduct.testing import shared_data_dir
 from abduct_cosim.synth import synthesize
+from abduct_testing import shared_data_dir
 
 
 @pytest.fixture(scope="session")

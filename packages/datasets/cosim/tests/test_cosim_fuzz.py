@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from abduct.testing import fuzz_cli_input
 from abduct_cosim.synth import synthesize
+from abduct_testing import fuzz_cli_input
 
 
 def _corpus(directory: Path) -> None:

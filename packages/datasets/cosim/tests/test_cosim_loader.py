@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from abduct import DataError
-from abduct.testing import main
 from abduct_cosim import SEP, load_file, load_split
 from abduct_cosim.breakdown import count_sentences, is_yes_no, sentence_bucket
+from abduct_testing import main
 from conftest import record, write_json
 
 

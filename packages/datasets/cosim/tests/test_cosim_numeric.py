@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from abduct.host import EvalConfig, run_evaluation
-from abduct.testing import EXTREME_SCALES, main, registry_with_models, scaled_models
+from abduct_testing import EXTREME_SCALES, main, registry_with_models, scaled_models
 
 
 def _score(tmp_path: Path, key: Path, text: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, Any]:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from abduct.host import get_registry, published_rows
-from abduct.testing import main
+from abduct_testing import main
 
 
 def test_report_has_a_bar_chart_per_breakdown(corpus: Path, tmp_path: Path) -> None:
@@ -29,7 +29,7 @@ def _check_breakdown_intervals(run: Path) -> None:
     import numpy as np
     from scipy import stats
 
-    from abduct.testing import interval_rng as rng_for
+    from abduct.host import interval_rng as rng_for
 
     results = json.loads((run / "results.json").read_text())
     records = [json.loads(line) for line in (run / "predictions.jsonl").read_text().splitlines()]

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from abduct.testing import main
-from abduct.testing.browser import browser_or_skip, page_views, rendered_text, samples_browser, view
+from abduct_testing import main
+from abduct_testing.browser import browser_or_skip, page_views, rendered_text, samples_browser, view
 
 
 @pytest.fixture(scope="module")

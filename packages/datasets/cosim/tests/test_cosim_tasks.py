@@ -13,8 +13,8 @@ import pytest
 
 from abduct import AbductError, VisualInput
 from abduct.host import EvalConfig, Registry, run_evaluation
-from abduct.testing import TaskContract, main, make_images, registry_with_models
 from abduct_cosim.synth import COLORS, OPPOSITE
+from abduct_testing import TaskContract, main, make_images, registry_with_models
 from conftest import record, write_json
 
 
@@ -245,7 +245,7 @@ def test_image_root_moves_the_images_as_a_dataset_or_a_task_option(corpus: Path,
     through_dataset = _eval(data, tmp_path / "d", model="synth-oracle", limit=6, datasets=(f"cosim,image_root={moved}",))
     through_task = _eval(data, tmp_path / "t", task=f"cosim,image_root={moved}", model="synth-oracle", limit=6)
     assert through_dataset["metrics"]["accuracy"] == through_task["metrics"]["accuracy"] == 100.0
-    from abduct.testing.browser import page_views
+    from abduct_testing.browser import page_views
 
     for out in ("d", "t"):
         assert all(v["images"][0]["path"].startswith(str(moved)) for v in page_views(tmp_path / out))

@@ -14,11 +14,11 @@ from PIL import Image
 
 from abduct import DataError, Decoding, GenerationRequest, TextPool, VisualInput
 from abduct.host import EvalConfig, run_evaluation
-from abduct.testing import main, registry_with_models
-from abduct.testing.corpus import CorpusContract
 from abduct_nleye import load_csv
 from abduct_nleye.dumbpixel import DumbPixel
 from abduct_nleye.tasks import parse_answer
+from abduct_testing import main, registry_with_models
+from abduct_testing.corpus import CorpusContract
 from conftest import HEADER, row, write_csv
 
 
@@ -333,7 +333,7 @@ def test_dataset_image_root_changes_what_the_tasks_read(corpus: Path, tmp_path: 
     not exist is one line; ``abduct nleye check --image-root`` and ``abduct check`` look there."""
     import shutil
 
-    from abduct.testing.browser import page_views
+    from abduct_testing.browser import page_views
 
     swapped = shutil.copytree(corpus / "images", tmp_path / "swapped")
     for folder in swapped.iterdir():

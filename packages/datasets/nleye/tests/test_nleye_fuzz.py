@@ -8,8 +8,8 @@ import csv
 import json
 from pathlib import Path
 
-from abduct.testing import fuzz_cli_input
 from abduct_nleye.synth import synthesize
+from abduct_testing import fuzz_cli_input
 
 
 def _corpus(directory: Path) -> None:

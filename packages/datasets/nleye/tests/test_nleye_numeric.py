@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from abduct.host import EvalConfig, run_evaluation
-from abduct.testing import EXTREME_SCALES, main, registry_with_models, scaled_models
 from abduct_nleye.loader import load_csv
+from abduct_testing import EXTREME_SCALES, main, registry_with_models, scaled_models
 
 
 def _score(tmp_path: Path, key: Path, text: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, Any]:

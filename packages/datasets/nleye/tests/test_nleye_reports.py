@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 
 from abduct.host import get_registry, published_rows
-from abduct.testing import main
 from abduct_nleye.synth import synthesize
+from abduct_testing import main
 
 
 def test_report_has_per_category_bars(tmp_path: Path) -> None:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from abduct.testing import main
-from abduct.testing.browser import browser_or_skip, samples_browser, view
 from abduct_nleye.synth import synthesize
+from abduct_testing import main
+from abduct_testing.browser import browser_or_skip, samples_browser, view
 
 
 @pytest.fixture(scope="module")

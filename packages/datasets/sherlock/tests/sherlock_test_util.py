@@ -23,7 +23,6 @@ from abduct import (
     hookimpl,
 )
 from abduct.host import Registry, build_registry
-from abduct.testing import RandomModel
 
 
 def write_json(path: Path, obj: Any) -> Path:
@@ -44,13 +43,18 @@ class ClueReader:
         return np.array([len(set(str(v.context).split()) & set(t.split())) for v, t in zip(visuals, texts)], float)
 
 
+def random_model(seed: int) -> Any:
+    """The core's chance baseline ``random:SEED``, built through the registry as a run builds it."""
+    return build_registry().create("model", f"random:{seed}")
+
+
 class MatrixRandom:
     """Only ``score_matrix`` (no ``score``, no encoders): the random model's matrix."""
 
-    accepts = RandomModel.accepts
+    accepts = build_registry().create("model", "random").accepts
 
     def __init__(self, seed: int) -> None:
-        self.random = RandomModel(seed)
+        self.random = random_model(seed)
 
     def score_matrix(self, visuals: Sequence[VisualInput], texts: Sequence[str]) -> np.ndarray:
         return self.random.score_matrix(visuals, texts)

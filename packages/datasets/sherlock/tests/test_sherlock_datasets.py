@@ -16,8 +16,8 @@ from sherlock_test_util import PixelReader, registry_with_test_models, write_jso
 
 from abduct import Task
 from abduct.host import EvalConfig, build_registry, load_task, run_evaluation
-from abduct.testing import main
 from abduct_sherlock import load_instances
+from abduct_testing import main
 
 DATASETS = {"sherlock-retrieval": "sherlock", "sherlock-localization": "sherlock-localization",
             "sherlock-comparison": "sherlock-comparison", "sherlock-generation": "sherlock-generation"}

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from abduct.testing import fuzz_cli_input, main, run_cli
 from abduct_sherlock.layout import annotation_file
 from abduct_sherlock.synth import synthesize
+from abduct_testing import fuzz_cli_input, main, run_cli
 
 VAL = "sherlock_val_with_split_idxs_v1_1.json"
 RETRIEVAL = "val_retrieval"

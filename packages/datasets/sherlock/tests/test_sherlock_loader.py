@@ -12,10 +12,10 @@ import pytest
 from sherlock_test_util import write_json
 
 from abduct import AbductError, Box, DataError, Region, VisualInput
-from abduct.testing import main
 from abduct_sherlock import SherlockInstance, load_instances
 from abduct_sherlock.layout import ImageRoots
 from abduct_sherlock.loader import load_report
+from abduct_testing import main
 
 VAL = "sherlock_val_with_split_idxs_v1_1.json"
 RECORD: dict[str, Any] = {

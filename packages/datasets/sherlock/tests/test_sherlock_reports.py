@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from abduct.host import get_registry, published_rows
-from abduct.testing import main
-from abduct.testing.browser import browser_or_skip, page_views, samples_browser
-from abduct.testing.browser import view as view_page
 from abduct_sherlock.keys import ComparisonKey
 from abduct_sherlock.loader import load_instances
+from abduct_testing import main
+from abduct_testing.browser import browser_or_skip, page_views, samples_browser
+from abduct_testing.browser import view as view_page
 
 
 def test_retrieval_report_has_plots_and_examples(corpus: Path, tmp_path: Path) -> None:

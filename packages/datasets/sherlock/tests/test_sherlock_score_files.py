@@ -11,7 +11,7 @@ import pytest
 from scipy.stats import rankdata
 from sherlock_test_util import write_json
 
-from abduct.testing import main
+from abduct_testing import main
 
 IDS = ["a", "b", "c"]
 

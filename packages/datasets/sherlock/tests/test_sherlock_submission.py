@@ -10,12 +10,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from sherlock_test_util import random_model
 
 from abduct import AbductError
-from abduct.testing import RandomModel, main
 from abduct_sherlock.layout import ImageRoots
 from abduct_sherlock.leaderboard import read_instances
 from abduct_sherlock.submission import FOLDER, OFFICIAL_TEST_SIZES, validate_submission, zip_bytes
+from abduct_testing import main
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +42,7 @@ def test_zip_layout_order_dtype_and_lengths(corpus: Path, submission: Path) -> N
         assert arr.dtype == np.float32 and arr.ndim == 1
     rows = read_instances(corpus / "test_comparison_public" / "test_comparison_instances.json", ImageRoots.for_data_dir(corpus))
     scores = dict(zip((r.test_id for r in rows),
-                      RandomModel(3).score([r.visual for r in rows], [r.inference for r in rows])))
+                      random_model(3).score([r.visual for r in rows], [r.inference for r in rows])))
     expected = np.array([scores[t] for t in sorted(scores)], dtype=np.float32)
     np.testing.assert_array_equal(arrays["comparison"], expected)
     ids = json.loads((corpus / "test_comparison_public" / "test_comparison_instance_ids.json").read_text())

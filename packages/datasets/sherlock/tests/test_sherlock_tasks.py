@@ -12,16 +12,16 @@ from typing import Any
 
 import numpy as np
 import pytest
-from sherlock_test_util import ClueReader, CountedMatrix, registry_with_test_models, write_json
+from sherlock_test_util import ClueReader, CountedMatrix, random_model, registry_with_test_models, write_json
 
 from abduct import AbductError, VisualInput
 from abduct.host import EvalConfig, Registry, load_task, run_evaluation
-from abduct.testing import RandomModel, TaskContract, main
 from abduct_sherlock import load_instances
 from abduct_sherlock.keys import ComparisonKey
 from abduct_sherlock.layout import ImageRoots
 from abduct_sherlock.leaderboard import read_instances
 from abduct_sherlock.records import OPTIONAL_INPUTS
+from abduct_testing import TaskContract, main
 
 
 class _SherlockContract(TaskContract):
@@ -105,7 +105,7 @@ def test_constant_scorer_hits_the_tie_rules(corpus: Path, tmp_path: Path) -> Non
 def _random_predictions(data: Path, path: Path, seed: int) -> dict[str, float]:
     """What the random scorer gives every row of an instance file, by test id."""
     rows = read_instances(path, ImageRoots.for_data_dir(data))
-    scores = RandomModel(seed).score([r.visual for r in rows], [r.inference for r in rows])
+    scores = random_model(seed).score([r.visual for r in rows], [r.inference for r in rows])
     return dict(zip((r.test_id for r in rows), scores.tolist()))
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from abduct.testing import fuzz_cli_input
+from abduct_testing import fuzz_cli_input
 from abduct_var.loader import load_split
 from abduct_var.submission import Entry, build_submission
 from abduct_var.synth import synthesize

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from abduct import DataError
-from abduct.testing import main, shared_data_dir
+from abduct_testing import main, shared_data_dir
 from abduct_var.inputs import chain_input, chain_slots, event_input, is_masked
 from abduct_var.loader import load_file, load_split, parse_examples
 from abduct_var.records import MAX_EVENTS

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from abduct import Decoding, GenerationRequest
-from abduct.testing import GeneratorContract, run_cli
+from abduct_testing import GeneratorContract, run_cli
 from abduct_var._generator import VarGenerator
 from abduct_var._retrieval import VarRetrieval
 from abduct_var._train import TrainConfig, train

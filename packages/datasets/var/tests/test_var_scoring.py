@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from abduct.testing import main, shared_data_dir
+from abduct_testing import main, shared_data_dir
 from abduct_var.loader import load_split
 from abduct_var.scoring import BertScoreSettings, score_entries, score_sets
 from abduct_var.submission import Entry, build_submission, parse_submission, validate_against

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from abduct.host import EvalConfig, run_evaluation
-from abduct.testing import TaskContract, main
-from abduct.testing.browser import page_views
+from abduct_testing import TaskContract, main
+from abduct_testing.browser import page_views
 from abduct_var.loader import load_split
 from abduct_var.records import VarExample
 from abduct_var.submission import load_submission, validate_against
@@ -104,7 +104,7 @@ def _check_intervals(results: dict[str, object], run: Path) -> None:
     import numpy as np
     from scipy import stats
 
-    from abduct.testing import interval_rng as rng_for
+    from abduct.host import interval_rng as rng_for
 
     records = [json.loads(line) for line in (run / "predictions.jsonl").read_text().splitlines()]
     examples = list(dict.fromkeys(r["example_id"] for r in records))
@@ -177,7 +177,7 @@ def test_missing_and_corrupt_videos_exit_2_naming_the_file(corpus: Path, tmp_pat
 
 
 def test_frame_strips_load_in_chromium_and_a_bad_video_only_loses_its_own(corpus: Path, tmp_path: Path) -> None:
-    from abduct.testing.browser import browser_or_skip, samples_browser, view
+    from abduct_testing.browser import browser_or_skip, samples_browser, view
 
     executable = browser_or_skip()
     data = _copy_corpus(corpus, tmp_path)

@@ -11,7 +11,7 @@ import pytest
 
 from abduct import Decoding, GenerationRequest, TextPool, VisualInput
 from abduct.host import EvalConfig, run_evaluation
-from abduct.testing import registry_with_models
+from abduct_testing import registry_with_models
 from abduct_whoops.loader import load_release
 from abduct_whoops.records import COLUMNS
 from abduct_whoops.synth import synthesize

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from abduct import DataError
-from abduct.testing import main
+from abduct_testing import main
 from abduct_whoops.loader import load_csv, load_release, read_csv_rows
 from abduct_whoops.records import COLUMNS
 from abduct_whoops.splits import make_folds, read_folds, write_folds

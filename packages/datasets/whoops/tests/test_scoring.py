@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from abduct.testing import main
+from abduct_testing import main
 from abduct_whoops.loader import load_release, read_csv_rows
 from conftest import evaluate, row, write_csv
 

@@ -12,9 +12,9 @@ import pytest
 
 from abduct import AbductError, Settings, Spec
 from abduct.host import get_registry, reset_registry
-from abduct.testing import main
-from abduct.testing.browser import page_views
-from abduct.testing.corpus import CorpusContract
+from abduct_testing import main
+from abduct_testing.browser import page_views
+from abduct_testing.corpus import CorpusContract
 from abduct_whoops.loader import load_release
 from abduct_whoops.splits import make_folds
 from conftest import LiteralJudge, evaluate, registry
@@ -81,7 +81,7 @@ def test_captioning_intervals_agree_with_an_independent_bootstrap(
     from pycocoevalcap.bleu.bleu import Bleu
     from scipy import stats
 
-    from abduct.testing import interval_rng as rng_for
+    from abduct.host import interval_rng as rng_for
     from abduct_metrics._coco import tokenize_all
 
     results, out = random_captions
@@ -190,7 +190,7 @@ def _check_pooled_by_image(results: dict[str, Any], records: list[dict[str, Any]
     import numpy as np
     from scipy import stats
 
-    from abduct.testing import interval_rng as rng_for
+    from abduct.host import interval_rng as rng_for
 
     images = list(dict.fromkeys(r["image_id"] for r in records))
     hits = np.array([sum(matched[r["id"]] for r in records if r["image_id"] == i) for i in images])

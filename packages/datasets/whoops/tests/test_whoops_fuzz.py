@@ -8,7 +8,7 @@ import csv
 import json
 from pathlib import Path
 
-from abduct.testing import fuzz_cli_input
+from abduct_testing import fuzz_cli_input
 from abduct_whoops.synth import synthesize
 
 

@@ -27,7 +27,7 @@ from abduct import (
 )
 from abduct.host import Registry, build_registry, reset_registry
 from abduct.kit import Choice, accuracy
-from abduct.testing import make_images, write_pairs
+from abduct_testing import make_images, write_pairs
 
 SIZES = [(96, 64), (64, 96), (80, 80)]
 
@@ -121,7 +121,7 @@ class PairwiseClip:
 class ClipTestPlugin:
     @hookimpl
     def register_datasets(self) -> Iterator[Registration]:
-        yield Registration("toy-pairs", "Tiny (image, region, clue, inference) pairs", "abduct.testing:make_pairs_file")
+        yield Registration("toy-pairs", "Tiny (image, region, clue, inference) pairs", "abduct_testing:make_pairs_file")
         yield Registration("toy-no-pairs", "A dataset without training pairs", "clip_helpers:make_no_pairs")
 
     @hookimpl

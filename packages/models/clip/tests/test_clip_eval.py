@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from abduct.host import EvalConfig, Registry, run_evaluation
-from abduct.testing import main
+from abduct_testing import main
 
 
 def _eval(registry: Registry, data: Path, out: Path, model: str, **kwargs: Any) -> dict[str, Any]:

@@ -15,9 +15,9 @@ from safetensors.torch import save_file
 
 from abduct import AbductError
 from abduct.host import Registry
-from abduct.testing import fast_one_line_failure, hub_snapshot, unreachable_hub
 from abduct_clip._scorer import ClipScorer
 from abduct_clip.settings import TINY_ARCH, ClipSettings
+from abduct_testing import fast_one_line_failure, hub_snapshot, unreachable_hub
 
 REPO = "abduct-test/tiny-clip"
 TAG = "abducttest"

@@ -13,10 +13,10 @@ from clip_helpers import clip_model, make_examples
 from scipy.stats import rankdata
 
 from abduct import DataError, VisualInput
-from abduct.host import ScoringEngine
-from abduct.testing import ScorerContract, accepted_inputs
+from abduct.host import ScoringEngine, model_traits
 from abduct_clip._scorer import ClipScorer
 from abduct_clip.settings import ClipSettings
+from abduct_testing import ScorerContract
 
 
 def tiny(**options: object) -> ClipScorer:
@@ -34,7 +34,7 @@ class TestClipContractWithWorkers(ScorerContract):
 
 
 def test_accepts_images_with_regions() -> None:
-    assert accepted_inputs(tiny()) == {"image", "region"}
+    assert model_traits(tiny()).accepts == {"image", "region"}
     assert isinstance(clip_model("clip:tiny,mode=plain,workers=0"), ClipScorer)
 
 

@@ -19,8 +19,8 @@ import torch
 from clip_helpers import clip_model, install_test_plugin
 
 from abduct.host import Registry, build_registry, reset_registry
-from abduct.testing import PairsFile, main
 from abduct_clip._train import examples_from_pairs, top1_fraction
+from abduct_testing import PairsFile, main
 
 TESTS = Path(__file__).resolve().parent
 # `abduct` in a fresh process, with this package's test plugin registered (its toy dataset).

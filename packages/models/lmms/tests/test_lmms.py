@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from abduct.testing import main
+from abduct_testing import main
 
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 

@@ -11,11 +11,11 @@ import torch
 
 from abduct import AbductError, Box, Region, Settings, VisualInput
 from abduct.host import get_registry, load_model
-from abduct.testing import ScorerContract, make_images
 from abduct_lxmert._model import FAMILY, HEAD_FILE
 from abduct_regions.family import save_checkpoint
 from abduct_regions.scoring import CrossEncoderScorer
 from abduct_regions.testing import eval_with_changed_file
+from abduct_testing import ScorerContract, make_images
 
 
 def tiny(spec: str = "lxmert:tiny,cache=false") -> CrossEncoderScorer:

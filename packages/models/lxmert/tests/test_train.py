@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from safetensors.torch import load_file
 
-from abduct.testing import main
 from abduct_regions.training import LAST, LOG, STATE_FILE
+from abduct_testing import main
 
 COMMON = ["--model", "lxmert:tiny,cache=false", "--device", "cpu", "--lr", "2e-3", "--warmup", "4", "--quiet"]
 

@@ -1,4 +1,4 @@
-"""Property: whatever one image's features hold (``abduct.testing.fuzzing.region_feature_records``:
+"""Property: whatever one image's features hold (``region_feature_records``, below:
 wrong dtypes and shapes, NaN, text sizes, missing arrays), written into each layout (tsv, h5,
 npz), or a tsv line mutated byte by byte, the reader either returns finite float32 ``[N, 4]`` boxes with ``[N, D]`` features and a
 positive size, or refuses in one line naming the file and the image (or line)."""
@@ -16,15 +16,50 @@ import h5py
 import numpy as np
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 from abduct import AbductError
-from abduct.testing.fuzzing import mutated_text, region_feature_records
-from abduct.testing.profiles import examples
 from abduct_regions.feature_files import FeatureFile, write_tsv_row
+from abduct_testing.fuzzing import mutated_text
+from abduct_testing.profiles import examples
 
 DIM = 6
 FAST = settings(max_examples=examples(40), deadline=timedelta(seconds=5), database=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+
+
+# -- one image's region features, hostile ----------------------------------------------------
+def hostile_arrays(shape: tuple[int, ...]) -> Any:
+    """A hypothesis strategy of numpy arrays around ``shape``: the right shape or another
+    (transposed, flat, empty, an extra axis), a float, integer, boolean, complex or text dtype,
+    NaN and infinities here and there; or a plain scalar."""
+
+    shapes = st.sampled_from([shape, shape, shape, shape[::-1], (int(np.prod(shape)),), (0, *shape[1:]),
+                              (*shape, 1), ()])
+    dtypes = st.sampled_from([np.dtype("float32")] * 4 + [np.dtype(t) for t in ("float64", "float16", "int64", "uint8",
+                                                                                 "bool", "complex64", "<U3", "S3")])
+
+    @st.composite
+    def array(draw: Any) -> Any:
+        dtype, dims = draw(dtypes), draw(shapes)
+        if dtype.kind in "US":
+            return draw(hnp.arrays(dtype, dims, elements=st.sampled_from(["a", "1", "nan", ""]).map(
+                lambda s: s.encode() if dtype.kind == "S" else s)))
+        return draw(hnp.arrays(dtype, dims))  # floats: NaN and infinities included
+
+    return st.one_of(array(), array(), array(), st.sampled_from([0, 1.5, float("nan"), "x"]))
+
+
+def region_feature_records(boxes: int = 2, dim: int = 6) -> Any:
+    """A hypothesis strategy of one image's region features as a dict ``boxes``, ``features``,
+    ``image_w``, ``image_h`` (``hostile_arrays`` and hostile sizes; any key may be absent): what a
+    test writes into each features layout (tsv, h5, npz) to check that its reader loads it
+    correctly or refuses it in one line."""
+
+    sizes = st.sampled_from([100, 40.0, 0, -1, float("nan"), float("inf"), "wide", "100", b"7", 1e300])
+    return st.fixed_dictionaries({}, optional={"boxes": hostile_arrays((boxes, 4)),
+                                               "features": hostile_arrays((boxes, dim)),
+                                               "image_w": sizes, "image_h": sizes})
 
 
 def _raw(value: Any) -> bytes:

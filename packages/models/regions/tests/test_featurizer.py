@@ -9,10 +9,10 @@ import numpy as np
 from PIL import Image
 
 from abduct import Box, Region, VisualInput
-from abduct.testing import make_images
 from abduct_regions.extractor import RoIExtractor
 from abduct_regions.feature_files import write_tsv_row
 from abduct_regions.featurizer import FeatureSettings, RegionFeaturizer, grid_boxes
+from abduct_testing import make_images
 
 TINY = FeatureSettings(backbone="resnet18-c4", size=32, pool=2, grid=2, max_boxes=8)
 

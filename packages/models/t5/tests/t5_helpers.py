@@ -24,7 +24,7 @@ from abduct import (
 )
 from abduct.host import Registry, build_registry, reset_registry
 from abduct.kit import Choice, accuracy
-from abduct.testing import write_pairs
+from abduct_testing import write_pairs
 
 COLORS = ("red", "blue", "green", "yellow")
 THINGS = {"umbrella": "it rained recently", "ball": "children played here", "cup": "someone drank coffee",
@@ -73,7 +73,7 @@ def make_toy_clues(spec: Spec, settings: Settings) -> ToyClues:
 class T5TestPlugin:
     @hookimpl
     def register_datasets(self) -> Iterator[Registration]:
-        yield Registration("toy-pairs", "Tiny clue -> inference pairs", "abduct.testing:make_pairs_file")
+        yield Registration("toy-pairs", "Tiny clue -> inference pairs", "abduct_testing:make_pairs_file")
 
     @hookimpl
     def register_tasks(self) -> Iterator[Registration]:

@@ -13,9 +13,9 @@ import torch
 
 from abduct import AbductError, Decoding, GenerationRequest, Settings, Spec, VisualInput
 from abduct.host import GenerationEngine, ScoringEngine
-from abduct.testing import GeneratorContract, ScorerContract, fast_one_line_failure, main
 from abduct_t5._loading import build_tiny, load, save_checkpoint
 from abduct_t5._model import T5Model, make_t5
+from abduct_testing import GeneratorContract, ScorerContract, fast_one_line_failure, main
 
 CLUES = ["a red umbrella", "a blue ball on the sand", "snow"]
 TEXTS = ["it rained recently", "children played here, probably", "someone went skiing"]

@@ -11,8 +11,8 @@ import torch
 
 from abduct import AbductError
 from abduct.host import Registry
-from abduct.testing import fast_one_line_failure, hub_snapshot, unreachable_hub
 from abduct_t5._loading import build_tiny, load, save_checkpoint, weights_hash
+from abduct_testing import fast_one_line_failure, hub_snapshot, unreachable_hub
 
 
 @pytest.fixture

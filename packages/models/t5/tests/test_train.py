@@ -19,8 +19,8 @@ import pytest
 from t5_helpers import install_test_plugin
 
 from abduct.host import reset_registry
-from abduct.testing import main
 from abduct_t5._train import BEST, LAST, STATE
+from abduct_testing import main
 
 TESTS = Path(__file__).parent
 TRAIN = ["--dataset", "toy-pairs", "--model", "t5:tiny", "--batch-size", "8", "--device", "cpu", "--quiet"]
@@ -72,7 +72,7 @@ CHILD = """
 import sys
 sys.path.insert(0, {tests!r})
 from t5_helpers import install_test_plugin
-from abduct.testing import main
+from abduct_testing import main
 install_test_plugin()
 sys.exit(main({args!r}))
 """

@@ -11,8 +11,8 @@ import pytest
 
 from abduct import Settings
 from abduct.host import get_registry, load_model
-from abduct.testing import PairsFile, ScorerContract, main
 from abduct_regions.training import LOG
+from abduct_testing import PairsFile, ScorerContract, main
 
 
 def tiny(spec: str = "uniter:tiny,cache=false") -> Any:

@@ -17,9 +17,9 @@ import torch
 
 from abduct import AbductError, Settings
 from abduct.host import get_registry, load_model
-from abduct.testing import fast_one_line_failure
 from abduct_regions.testing import eval_with_changed_file
 from abduct_regions.tokenizer import tiny_tokenizer
+from abduct_testing import fast_one_line_failure
 from abduct_uniter._model import FAMILY, official_keys, state_dict_problems
 from abduct_uniter.network import UniterScoringNet, uniter_config
 
@@ -104,7 +104,7 @@ def test_official_checkpoint_directory_scores(tmp_path: Path) -> None:
     scorer = load_model(spec, Settings(), get_registry()).model
     torch.testing.assert_close(scorer.net.itm_output.weight, state["itm_output.weight"])
     from abduct import VisualInput
-    from abduct.testing import make_images
+    from abduct_testing import make_images
 
     paths = make_images(tmp_path / "img", 2, size=(32, 24))
     scores = scorer.score([VisualInput(str(p)) for p in paths], ["a dog", "a cat"])

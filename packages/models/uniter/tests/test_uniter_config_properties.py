@@ -1,14 +1,14 @@
 """Property: a UNITER checkpoint whose ``config.json`` or ``abduct_regions.json`` is mutated
 (values of any JSON type, NaN, Infinity, keys removed or repeated, text cut short) loads, or
-is refused in one line naming it (``abduct.testing.fuzzing.fuzz_checkpoint_file``)."""
+is refused in one line naming it (``abduct_testing.fuzzing.fuzz_checkpoint_file``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from abduct.testing.fuzzing import fuzz_checkpoint_file
 from abduct_regions.family import TINY_INPUTS, load_network
 from abduct_regions.scoring import SETTINGS_FILE
+from abduct_testing.fuzzing import fuzz_checkpoint_file
 from abduct_uniter._model import CONFIG_FILE, FAMILY
 
 

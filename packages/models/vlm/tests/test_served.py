@@ -16,7 +16,7 @@ from PIL import Image
 
 from abduct import AbductError, Box, Decoding, GenerationRequest, Region, Settings, VisualInput
 from abduct.host import build_registry, load_model
-from abduct.testing import GeneratorContract, make_images
+from abduct_testing import GeneratorContract, make_images
 from abduct_vlm.served import ServedModel
 from abduct_vlm.testing import FakeOpenAIServer, default_reply
 

@@ -12,7 +12,7 @@ import torch
 
 from abduct import AbductError, Box, Decoding, GenerationRequest, Region, Settings, Spec, VisualInput
 from abduct.host import build_registry, load_model
-from abduct.testing import GeneratorContract, ScorerContract, make_images
+from abduct_testing import GeneratorContract, ScorerContract, make_images
 from abduct_vlm._loading import directory_digest
 from abduct_vlm._model import VisionLanguageModel, make_vlm
 
@@ -142,8 +142,7 @@ def test_a_local_vlm_can_judge(tmp_path: Path) -> None:
     """``--judge vlm:DIR``: the judge sees the prompt (and the images when given); its random
     answers are counted as parse failures, never guessed."""
     from abduct import JudgeItem
-    from abduct.host import GenerationEngine
-    from abduct.testing import EQUIVALENCE_TEMPLATE, JudgeEngine, parse_verdict
+    from abduct.host import EQUIVALENCE_TEMPLATE, GenerationEngine, JudgeEngine, parse_verdict
 
     model = tiny("tiny-llava")
     engine = GenerationEngine(model, decoding=Decoding(max_new_tokens=4), quiet=True)

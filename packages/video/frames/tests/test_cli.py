@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from abduct.testing import main
+from abduct_testing import main
 
 
 def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -48,7 +48,7 @@ def test_bad_video_exits_2_with_one_line(videos: dict[str, Path], tmp_path: Path
 
 
 def test_probe_of_a_stalling_file_ends_at_its_time_limit(stalling: Path) -> None:
-    from abduct.testing import fast_one_line_failure
+    from abduct_testing import fast_one_line_failure
 
     err = fast_one_line_failure(["video", "probe", "--timeout", "2", str(stalling)], within=30)
     assert err.startswith(f"error: {stalling}: decoding did not finish within 2 s")
@@ -57,7 +57,7 @@ def test_probe_of_a_stalling_file_ends_at_its_time_limit(stalling: Path) -> None
 def test_probe_refuses_a_fifo_and_an_image_posing_as_a_video(tmp_path: Path) -> None:
     import os
 
-    from abduct.testing import fast_one_line_failure
+    from abduct_testing import fast_one_line_failure
 
     fifo = tmp_path / "stuck.mp4"
     os.mkfifo(fifo)
@@ -68,7 +68,7 @@ def test_probe_refuses_a_fifo_and_an_image_posing_as_a_video(tmp_path: Path) -> 
 
 
 def test_frames_out_pointed_at_a_device_is_refused_and_left_alone(videos: dict[str, Path]) -> None:
-    from abduct.testing import fast_one_line_failure
+    from abduct_testing import fast_one_line_failure
 
     err = fast_one_line_failure(["video", "frames", str(videos["counter"]), "--span", "0,1", "--frames", "1",
                                  "--out", "/dev/null"], within=30)

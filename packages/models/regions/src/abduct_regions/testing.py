@@ -30,7 +30,7 @@ from abduct import (
 )
 from abduct.host import Registry, build_registry, reset_registry
 from abduct.kit import Choice, accuracy, read_json
-from abduct.testing import (
+from abduct_testing import (
     PairsFile,
     data_fixture,
     fast_one_line_failure,

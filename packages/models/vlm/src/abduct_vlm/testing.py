@@ -25,7 +25,7 @@ log-probabilities when asked, waits ``latency`` seconds per request, serves at m
 
 ``raw`` queues whole replies, bytes written as they are (status line, headers, body: anything a
 broken or hostile server could send), one per request before any fault; the property tests
-draw them from ``abduct.testing.fuzzing.http_replies``. ``always`` makes one fault permanent.
+draw them from ``http_replies`` (abduct-vlm's tests/test_served_properties.py). ``always`` makes one fault permanent.
 ``requests`` holds every body received, ``served`` the number answered normally, ``peak`` the most requests in flight at once.
 
     with FakeOpenAIServer(latency=0.05) as server:

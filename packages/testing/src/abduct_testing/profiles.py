@@ -8,7 +8,8 @@
   --thorough`` sets ``ABDUCT_HYPOTHESIS_PROFILE=thorough``; run it before a release, or after
   changing a loader.
 
-The sessions of ``./dev test`` load this module as a pytest plugin (``-p abduct.testing.profiles``).
+abduct-testing registers this module as a pytest plugin (its ``pytest11`` entry point): every
+suite run where the kit is installed loads the profile, ``./dev test``'s sessions included.
 """
 
 from __future__ import annotations

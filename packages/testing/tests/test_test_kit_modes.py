@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from abduct.testing import browser, profiles
+from abduct_testing import browser, profiles
 
 
 def test_examples_are_the_named_count_in_ci_and_ten_times_that_when_thorough(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from abduct.contract.records import VisualInput
+from abduct.contract import VisualInput
 
 EXTREME_SCALES: tuple[float, ...] = (2.0**1000, 1e300, 2.0**-1000, 1e-300, 2.0**-1074)
 

@@ -5,7 +5,7 @@ bar: whatever a file holds, the CLI answers with exit 0, 1 or 2; on 2 it prints 
 ``error:`` line; never a traceback; and an ``--out`` directory holds either all of a finished
 run's files or none of them::
 
-    from abduct.testing import fuzz_cli_input
+    from abduct_testing import fuzz_cli_input
 
     test_fuzz_val_file = fuzz_cli_input(
         write_data,                       # (directory) -> None: a valid dataset / inputs
@@ -19,11 +19,11 @@ document: a value replaced by any JSON value (NaN and Infinity included), a key 
 removed, a key repeated, the text cut short, stray bytes inserted, the file emptied.
 The other strategies and factories, each for one kind of input a package may add:
 ``fuzz_checkpoint_file`` (a checkpoint's config or settings mutated: loads or one line),
-``http_replies`` (whole replies of a broken or hostile server, for served-model clients),
-``hostile_arrays`` and ``region_feature_records`` (arrays of wrong dtype, shape and NaN, for
-feature readers), ``declared_violations`` (each declared option's out-of-range values).
-hypothesis is needed only by the tests that call this (a test extra, not a dependency). Each
-factory's ``max_examples`` is the ``ci`` count: ``abduct.testing.profiles`` multiplies it under
+``mutated_json`` and ``mutated_text`` (the strategies underneath, for a package's own
+fuzzers: abduct-vlm's HTTP replies, abduct-regions' feature records), ``declared_violations``
+(each declared option's out-of-range values).
+hypothesis is imported by the functions that use it. Each
+factory's ``max_examples`` is the ``ci`` count: ``abduct_testing.profiles`` multiplies it under
 ``./dev test --thorough``.
 """
 
@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from abduct.testing.profiles import examples
+from abduct_testing.profiles import examples
 
 OUTPUT_FILES = ("results.json", "predictions.jsonl", "report.md", "report.html")
 
@@ -56,7 +56,7 @@ class CliOutcome:
 
 def run_cli(argv: list[str]) -> CliOutcome:
     """Run ``abduct ARGV`` in this process, capturing its output and any escaping exception."""
-    from abduct._cli import main
+    from abduct.host import main
 
     out, err = io.StringIO(), io.StringIO()
     crash = None
@@ -304,7 +304,7 @@ def fuzz_checkpoint_file(
         from hypothesis import HealthCheck, given, settings
         from hypothesis import seed as fixed_seed
 
-        from abduct.contract.errors import AbductError
+        from abduct.contract import AbductError
 
         workdir = Path(tempfile.mkdtemp(prefix="abduct-fuzz-ckpt-"))
         try:
@@ -335,6 +335,16 @@ def fuzz_checkpoint_file(
     return test
 
 
+def _is_float(annotation: Any) -> bool:
+    """``float`` or a union holding it (``float | None``)."""
+    import types
+    import typing
+
+    if annotation is float:
+        return True
+    return typing.get_origin(annotation) in (typing.Union, types.UnionType) and float in typing.get_args(annotation)
+
+
 @dataclass(frozen=True)
 class OptionViolation:
     """A value just outside one option's declared range: what ``bind_options`` must refuse."""
@@ -349,8 +359,7 @@ class OptionViolation:
 def declared_violations(registry: Any, kinds: tuple[str, ...] = ("model", "task", "metric")) -> Iterator[OptionViolation]:
     """Every registered component's ranged options, each with the values just outside its range:
     tests generated from the declarations, so a new option is covered the day it is declared."""
-    from abduct.contract.options import NonFinite, Range, constraints_of, is_float, options_of
-    from abduct.contract.protocols import Decoding
+    from abduct.contract import Decoding, NonFinite, Range, constraints_of, options_of
 
     factories: list[tuple[str, str, Callable[..., Any]]] = [("model", "decoding", Decoding)]
     for kind in kinds:
@@ -366,47 +375,9 @@ def declared_violations(registry: Any, kinds: tuple[str, ...] = ("model", "task"
                     yield OptionViolation(kind, name, factory, option.name, f"{bad:g}")
         for option in options_of(factory).values():  # finite unless declared otherwise
             inner, extras = constraints_of(option.annotation)
-            if is_float(inner) and not any(isinstance(e, NonFinite) for e in extras):
+            if _is_float(inner) and not any(isinstance(e, NonFinite) for e in extras):
                 yield OptionViolation(kind, name, factory, option.name, "nan")
 
-
-
-# -- served models: whole HTTP replies --------------------------------------------------------
-HOSTILE_RETRY_AFTER = ("nan", "-1", "inf", "-inf", "1e400", "0", "0.01", "", "99999999", "Wed, 21 Oct 2015 07:28:00 GMT",
-                       "1; drop", "\u00e9")
-HTTP_STATUSES = (200, 200, 200, 200, 201, 204, 301, 400, 401, 404, 408, 413, 429, 500, 503, 599, 600, 999)
-
-
-def http_replies(valid_body: Any) -> Any:
-    """A hypothesis strategy of whole HTTP replies (bytes) a broken or hostile server could send
-    for a request whose good answer is the JSON document ``valid_body``: any status (odd ones
-    too), a Retry-After that is NaN, negative, huge or a date, a Content-Length that is absent,
-    short, long, negative or text, a body that is ``valid_body`` mutated (NaN, Infinity and
-    1e400 included, see ``mutated_json``) or stray bytes, and now and then a status line that
-    is not HTTP at all."""
-    from hypothesis import strategies as st
-
-    bodies = st.one_of(mutated_json(valid_body), mutated_json(valid_body), st.binary(max_size=64),
-                       st.just(json.dumps(valid_body).encode()))
-
-    @st.composite
-    def reply(draw: Any) -> bytes:
-        body: bytes = draw(bodies)
-        status = draw(st.sampled_from(HTTP_STATUSES))
-        version = draw(st.sampled_from(["HTTP/1.1"] * 6 + ["HTTP/1.0", "HTTP/9.9", "\x00\x01 not HTTP"]))
-        headers = [("Content-Type", draw(st.sampled_from(["application/json", "text/html", "", "application/json; charset=latin-1"])))]
-        length = draw(st.sampled_from(["exact"] * 4 + ["absent", "short", "long", "-1", "text", "huge", "twice"]))
-        lengths = {"exact": [str(len(body))], "absent": [], "short": [str(max(0, len(body) - 5))],
-                   "long": [str(len(body) + 50)], "-1": ["-1"], "text": ["twelve"], "huge": [str(2**70)],
-                   "twice": [str(len(body)), str(len(body) + 1)]}[length]
-        headers += [("Content-Length", value) for value in lengths]
-        if draw(st.booleans()):
-            headers.append(("Retry-After", draw(st.sampled_from(HOSTILE_RETRY_AFTER))))
-        head = f"{version} {status} {draw(st.sampled_from(['OK', 'Error', '']))}\r\n"
-        head += "".join(f"{key}: {value}\r\n" for key, value in headers)
-        return head.encode("utf-8") + b"\r\n" + body
-
-    return reply()
 
 
 def finite_json_problem(text: str) -> str | None:
@@ -425,41 +396,3 @@ def finite_json_problem(text: str) -> str | None:
     except ValueError as exc:
         return str(exc)
     return None
-
-
-# -- arrays and region features ---------------------------------------------------------------
-def hostile_arrays(shape: tuple[int, ...]) -> Any:
-    """A hypothesis strategy of numpy arrays around ``shape``: the right shape or another
-    (transposed, flat, empty, an extra axis), a float, integer, boolean, complex or text dtype,
-    NaN and infinities here and there; or a plain scalar."""
-    import numpy as np
-    from hypothesis import strategies as st
-    from hypothesis.extra import numpy as hnp
-
-    shapes = st.sampled_from([shape, shape, shape, shape[::-1], (int(np.prod(shape)),), (0, *shape[1:]),
-                              (*shape, 1), ()])
-    dtypes = st.sampled_from([np.dtype("float32")] * 4 + [np.dtype(t) for t in ("float64", "float16", "int64", "uint8",
-                                                                                 "bool", "complex64", "<U3", "S3")])
-
-    @st.composite
-    def array(draw: Any) -> Any:
-        dtype, dims = draw(dtypes), draw(shapes)
-        if dtype.kind in "US":
-            return draw(hnp.arrays(dtype, dims, elements=st.sampled_from(["a", "1", "nan", ""]).map(
-                lambda s: s.encode() if dtype.kind == "S" else s)))
-        return draw(hnp.arrays(dtype, dims))  # floats: NaN and infinities included
-
-    return st.one_of(array(), array(), array(), st.sampled_from([0, 1.5, float("nan"), "x"]))
-
-
-def region_feature_records(boxes: int = 2, dim: int = 6) -> Any:
-    """A hypothesis strategy of one image's region features as a dict ``boxes``, ``features``,
-    ``image_w``, ``image_h`` (``hostile_arrays`` and hostile sizes; any key may be absent): what a
-    test writes into each features layout (tsv, h5, npz) to check that its reader loads it
-    correctly or refuses it in one line."""
-    from hypothesis import strategies as st
-
-    sizes = st.sampled_from([100, 40.0, 0, -1, float("nan"), float("inf"), "wide", "100", b"7", 1e300])
-    return st.fixed_dictionaries({}, optional={"boxes": hostile_arrays((boxes, 4)),
-                                               "features": hostile_arrays((boxes, dim)),
-                                               "image_w": sizes, "image_h": sizes})

@@ -1,5 +1,5 @@
-"""``TaskContract`` on a shared corpus; apart from ``abduct.testing`` because it needs pytest
-at import, which the core does not depend on."""
+"""``TaskContract`` on a shared corpus; apart from ``abduct_testing`` because it needs pytest
+at import, which the package's ``__init__`` imports only on use."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from abduct.testing import TaskContract
+from abduct_testing import TaskContract
 
 
 class CorpusContract(TaskContract):
