@@ -237,7 +237,7 @@ def merge_shards(out_dir: Path, shard_dirs: Sequence[Path], *, data_dir: Path | 
     run = Run(data_dir=data, split=first["split"], model_name=first["model_name"], settings=settings,
               registry=registry, limit=first["limit"], quiet=quiet, datasets=first["datasets"])
     traits = task_traits(task, first["task_text"])
-    examples, corpus = collect(task, run, traits)
+    examples, corpus = collect(task, run)
     read = file_hashes(run.data_files, data)
     if read != first["data"]["files"]:
         names = sorted(k for k in {*read, *first["data"]["files"]} if read.get(k) != first["data"]["files"].get(k))

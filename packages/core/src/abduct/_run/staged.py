@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
+from abduct._run.examples import collect_examples
 from abduct._run.runner import Run
 from abduct._run.shards import Parts, Shard, element_keys, keep
 from abduct.contract.errors import AbductError, PluginError
@@ -52,18 +53,13 @@ def needs(request: Request) -> frozenset[str]:
     return frozenset({ABILITY_OF[type(request)]})
 
 
-def collect(task: Task, run: Run, traits: TaskTraits) -> tuple[list[Any], list[Any]]:
-    """The task's examples and the whole split: its dataset built with the user's options, the
-    split loaded, ``--limit`` applied to what the task says it counts."""
-    dataset = run.dataset(task.dataset)
-    corpus = list(dataset.load(run.data_dir, run.split))
-    examples = corpus
-    if run.limit is not None:
-        run.limit_unit = traits.limit_unit
-        examples = list(traits.select(corpus, run.limit)) if traits.select else corpus[: run.limit]
-    files = getattr(dataset, "files", None)
-    run.data_files = list(files(run.data_dir, run.split)) if callable(files) else []
-    return examples, corpus
+def collect(task: Task, run: Run) -> tuple[list[Any], list[Any]]:
+    """The task's examples and the whole split (``collect_examples`` with the run's dataset
+    options and ``--limit``); the run records what the limit counted and the files read."""
+    collected = collect_examples(task, run.dataset(task.dataset), run.data_dir, run.split, run.limit)
+    run.limit_unit = collected.limit_unit or run.limit_unit
+    run.data_files = collected.files
+    return collected.examples, collected.corpus
 
 
 def info(run: Run, corpus: Sequence[Any]) -> RunInfo:
@@ -176,7 +172,7 @@ def evaluate_task(task: Task | LegacyTask, run: Run, traits: TaskTraits, name: s
     if not isinstance(task, Task):
         deprecated_evaluate(task, name)
         return Outcome(task.evaluate(run), {})
-    examples, corpus = collect(task, run, traits)
+    examples, corpus = collect(task, run)
     known = info(run, corpus)
     records = run_plan(task, run, examples, known, name)
     return finish_task(task, run, traits, name, examples, records, known)
@@ -201,7 +197,7 @@ def evaluate_shard(task: Task | LegacyTask, run: Run, traits: TaskTraits, name: 
     if not isinstance(task, Task):
         raise AbductError(f"task '{name}' defines the deprecated evaluate(run), which cannot be split into shards; "
                           "--shard needs a task that declares dataset, plan() and finish()")
-    examples, corpus = collect(task, run, traits)
+    examples, corpus = collect(task, run)
     parts: dict[str, Parts] = {}
     run_plan(task, run, examples, info(run, corpus), name, shard, parts)
     return parts
