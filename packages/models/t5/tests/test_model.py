@@ -180,3 +180,25 @@ def test_eval_through_the_cli(tmp_path: Path, pair_data: Path, test_registry: An
     results = json.loads(capsys.readouterr().out)
     assert results["metrics"]["n"] == 16
     assert "transformers" in results["versions"] or results["versions"]
+
+
+def test_a_small_network_runs_on_one_thread_and_a_large_one_as_configured() -> None:
+    """abduct.kit's one_thread_if, as t5 uses it: one intra-op thread inside for a network under
+    5 M parameters on the CPU, the caller's count restored after; a larger one is left alone."""
+    import torch
+
+    from abduct_t5._model import threads_for
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        small, large = torch.nn.Linear(8, 8), torch.nn.Linear(2300, 2300)  # 72 and 5.3 M parameters
+        with threads_for(small, torch.device("cpu")):
+            assert torch.get_num_threads() == 1
+        assert torch.get_num_threads() == 2
+        with threads_for(large, torch.device("cpu")):
+            assert torch.get_num_threads() == 2
+        with threads_for(small, torch.device("meta")):  # not the CPU: left alone
+            assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)

@@ -38,6 +38,8 @@ from abduct.kit.distributed import (
     Ranks,
     average_gradients,
     current_ranks,
+    is_small_on_cpu,
+    one_thread_if,
     process_group,
     require_divisible_batch,
     seed_everything,
@@ -101,7 +103,7 @@ __all__ = [
     "multiple_choice", "normalize_answer", "offline_requested", "option_pairs", "process_group", "progress",
     "reachable", "read_csv_cells", "read_published", "read_json", "read_keyed_predictions", "render", "report_problems",
     "require_dir", "require_divisible_batch", "require_file", "require_new_or_regular", "require_regular_image", "score_generations", "seed_everything", "seed_for",
-    "settings_from", "settings_options", "settings_signature", "sha256_file", "stored_shapes", "strictly_higher", "subgroup", "torch_seeded",
+    "settings_from", "settings_options", "settings_signature", "sha256_file", "stored_shapes", "strictly_higher", "subgroup", "torch_seeded", "is_small_on_cpu", "one_thread_if",
     "unique_index", "validate_inputs", "weights_unavailable",
     "gold_margin", "ranks", "scored_texts",
 ]

@@ -25,7 +25,7 @@ import torch
 from PIL import Image
 
 from abduct import AbductError
-from abduct_regions.threads import threads_for
+from abduct.kit import is_small_on_cpu, one_thread_if
 
 # name -> feature size; "-c4" stops after the third stage (stride 16: finer maps for small images)
 BACKBONES = {"resnet18": 512, "resnet34": 512, "resnet50": 2048, "resnet101": 2048, "resnet152": 2048,
@@ -110,7 +110,7 @@ class RoIExtractor:
         if not len(boxes):
             return np.zeros((0, self.dim), dtype=np.float32)
         tensor, scale = self._resize(image)
-        with threads_for(self.body, self.device):
+        with one_thread_if(is_small_on_cpu(self.body, self.device)):
             fmap = self.body(tensor.unsqueeze(0).to(self.device))
         rois = torch.cat([torch.zeros(len(boxes), 1), torch.from_numpy(boxes) * scale], dim=1).to(self.device)
         pooled = roi_align(fmap, rois, output_size=self.pool, spatial_scale=1.0 / self.stride, sampling_ratio=2,

@@ -20,10 +20,9 @@ import numpy as np
 import torch
 
 from abduct import AbductError, DataError, VisualInput
-from abduct.kit import read_json
+from abduct.kit import is_small_on_cpu, one_thread_if, read_json
 from abduct_regions.featurizer import SIZE_LIMITS, FeatureSettings, RegionFeaturizer, VisualTokens
 from abduct_regions.positions import PositionKind, box_positions
-from abduct_regions.threads import threads_for
 
 TOKEN_MEMO = 200_000  # tokenised (context, text) pairs kept in memory
 SETTINGS_FILE = "abduct_regions.json"  # a checkpoint directory's feature and text settings
@@ -176,7 +175,7 @@ class CrossEncoderScorer:
             raise ValueError("score() needs as many visuals as texts")
         out = np.empty(len(texts), dtype=np.float64)
         self.net.eval()
-        with torch.inference_mode(), threads_for(self.net, self.device):
+        with torch.inference_mode(), one_thread_if(is_small_on_cpu(self.net, self.device)):
             for start in range(0, len(texts), self.batch_size):
                 stop = start + self.batch_size
                 out[start:stop] = self.forward(visuals[start:stop], texts[start:stop]).float().cpu().numpy()

@@ -38,7 +38,9 @@ from abduct.kit import (
     average_gradients,
     check_resume_signature,
     current_ranks,
+    is_small_on_cpu,
     log_rows_through,
+    one_thread_if,
     process_group,
     require_dir,
     require_divisible_batch,
@@ -47,7 +49,6 @@ from abduct.kit import (
 )
 from abduct_regions.family import Family, existing_checkpoint, save_checkpoint
 from abduct_regions.scoring import CrossEncoderScorer
-from abduct_regions.threads import threads_for
 
 LAST, BEST, LOG = "last", "best", "train_log.jsonl"
 STATE_FILE = "trainer_state.pt"
@@ -291,7 +292,7 @@ class Trainer:
         resumed = self.resume()
         if resumed and self.ranks.is_main and not config.quiet:
             print(f"[train {self.family.name}] resuming from {config.out_dir / LAST} at step {self.step}", file=sys.stderr)
-        with threads_for(self.scorer.net, self.scorer.device):
+        with one_thread_if(is_small_on_cpu(self.scorer.net, self.scorer.device)):
             self._loop(resumed)
         return {"step": self.step, "best": self.best, "metric": self.metric_name, "resumed": resumed,
                 "history": self.history, "best_dir": str(config.out_dir / BEST), "last_dir": str(config.out_dir / LAST)}

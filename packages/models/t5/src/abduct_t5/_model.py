@@ -13,7 +13,7 @@ context); ``torch.inference_mode``; bfloat16 autocast on CUDA.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -21,7 +21,7 @@ import torch
 from transformers.modeling_outputs import BaseModelOutput
 
 from abduct import AbductError, Decoding, GenerationRequest, Settings, Spec, TextPool, VisualInput
-from abduct.kit import torch_seeded
+from abduct.kit import is_small_on_cpu, one_thread_if, torch_seeded
 from abduct_t5._loading import DEFAULT_TEMPLATE, Loaded, load, tokenizer_hash, weights_hash
 
 MAX_SOURCE_TOKENS = 512
@@ -35,24 +35,9 @@ def autocast(device: torch.device) -> contextlib.AbstractContextManager[Any]:
     return contextlib.nullcontext()
 
 
-SMALL_NETWORK = 5_000_000  # parameters: t5:tiny has about 0.2 M, t5-small 60 M
-
-
-@contextlib.contextmanager
-def threads_for(net: torch.nn.Module, device: torch.device) -> Iterator[None]:
-    """One CPU thread for a small network (``t5:tiny``): its matrices are too small for
-    intra-op threads to pay, and on a busy machine the threads cost many times the work
-    (measured on 2 loaded cores: a t5:tiny training step took 0.18-0.30 CPU-s on 2 threads,
-    0.015 on 1). abduct_regions.threads does the same for its cross-encoders."""
-    small = device.type == "cpu" and sum(p.numel() for p in net.parameters()) < SMALL_NETWORK
-    before = torch.get_num_threads()
-    if small:
-        torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        if small:
-            torch.set_num_threads(before)
+def threads_for(net: torch.nn.Module, device: torch.device) -> contextlib.AbstractContextManager[None]:
+    """One CPU thread for a small network (``t5:tiny``; ``abduct.kit.one_thread_if``)."""
+    return one_thread_if(is_small_on_cpu(net, device))
 
 
 def check_template(template: str) -> str:

@@ -15,10 +15,9 @@ bf16 weights on GPU; ``device_map`` for models larger than one GPU.
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import inspect
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 import numpy as np
@@ -27,7 +26,7 @@ from PIL import Image
 
 from abduct import AbductError, Decoding, GenerationRequest, Settings, Spec, TextPool, VisualInput
 from abduct.contract import Range
-from abduct.kit import torch_seeded
+from abduct.kit import is_small_on_cpu, one_thread_if, torch_seeded
 from abduct_vlm._loading import Loaded, chat_prompt, first_line, load
 from abduct_vlm.images import input_images
 from abduct_vlm.prompts import Prompts, ScoreMode
@@ -39,25 +38,6 @@ VIDEO_FRAMES = 8
 
 def video_available() -> bool:
     return importlib.util.find_spec("abduct_video") is not None
-
-
-SMALL_NETWORK = 5_000_000  # parameters: the tiny test models have well under 1 M
-
-
-@contextlib.contextmanager
-def one_thread_if(small: bool) -> Iterator[None]:
-    """One CPU thread for a small network on the CPU (``vlm:tiny``): its matrices are too small
-    for intra-op threads to pay, and on a busy machine the threads cost more than the work
-    (measured on 2 loaded cores: the package's tests took 30% less CPU on one thread).
-    abduct_regions.threads does the same for its cross-encoders."""
-    before = torch.get_num_threads()
-    if small:
-        torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        if small:
-            torch.set_num_threads(before)
 
 
 class VisionLanguageModel:
@@ -73,7 +53,7 @@ class VisionLanguageModel:
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self.device = next(self.model.parameters()).device
         self.dtype = next(self.model.parameters()).dtype
-        self._small = self.device.type == "cpu" and sum(p.numel() for p in self.model.parameters()) < SMALL_NETWORK
+        self._small = is_small_on_cpu(self.model, self.device)  # one CPU thread for vlm:tiny
         self.prompts = prompts
         self.batch_size = max(1, int(batch_size))
         self.max_images = max_images if max_images is not None else (1 if loaded.model_type in SINGLE_IMAGE else None)
