@@ -58,7 +58,7 @@ from abduct.host import (
     reset_registry,
     run_evaluation,
 )
-from abduct.kit import TextCache, read_json
+from abduct.kit import TextCache, patched_hub, read_json
 from abduct_testing.fuzzing import (
     CliOutcome,
     OptionViolation,
@@ -102,36 +102,8 @@ def unreachable_hub(cache: Path) -> Iterator[Path]:
     cache.mkdir(parents=True, exist_ok=True)
     env = {"HF_ENDPOINT": f"http://127.0.0.1:{closed_port()}", "HF_HUB_CACHE": str(cache),
            "HF_HUB_OFFLINE": None, "TRANSFORMERS_OFFLINE": None}
-    saved = {name: os.environ.get(name) for name in env}
-    for name, value in env.items():
-        _set_env(name, value)
-    constants = _hub_constants()
-    previous = getattr(constants, "HF_HUB_CACHE", None)
-    if constants is not None:
-        constants.HF_HUB_CACHE = str(cache)
-    try:
+    with patched_hub(env, "HF_HUB_CACHE", str(cache)):
         yield cache
-    finally:
-        if constants is not None:
-            constants.HF_HUB_CACHE = previous
-        for name, old in saved.items():
-            _set_env(name, old)
-
-
-def _set_env(name: str, value: str | None) -> None:
-    if value is None:
-        os.environ.pop(name, None)
-    else:
-        os.environ[name] = value
-
-
-def _hub_constants() -> Any:
-    """``huggingface_hub.constants``, None where the hub client is not installed: it reads its
-    cache location at import, so a client imported before the patch must see it too."""
-    try:
-        return importlib.import_module("huggingface_hub.constants")
-    except ImportError:
-        return None
 
 
 def fast_one_line_failure(argv: list[str], within: float = 10.0) -> str:

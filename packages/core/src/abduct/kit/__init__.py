@@ -69,6 +69,7 @@ from abduct.kit.offline import (
     hub_cache_dir,
     hub_file_cached,
     offline_requested,
+    patched_hub,
     reachable,
     weights_unavailable,
 )
@@ -103,7 +104,7 @@ __all__ = [
     "multiple_choice", "normalize_answer", "offline_requested", "option_pairs", "process_group", "progress",
     "reachable", "read_csv_cells", "read_published", "read_json", "read_keyed_predictions", "render", "report_problems",
     "require_dir", "require_divisible_batch", "require_file", "require_new_or_regular", "require_regular_image", "score_generations", "seed_everything", "seed_for",
-    "settings_from", "settings_options", "settings_signature", "sha256_file", "stored_shapes", "strictly_higher", "subgroup", "torch_seeded", "is_small_on_cpu", "one_thread_if",
+    "settings_from", "settings_options", "settings_signature", "sha256_file", "stored_shapes", "strictly_higher", "subgroup", "torch_seeded", "is_small_on_cpu", "one_thread_if", "patched_hub",
     "unique_index", "validate_inputs", "weights_unavailable",
     "gold_margin", "ranks", "scored_texts",
 ]

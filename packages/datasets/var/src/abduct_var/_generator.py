@@ -10,10 +10,10 @@ import torch
 
 from abduct import AbductError, DataError, Decoding, GenerationRequest, Settings, Spec, TextPool
 from abduct.contract import Range
-from abduct.kit import sha256_file
+from abduct.kit import one_thread_if, sha256_file
 from abduct_var._checkpoint import load_into, read_checkpoint
 from abduct_var._encode import EventEncoder
-from abduct_var._net import ChainGenerator, decode_words, one_cpu_thread
+from abduct_var._net import ChainGenerator, decode_words
 from abduct_var._samples import collate, embed, samples_for_requests
 
 
@@ -49,7 +49,7 @@ class VarGenerator:
             raise AbductError("var-gen decodes greedily (no sampling, one beam)")
         samples, events = samples_for_requests(requests)
         batch = {k: v.to(self.device) for k, v in collate(samples, embed(self.encoder, events, self.standard)).items()}
-        with torch.inference_mode(), one_cpu_thread(self.device):
+        with torch.inference_mode(), one_thread_if(self.device.type == "cpu"):  # a tiny network: one thread pays best
             memory = self.model.memory(batch["events"], batch["masked"], batch["target"], batch["padding"])
             ids = self.model.greedy(memory, batch["padding"], max_words=min(decoding.max_new_tokens + 1, 24))
         return [decode_words(row, self.vocab) for row in ids]

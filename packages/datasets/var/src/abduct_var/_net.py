@@ -7,9 +7,8 @@ vocabulary is the training sentences' words, stored in the checkpoint.
 
 from __future__ import annotations
 
-import contextlib
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 import torch
 from torch import nn
@@ -21,21 +20,6 @@ SPECIALS = ("<pad>", "<bos>", "<eos>", "<unk>")
 MAX_WORDS = 24
 HEADS = 4
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
-
-
-@contextlib.contextmanager
-def one_cpu_thread(device: torch.device) -> Iterator[None]:
-    """This model's matrices are tiny: intra-op threads cost more in synchronisation than they
-    save (a training step on 2 busy cores measured 0.87 s with 2 threads, 0.04 s with 1)."""
-    if device.type != "cpu":
-        yield
-        return
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def words(sentence: str) -> list[str]:

@@ -30,6 +30,7 @@ from abduct.kit import (
     check_resume_signature,
     load_weights_only,
     log_rows_through,
+    one_thread_if,
     process_group,
     require_dir,
     require_divisible_batch,
@@ -37,7 +38,7 @@ from abduct.kit import (
 )
 from abduct_var._checkpoint import FORMAT, check_checkpoint, load_into, resume_step
 from abduct_var._encode import EventEncoder
-from abduct_var._net import HEADS, ChainGenerator, build_vocab, encode_words, one_cpu_thread
+from abduct_var._net import HEADS, ChainGenerator, build_vocab, encode_words
 from abduct_var._samples import collate, embed, standardisation, training_samples
 from abduct_var.loader import load_split
 
@@ -138,7 +139,7 @@ def train(config: TrainConfig) -> dict[str, Any]:
         local = config.batch_size // ranks.world
         started, window = time.perf_counter(), []
         model.train()
-        with one_cpu_thread(device):
+        with one_thread_if(device.type == "cpu"):  # a tiny network: one thread pays best
             while step < config.steps:
                 chosen = _batch_indices(len(samples), step, config.batch_size, config.seed)
                 mine = chosen[ranks.rank * local:(ranks.rank + 1) * local]
