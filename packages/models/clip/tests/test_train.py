@@ -6,11 +6,8 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
 import numpy as np
@@ -20,13 +17,13 @@ from clip_helpers import clip_model, install_test_plugin
 
 from abduct.host import Registry, build_registry, reset_registry
 from abduct_clip._train import examples_from_pairs, top1_fraction
-from abduct_testing import PairsFile, main
+from abduct_testing import PairsFile, killed_once, main
 
 TESTS = Path(__file__).resolve().parent
 # `abduct` in a fresh process, with this package's test plugin registered (its toy dataset).
 ABDUCT = [sys.executable, "-c",
           f"import sys; sys.path.insert(0, {str(TESTS)!r}); import clip_helpers; clip_helpers.install_test_plugin(); "
-          "from abduct.cli import main; sys.exit(main())"]
+          "from abduct.host import main; sys.exit(main())"]
 STEPS = 12
 
 
@@ -43,14 +40,6 @@ def _env() -> dict[str, str]:
 
 def _weights(path: Path) -> dict[str, torch.Tensor]:
     return torch.load(path, weights_only=True)["model_state_dict"]  # type: ignore[no-any-return]
-
-
-def _kill_at_first_checkpoint(process: subprocess.Popen[bytes], checkpoint: Path) -> None:
-    deadline = time.monotonic() + 240
-    while not checkpoint.exists() and process.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.02)
-    if process.poll() is None:
-        process.send_signal(signal.SIGKILL)
 
 
 def _train_here(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
@@ -75,22 +64,13 @@ def test_killed_training_resumes_from_its_checkpoint(pair_data: Path, tmp_path: 
     out = tmp_path / "killed"
     process = subprocess.Popen(_train_args(pair_data, out), env=_env(), stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE)
-    watcher = threading.Thread(target=_kill_at_first_checkpoint, args=(process, out / "last.pt"), daemon=True)
-    watcher.start()
-    try:
+    with killed_once(process, out / "last.pt"):
         reference = tmp_path / "reference"
         _train_here(_train_args(pair_data, reference), capsys)
         log = [json.loads(line) for line in (reference / "train_log.jsonl").read_text().splitlines()]
         assert [r["step"] for r in log if "loss" in r] == list(range(2, STEPS + 1, 2))
         assert [r["step"] for r in log if "val_p_at_1" in r] == [4, 8, 12]
         assert (reference / "best.pt").is_file()
-        watcher.join(timeout=240)
-    finally:
-        process.kill()  # a no-op once killed; a failed assertion above leaves no child behind
-        process.wait()
-    assert process.returncode == -signal.SIGKILL, (
-        f"training ended (exit {process.returncode}) before writing its first checkpoint: "
-        f"{process.stderr.read().decode() if process.stderr else ''}")
     assert (out / "last.pt").is_file(), "killed before its first checkpoint (the 240 s limit passed)"
     stopped_at = torch.load(out / "last.pt", weights_only=True)["step"]
     assert stopped_at < STEPS, "the kill came too late to test anything"

@@ -5,11 +5,8 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +14,7 @@ import pytest
 from safetensors.torch import load_file
 
 from abduct_regions.training import LAST, LOG, STATE_FILE
-from abduct_testing import main
+from abduct_testing import killed_once, main
 
 COMMON = ["--model", "lxmert:tiny,cache=false", "--device", "cpu", "--lr", "2e-3", "--warmup", "4", "--quiet"]
 
@@ -48,33 +45,16 @@ def test_triplet_training_lowers_the_loss(tmp_path: Path, pair_data: Path, test_
     assert (tmp_path / "run" / "best" / "score_head.safetensors").is_file()
 
 
-def _kill_at_first_checkpoint(process: subprocess.Popen[bytes], state: Path) -> None:
-    deadline = time.monotonic() + 240
-    while not state.is_file() and process.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.02)
-    if process.poll() is None:
-        os.kill(process.pid, signal.SIGKILL)
-
-
 def test_resume_after_a_kill_gives_the_same_weights(tmp_path: Path, pair_data: Path, test_registry: Any) -> None:
     # a real process, killed (by a watcher thread) once a checkpoint exists and before the end; it
     # starts first, so that its imports overlap the uninterrupted run trained here meanwhile
     script = ("import sys; from abduct_regions.testing import install_test_plugin; install_test_plugin(); "
-              "from abduct.cli import main; sys.exit(main(sys.argv[1:]))")
+              "from abduct.host import main; sys.exit(main(sys.argv[1:]))")
     cmd = [sys.executable, "-c", script, *args(pair_data, tmp_path / "killed", 16, 4, "--dataset", "toy-pairs", "--batch-size", "4")]
     process = subprocess.Popen(cmd, env={**os.environ}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     state = tmp_path / "killed" / LAST / STATE_FILE
-    watcher = threading.Thread(target=_kill_at_first_checkpoint, args=(process, state), daemon=True)
-    watcher.start()
-    try:
+    with killed_once(process, state):
         assert main(args(pair_data, tmp_path / "whole", 16, 4, "--dataset", "toy-pairs", "--batch-size", "4")) == 0
-        watcher.join(timeout=240)
-    finally:
-        process.kill()  # a no-op once killed; a failed run above leaves no child behind
-        process.wait()
-    assert process.returncode == -signal.SIGKILL, (
-        f"training ended (exit {process.returncode}) before it could be killed: "
-        f"{process.stderr.read().decode() if process.stderr else ''}")
     assert state.is_file() or (tmp_path / "killed" / (LAST + ".old") / STATE_FILE).is_file()
     assert main(args(pair_data, tmp_path / "killed", 16, 4, "--dataset", "toy-pairs", "--batch-size", "4")) == 0
     whole, resumed = weights(tmp_path / "whole" / LAST), weights(tmp_path / "killed" / LAST)

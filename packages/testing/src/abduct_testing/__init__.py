@@ -16,7 +16,10 @@ import contextlib
 import importlib
 import json
 import os
+import signal
 import socket
+import subprocess
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -104,6 +107,32 @@ def unreachable_hub(cache: Path) -> Iterator[Path]:
            "HF_HUB_OFFLINE": None, "TRANSFORMERS_OFFLINE": None}
     with patched_hub(env, "HF_HUB_CACHE", str(cache)):
         yield cache
+
+
+@contextmanager
+def killed_once(process: subprocess.Popen[bytes], marker: Path, within: float = 240.0) -> Iterator[None]:
+    """SIGKILL ``process`` from a watcher thread as soon as ``marker`` exists (its first
+    checkpoint), while the block does other work (an uninterrupted reference run); on leaving,
+    the watcher is awaited, the child is gone whatever happened, and it must have died by
+    SIGKILL: a run that finished before the kill tests no resume."""
+    def watch() -> None:
+        deadline = time.monotonic() + within
+        while not marker.exists() and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        if process.poll() is None:
+            process.send_signal(signal.SIGKILL)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        yield
+        watcher.join(timeout=within)
+    finally:
+        process.kill()  # a no-op once killed; a failure in the block leaves no child behind
+        process.wait()
+    assert process.returncode == -signal.SIGKILL, (
+        f"the process ended (exit {process.returncode}) before {marker} appeared and it could be killed: "
+        f"{process.stderr.read().decode() if process.stderr else ''}")
 
 
 def fast_one_line_failure(argv: list[str], within: float = 10.0) -> str:
@@ -490,7 +519,7 @@ __all__ = [
     "base_score", "CallCountingRegistry", "clean_failure_problem", "CliOutcome", "closed_port",
     "contract_visuals", "data_fixture", "declared_violations", "EvalConfig",
     "EXTREME_SCALES", "fast_one_line_failure", "finished_judgments", "fuzz_cli_input", "GenerationEngine",
-    "GeneratorContract", "half_written_problem", "hub_snapshot", "Interrupted",
+    "GeneratorContract", "half_written_problem", "hub_snapshot", "Interrupted", "killed_once",
     "main",
     "make_images", "make_pairs_file", "MetricContract", "OptionViolation", "PairsFile",
     "private_cache_fixture", "registry_fixture", "registry_with_models", "run_cli", "session_cache_fixture",
