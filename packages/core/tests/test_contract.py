@@ -293,3 +293,13 @@ def test_factories_build_what_they_hold_from_the_registry_that_builds_them() -> 
             build_registry().create("model", "retrieve:matrix-only")
     finally:
         reset_registry()
+
+
+def test_a_run_builds_each_metric_once() -> None:
+    """plan() builds its metrics to fail early and finish() asks again: one build per name and options."""
+    from abduct._run.runner import Run
+
+    run = Run(data_dir=Path("."), split="val", registry=build_registry())
+    first = run.metric("exact-match")
+    assert run.metric("exact-match") is first
+    assert Run(data_dir=Path("."), split="val", registry=build_registry()).metric("exact-match") is not first

@@ -101,6 +101,7 @@ class Run:
     artifacts: dict[str, Any] = field(default_factory=dict)  # written beside the outputs when the run ends
     data_files: list[Path] = field(default_factory=list)  # what the task's dataset read, hashed into results.json
     _store: UnitStore | None = field(default=None, repr=False)
+    _metrics: dict[tuple[str, str], Metric] = field(default_factory=dict, repr=False)
 
     @property
     def seed(self) -> int:
@@ -157,7 +158,15 @@ class Run:
         self.artifacts[name] = content
 
     def metric(self, name: str, **options: Any) -> Metric:
-        """The metric ``name`` built with the run's settings (its device) and ``options``."""
+        """The metric ``name`` built with the run's settings (its device) and ``options``, once per
+        run: a task that asks in ``plan`` (to fail before any model call) and again in ``finish``
+        gets the same one, so weights (BERTScore's, BEM's) load once."""
+        key = (name, repr(sorted(options.items())))
+        if key not in self._metrics:
+            self._metrics[key] = self._build_metric(name, options)
+        return self._metrics[key]
+
+    def _build_metric(self, name: str, options: dict[str, Any]) -> Metric:
         registry = self.registry or get_registry()
         try:
             metric: Metric = registry.create("metric", Spec(name), self.settings, **options)
