@@ -45,7 +45,8 @@ def test_fresh_venv_with_only_the_core(tmp_path: Path, root: Path) -> None:
 
 
 def test_clip_installs_and_lists_without_sherlock(tmp_path: Path, root: Path) -> None:
-    bin_dir = _fresh_venv(tmp_path / "venv", root / "packages" / "core", root / "packages" / "models" / "clip")
+    bin_dir = _fresh_venv(tmp_path / "venv", root / "packages" / "core", root / "packages" / "modelkit",
+                          root / "packages" / "models" / "clip")
     plugins = json.loads(subprocess.run([str(bin_dir / "abduct"), "plugins", "--json"], capture_output=True, text=True,
                                         check=True).stdout)
     assert {p["name"]: p["error"] for p in plugins} == {"core": None, "clip": None}
@@ -55,7 +56,7 @@ def test_clip_installs_and_lists_without_sherlock(tmp_path: Path, root: Path) ->
     probe = subprocess.run([str(bin_dir / "python"), "-c", "import abduct_sherlock"], capture_output=True, text=True)
     assert probe.returncode != 0 and "No module named 'abduct_sherlock'" in probe.stderr
     demo = subprocess.run([str(bin_dir / "abduct"), "demo", "--steps", "1"], capture_output=True, text=True)
-    assert demo.returncode == 2 and "pip install abduct-sherlock" in demo.stderr
+    assert demo.returncode == 2 and "pip install abduct-demo" in demo.stderr  # the command is abduct-demo's
     assert len(demo.stderr.strip().splitlines()) == 1
 
 

@@ -1,5 +1,5 @@
 """docs/plugins.md stays true: its snippets run and print what it shows, the tutorial it quotes is
-the tutorial's code, and its lists of helpers are exactly the front door's and the kit's names.
+the tutorial's code, and its lists of helpers are exactly the front door's, the kit's and the model kit's names.
 
 Blocks of the page, by what precedes them:
 - ``<!-- file: PATH -->``: the block is the whole of PATH (from the checkout's root);
@@ -104,7 +104,7 @@ def listed_names() -> dict[str, list[str]]:
 
 def test_the_helper_lists_are_the_public_names() -> None:
     lists = listed_names()
-    assert set(lists) == {"abduct", "abduct.contract", "abduct.host", "abduct.kit"}
+    assert set(lists) == {"abduct", "abduct.contract", "abduct.host", "abduct.kit", "abduct.legacy", "abduct_modelkit"}
     for module_name, names in lists.items():
         module = importlib.import_module(module_name)
         assert len(names) == len(set(names)), f"{module_name}: a name is listed twice"

@@ -3,7 +3,7 @@
     python tools/sources_stamp.py ARGS...
 
 Prints one SHA-256 over the arguments and the content of every file of each local package
-directory among them (``./packages/core[plots]`` counts ``packages/core``; its tests, caches
+directory among them (``./packages/core[report]`` counts ``packages/core``; its tests, caches
 and build folders do not, as they are not installed). ``./dev demo`` compares it with the one
 stored in ``.venv`` when it was filled, and skips the install when nothing changed.
 """

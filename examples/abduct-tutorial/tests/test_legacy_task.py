@@ -16,9 +16,9 @@ import pytest
 from test_tutorial import write_pictures
 
 from abduct import COUNT, Evaluation, Registration, Settings, Spec, Task, VisualInput, hookimpl, percent
-from abduct.contract import LegacyTask, RunContext
 from abduct.host import EvalConfig, Registry, build_registry, run_evaluation
 from abduct.kit import Choice, accuracy, multiple_choice
+from abduct.legacy import LegacyTask, RunContext
 from abduct_tutorial.light import CLASSES, LABELS
 
 

@@ -12,13 +12,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from abduct import Evaluation, PluginError, Registration, Settings, Spec, VisualInput, hookimpl
+from abduct import Evaluation, MetricResult, PluginError, Registration, Settings, Spec, VisualInput, hookimpl
 from abduct._registry.registry import Registry, build_registry, reset_registry
 from abduct._run.evaluate import EvalConfig, run_evaluation
-from abduct.contract import RunContext
+from abduct.contract import ScoreContext
 from abduct.contract.stages import Choose, Records, RunInfo, Stage
 from abduct.host import engine_for, model_traits, task_traits
 from abduct.kit import Choice, accuracy, multiple_choice
+from abduct.legacy import RunContext
 from abduct_testing import main
 from toy_plugin import ToyChoice, ToyPlugin
 
@@ -303,3 +304,50 @@ def test_a_run_builds_each_metric_once() -> None:
     first = run.metric("exact-match")
     assert run.metric("exact-match") is first
     assert Run(data_dir=Path("."), split="val", registry=build_registry()).metric("exact-match") is not first
+
+
+# -- score_files's context: the registry running `abduct score` builds the metrics -------------------
+class OnlyHere:
+    """A metric that only the test registry registers: the process's registry cannot build it."""
+
+    def compute(self, predictions: Mapping[str, str], references: Mapping[str, Sequence[str]],
+                **kwargs: Any) -> MetricResult:
+        return MetricResult({"hits": float(sum(predictions[k] in references[k] for k in references))})
+
+
+class ScoresWithContext(ToyChoice):
+    def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None,
+                    *, context: ScoreContext) -> dict[str, float]:
+        preds, key = json.loads(predictions.read_text()), json.loads(answer_key.read_text())
+        return dict(context.metric("only-here").compute(preds, {k: [v] for k, v in key.items()}).corpus)
+
+
+def make_only_here(spec: Spec, settings: Settings) -> OnlyHere:
+    return OnlyHere()
+
+
+def make_scores_with_context(spec: Spec, settings: Settings) -> ScoresWithContext:
+    return ScoresWithContext()
+
+
+class ContextPlugin:
+    @hookimpl
+    def register_metrics(self) -> Iterator[Registration]:
+        yield Registration("only-here", "A test registry's metric", "test_contract:make_only_here")
+
+    @hookimpl
+    def register_tasks(self) -> Iterator[Registration]:
+        yield Registration("toy-scored", "Scores files with its context's metric", "test_contract:make_scores_with_context")
+
+
+def test_score_files_gets_the_metrics_of_the_registry_running_the_command(tmp_path: Path,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "p.json").write_text(json.dumps({"a": "x", "b": "y"}))
+    (tmp_path / "k.json").write_text(json.dumps({"a": "x", "b": "z"}))
+    reset_registry(build_registry(extra_plugins=[("toy", ToyPlugin()), ("ctx", ContextPlugin())]))
+    try:
+        assert main(["score", "toy-scored", "--predictions", str(tmp_path / "p.json"),
+                     "--answer-key", str(tmp_path / "k.json"), "--json"]) == 0
+    finally:
+        reset_registry()
+    assert json.loads(capsys.readouterr().out) == {"hits": 1.0}

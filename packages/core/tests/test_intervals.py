@@ -14,11 +14,11 @@ from scipy import stats
 
 from abduct import PluginError, UnitScores
 from abduct._cli import main
-from abduct._outputs.paired import seed_groups
 from abduct._registry.registry import Registry
 from abduct._stats.aggregates import value
 from abduct._stats.resampling import holm, interval, paired_test, rng_for
 from abduct._stats.unitsfile import checked
+from abduct_report.paired import seed_groups
 from toy_plugin import write_toy_data
 
 

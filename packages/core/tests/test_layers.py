@@ -16,7 +16,7 @@ import abduct
 
 PACKAGE = Path(abduct.__file__).parent
 # bottom to top, as in .importlinter
-LAYERS = ["contract", "kit", "_stats", "_registry", "_engine", "_builtins", "_outputs", "_run", "_demo", "_cli"]
+LAYERS = ["contract", "legacy", "_declare", "kit", "_stats", "_registry", "_engine", "_builtins", "_run", "_cli"]
 
 
 def _module_name(path: Path) -> str:
@@ -87,15 +87,6 @@ def test_front_door_names_resolve_and_importing_it_stays_light() -> None:
     assert missing == []
     code = "import sys, abduct, abduct.kit; heavy = {'torch', 'scipy', 'abduct._run', 'abduct._engine', 'abduct._stats'} & set(sys.modules); print(sorted(heavy))"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "[]"
-
-
-def test_distributed_helpers_import_torch_only_when_called() -> None:
-    code = "import sys, abduct.kit.distributed as d; assert 'torch' not in sys.modules; print(d.seed_for(0, 1))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    from abduct.kit.distributed import seed_for
-
-    assert int(out) == seed_for(0, 1) and 0 <= seed_for(0, 1) < 2**63
-    assert seed_for(0, 1) != seed_for(1, 0) and seed_for(3, 5, 7) == seed_for(3, 5, 7)
 
 
 def test_python_dash_m_abduct_cli_still_runs_the_command_line() -> None:

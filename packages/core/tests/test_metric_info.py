@@ -8,18 +8,9 @@ from pathlib import Path
 import pytest
 
 from abduct._cli import main
+from abduct._declare.metrics import arrow_of, declared_info, lookup, resolve
 from abduct._registry.registry import Registry, build_registry
-from abduct.contract.metric_info import (
-    COUNT,
-    MetricInfo,
-    arrow_of,
-    declared_info,
-    higher,
-    lookup,
-    lower,
-    percent,
-    resolve,
-)
+from abduct.contract.metric_info import COUNT, MetricInfo, higher, lower, percent
 from abduct_testing import TaskContract
 from toy_plugin import ToyPlugin, write_toy_data
 

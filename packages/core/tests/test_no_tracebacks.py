@@ -13,12 +13,14 @@ from typing import Any
 import pytest
 from PIL import Image
 
+from abduct import hookimpl
 from abduct._cli import main
-from abduct._registry.registry import Registry
+from abduct._registry.registry import Registry, build_registry, reset_registry
 from abduct._run.outdir import LOCK_FILE, locked
 from abduct.contract.errors import AbductError, DataError
 from abduct.kit.io import read_json
 from abduct_testing.fuzzing import OUTPUT_FILES, clean_failure_problem, fuzz_cli_input, half_written_problem, run_cli
+from abduct_testing.toy import ToyPlugin
 
 
 def _eval(data: Path, out: Path, *extra: str, task: str = "toy-choice", model: str = "random") -> list[str]:
@@ -184,14 +186,13 @@ def test_lock_refuses_a_second_run_on_the_same_out(toy_registry: Registry, toy_d
     assert main(_eval(toy_data, out)) == 0  # free again
 
 
-def test_outputs_appear_only_when_all_are_rendered(toy_registry: Registry, toy_data: Path, tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    import abduct._run.evaluate
+def test_outputs_appear_only_when_all_are_rendered(toy_registry: Registry, toy_data: Path, tmp_path: Path) -> None:
+    class BrokenPages:
+        @hookimpl
+        def render_run_pages(self, out_dir: Path) -> None:
+            raise RuntimeError("a bug while drawing the report")
 
-    def broken(*args: Any) -> str:
-        raise RuntimeError("a bug while drawing the report")
-
-    monkeypatch.setattr(abduct._run.evaluate, "html_report", broken)
+    reset_registry(build_registry(extra_plugins=[("toy", ToyPlugin()), ("broken-pages", BrokenPages())]))
     out = tmp_path / "out"
     with pytest.raises(RuntimeError):
         main(_eval(toy_data, out))
@@ -200,9 +201,9 @@ def test_outputs_appear_only_when_all_are_rendered(toy_registry: Registry, toy_d
 
 def test_non_finite_metric_writes_nothing(toy_registry: Registry, toy_data: Path, tmp_path: Path,
                                           monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    import toy_plugin
+    import abduct_testing.toy
 
-    monkeypatch.setattr(toy_plugin, "accuracy", lambda records: math.nan)
+    monkeypatch.setattr(abduct_testing.toy, "accuracy", lambda records: math.nan)
     out = tmp_path / "out"
     assert main(_eval(toy_data, out)) == 2
     _one_error_line(capsys, "metric 'accuracy' came out nan")

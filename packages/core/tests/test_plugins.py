@@ -41,7 +41,7 @@ class EveryHook:
 
     @hookimpl
     def register_demos(self) -> Iterator[Registration]:
-        yield Registration("toy-demo", "a demo section", "toy_plugin:toy_demo")
+        yield Registration("toy-demo", "a demo section", "toy_plugin:make_choice")  # run by abduct-demo
 
     @hookimpl
     def register_published(self) -> list[PublishedRow]:
@@ -80,14 +80,11 @@ def test_registration_hooks(hook: str, kind: str) -> None:
     assert comp.name in info.registers[kind]
 
 
-def test_register_published_hook_feeds_compare_and_refuses_other_records() -> None:
-    from abduct._outputs.compare import published_rows
-
+def test_register_published_hook_feeds_the_registry_and_refuses_other_records() -> None:
     registry = build_registry(extra_plugins=[("every", EveryHook())])
-    rows = published_rows("toy-task", registry)
-    assert [(r.model, r.metrics, r.source, r.citation) for r in rows] == [
+    rows = [r for r in registry.published() if r.task == "toy-task"]
+    assert [(r.model, dict(r.metrics), r.source, r.citation) for r in rows] == [
         ("a paper's model", {"accuracy": 61.5}, "Table 1", "Toy et al. 2024")]
-    assert published_rows("no-such-task", registry) == []
 
     class Wrong:
         @hookimpl
@@ -309,3 +306,19 @@ def test_a_missing_first_party_component_names_its_package(tmp_path: Path, capsy
     assert "pip install abduct-whoops" in capsys.readouterr().err
     assert main(["eval", "cosim", "--model", "clip:tiny", "--data", str(data), "--out", str(tmp_path / "o")]) == 2
     assert "pip install abduct-cosim" in capsys.readouterr().err  # the task is resolved first
+
+
+@pytest.mark.parametrize("command, package", [("demo", "abduct-demo"), ("compare", "abduct-report")])
+def test_a_first_party_command_not_installed_names_its_package_in_one_line(
+        command: str, package: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    # as with only abduct-core: the plugins that add these commands left out
+    monkeypatch.setenv("ABDUCT_DISABLE_PLUGINS", "demo,report")
+    reset_registry(build_registry())
+    try:
+        assert main([command, "--help"]) == 2
+        assert capsys.readouterr().err.splitlines() == [
+            f"error: command '{command}' comes with {package}, which is not installed: pip install {package}"]
+        assert main(["no-such-command"]) == 2  # not a first-party command: click's own message
+        assert "No such command 'no-such-command'" in capsys.readouterr().err
+    finally:
+        reset_registry()

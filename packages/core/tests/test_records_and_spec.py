@@ -4,7 +4,7 @@ from typing import Literal
 import pytest
 
 from abduct import AbductError, Box, Region, Settings, Spec, VisualInput
-from abduct.contract.options import bind_options
+from abduct.host import bind_options
 
 
 def test_iou_hand_computed() -> None:

@@ -5,7 +5,6 @@ compares texts literally."""
 
 from __future__ import annotations
 
-import json
 import multiprocessing
 import os
 import signal
@@ -16,28 +15,16 @@ from typing import Any
 
 import numpy as np
 
-from abduct import GenerationRequest, Registration, Settings, Spec, TextPool, UnitScores, VisualInput, hookimpl
+from abduct import GenerationRequest, Registration, Settings, Spec, TextPool, VisualInput, hookimpl
 from abduct._builtins.baselines import RandomModel
-from abduct._demo import DemoContext, DemoTable
-from abduct.contract.errors import DataError
 from abduct.contract.metric_info import COUNT, TEXT_METRICS, percent
 from abduct.contract.protocols import Decoding
-from abduct.contract.stages import Choice, Choose, Generate, GenerationItem, Judge, JudgeItem, Records, RunInfo, Stage
+from abduct.contract.stages import Generate, GenerationItem, Judge, JudgeItem, Records, RunInfo, Stage
 from abduct.contract.task import Evaluation
-from abduct.kit.io import read_json
-from abduct.kit.shapes import accuracy, score_generations
-from abduct_testing import make_images
+from abduct.kit.shapes import score_generations
 
-
-def write_toy_data(directory: Path, items: int = 12) -> Path:
-    paths = make_images(directory / "images", count=items)
-    records = [
-        {"id": f"q{i:03d}", "image": f"images/{p.name}", "question": f"which one, {i}?",
-         "choices": [f"choice {i} {k}" for k in range(4)], "label": i % 4, "caption": f"image number {i % 3}"}
-        for i, p in enumerate(paths)
-    ]
-    (directory / "toy.json").write_text(json.dumps(records))
-    return directory
+# the toy benchmark itself comes from the test kit; the registrations below and other tests name it from here
+from abduct_testing.toy import ToyChoice, ToyDataset, make_choice, make_dataset, write_toy_data  # noqa: F401
 
 
 def kill_once_a_unit_is_stored(target: Callable[..., None], args: tuple[str, str], out: Path) -> None:
@@ -53,50 +40,9 @@ def kill_once_a_unit_is_stored(target: Callable[..., None], args: tuple[str, str
     assert child.exitcode == -signal.SIGKILL
 
 
-class ToyDataset:
-    """``toy.json``: questions over images, each with four choices, a label and a caption."""
-
-    def load(self, data_dir: Path, split: str) -> list[dict[str, Any]]:
-        return [{**it, "image": str(data_dir / it["image"])} for it in read_json(data_dir / "toy.json")]
-
-    def files(self, data_dir: Path, split: str) -> list[Path]:
-        return [data_dir / "toy.json"]
-
-    def check(self, data_dir: Path) -> list[str]:
-        return [] if (data_dir / "toy.json").is_file() else [f"{data_dir / 'toy.json'}: not found"]
-
-
 def _captions(examples: Sequence[dict[str, Any]]) -> list[GenerationItem]:
     return [GenerationItem(it["id"], GenerationRequest(VisualInput(it["image"]), "Describe."), (it["caption"],))
             for it in examples]
-
-
-class ToyChoice:
-    """Four candidates per image, the question as context; either may go unread (a text-only
-    model, a chance model)."""
-
-    default_split = "val"
-    dataset = "toy"
-    limit_unit = "questions"
-    optional_inputs = frozenset({"image", "context"})
-    metric_info = {"accuracy": percent(chance=25.0), "n": COUNT}
-
-    def plan(self, examples: Sequence[dict[str, Any]], run: RunInfo) -> list[Stage]:
-        items = [Choice(it["id"], VisualInput(it["image"], context=it["question"]), tuple(it["choices"]), it["label"])
-                 for it in examples]
-        return [Stage("questions", Choose(items, per_unit=1))]
-
-    def finish(self, examples: Sequence[dict[str, Any]], records: Mapping[str, Records], run: RunInfo) -> Evaluation:
-        answers = records["questions"]
-        return Evaluation({"accuracy": accuracy(answers), "n": len(answers)}, answers,
-                          units={"accuracy": UnitScores.means("question", {r["id"]: r["correct"] for r in answers})})
-
-    def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, float]:
-        preds, key = read_json(predictions), read_json(answer_key)
-        for qid in key:
-            if qid not in preds:
-                raise DataError("missing prediction", file=predictions, record=qid)
-        return {"accuracy": 100.0 * float(np.mean([preds[q] == key[q] for q in key]))}
 
 
 class ToyDescribe:
@@ -230,14 +176,6 @@ class Echo:
         return [f"{r.prompt or ''} {r.visual.context or ''}".strip()[: decoding.max_new_tokens] for r in requests]
 
 
-def make_dataset(spec: Spec, settings: Settings) -> ToyDataset:
-    return ToyDataset()
-
-
-def make_choice(spec: Spec, settings: Settings) -> ToyChoice:
-    return ToyChoice()
-
-
 def make_describe(spec: Spec, settings: Settings) -> ToyDescribe:
     return ToyDescribe()
 
@@ -266,25 +204,7 @@ def make_echo(spec: Spec, settings: Settings) -> Echo:
     return Echo()
 
 
-def toy_demo(ctx: DemoContext) -> DemoTable:
-    """A demo section: the toy data, random against the text-only model, on toy-choice."""
-    data = ctx.shared("toy-data", lambda: write_toy_data(ctx.dir("toy-data")))
-    rows = ctx.evaluate({"random": "random", "text_only": "text-only"}, ["toy-choice"], data, section="toy")
-    return DemoTable("Toy", [("toy-choice", "accuracy"), ("toy-choice", "n")], rows, note="a toy section")
-
-
-def second_demo(ctx: DemoContext) -> DemoTable:
-    data = ctx.shared("toy-data", lambda: write_toy_data(ctx.dir("other-data")))  # made by toy_demo already
-    return DemoTable("Second", [("toy-choice", "n")], {"files": {"toy-choice": {"n": len(list(data.iterdir()))}}})
-
-
 class ToyPlugin:
-    @hookimpl
-    def register_demos(self) -> Iterator[Registration]:
-        # registered out of order: the demo runs sections in name order
-        yield Registration("toy-second", "Uses what the first made", "toy_plugin:second_demo")
-        yield Registration("toy", "Toy section", "toy_plugin:toy_demo")
-
     @hookimpl
     def register_datasets(self) -> Iterator[Registration]:
         yield Registration("toy", "Toy questions over generated images", "toy_plugin:make_dataset")

@@ -3,9 +3,9 @@
 ``abduct`` exports what a dataset, task, model or metric plugin declares and returns: records,
 errors, specs and settings, the hook marker and registrations, the protocols, metric
 declarations, and the task contract (``Task``, its stages and request kinds, ``Evaluation``).
-The rest of the contract (option constraints, traits, legacy names) is in ``abduct.contract``;
+The rest of the contract (option constraints, legacy names) is in ``abduct.contract``;
 helpers a plugin may call are in ``abduct.kit``; what a program that runs abduct uses (the
-registry, ``run_evaluation``, engines, demo sections) is in ``abduct.host``; contract tests and
+registry, ``run_evaluation``, engines, declarations read) is in ``abduct.host``; contract tests and
 fixtures in ``abduct_testing``. Every other module is private (``_``-prefixed) and may change
 without notice.
 
@@ -85,14 +85,17 @@ __all__ = [
 # Names abduct exported before the front door narrowed, and where each lives now.
 _MOVED = {
     **{name: "abduct.host" for name in (
-        "Collected", "DemoContext", "DemoTable", "Engines", "EvalConfig", "GenerationEngine", "LoadedModel",
+        "Collected", "Engines", "EvalConfig", "GenerationEngine", "LoadedModel",
         "ModelTraits", "Registry", "ScoringEngine", "TaskTraits", "bind_options", "build_dataset", "build_registry",
         "check_fields", "collect_examples", "constraints_of", "engine_for", "get_registry", "load_model",
-        "load_pairs", "load_task", "model_traits", "options_of", "published_rows", "require_module",
+        "load_pairs", "load_task", "model_traits", "options_of",
         "reset_registry", "run_evaluation", "task_traits")},
+    "published_rows": "abduct_report.comparison",  # abduct-report's
+    **{name: "abduct_demo" for name in ("DemoContext", "DemoTable", "require_module")},  # abduct-demo's
     **{name: "abduct.contract" for name in (
-        "FEATURES", "Generating", "Judging", "LegacyTask", "MatrixScorer", "NonFinite", "Range", "RunContext",
-        "Scoring", "UnknownNameError", "reference")},
+        "FEATURES", "Generating", "Judging", "MatrixScorer", "NonFinite", "Range", "Scoring", "UnknownNameError",
+        "reference")},
+    **{name: "abduct.legacy" for name in ("LegacyTask", "RunContext")},
 }
 
 

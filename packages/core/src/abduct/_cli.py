@@ -11,14 +11,13 @@ from typing import Any
 import click
 
 from abduct import __version__
+from abduct._declare.traits import score_files, task_traits
 from abduct._registry.registry import KINDS, get_registry
 from abduct.contract.errors import AbductError, describe_os_error
-from abduct.contract.spec import Spec
-from abduct.contract.traits import task_traits
-from abduct.kit.cli import SEED, emit_json, option_pairs, quiet_and_json, settings_from, settings_options
+from abduct.contract.spec import Settings, Spec
+from abduct.contract.task import ScoreContext
+from abduct.kit.cli import RESAMPLE_COUNT, emit_json, option_pairs, quiet_and_json, settings_from, settings_options
 from abduct.kit.cli import _check_device as check_device
-
-RESAMPLES = click.IntRange(0, 100_000)  # 1e23 resamples would run for ever; 1,000 is the default
 
 
 def _shard(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
@@ -84,7 +83,7 @@ _list_command("tasks", ("task",), "List evaluation tasks.")
 _list_command("models", ("model",), "List models (each scores, generates, or both).")
 _list_command("metrics", ("metric",), "List metrics.")
 _list_command("datasets", ("dataset",), "List datasets.")
-_list_command("demos", ("demo",), "List the sections `abduct demo` runs.")
+_list_command("demos", ("demo",), "List the sections `abduct demo` (abduct-demo) runs.")
 assert set(KINDS) == {"dataset", "task", "model", "metric", "demo"}
 
 
@@ -92,7 +91,7 @@ def echo_values(values: dict[str, Any], indent: str = "", metric_info: dict[str,
                 intervals: dict[str, Any] | None = None, prefix: str = "") -> None:
     """``key: value`` lines; with ``metric_info`` (results.json's block), ↑/↓ after each value;
     with ``intervals``, each metric's ``[low, high]``."""
-    from abduct.contract.metric_info import arrow_of
+    from abduct._declare.metrics import arrow_of
 
     for key, value in values.items():
         arrow = arrow_of(metric_info or {}, key)
@@ -129,7 +128,7 @@ def echo_values(values: dict[str, Any], indent: str = "", metric_info: dict[str,
               help="Replace a finished run of another configuration in --out (refused otherwise).")
 @click.option("--dataset", "datasets", multiple=True, metavar="SPEC",
               help="Options for a dataset the task reads, e.g. --dataset sherlock,vg_root=DIR (repeatable).")
-@click.option("--ci-resamples", type=RESAMPLES, default=1000, show_default=True, metavar="N",
+@click.option("--ci-resamples", type=RESAMPLE_COUNT, default=1000, show_default=True, metavar="N",
               help="Bootstrap resamples for each metric's 95% interval (seeded by --seed); 0 turns intervals off.")
 @click.option("--shard", default=None, metavar="I/N", callback=_shard,
               help="Evaluate only shard I of N (from 0) into --out, with no communication between shards (one "
@@ -139,7 +138,7 @@ def eval_cmd(task: str, model: str, data_dir: Path, out_dir: Path, split: str | 
              cache_dir: Path | None, no_cache: bool, judge: str | None, overwrite: bool, datasets: tuple[str, ...],
              ci_resamples: int, shard: Any, quiet: bool, as_json: bool, **shared: Any) -> None:
     """Evaluate MODEL on TASK (a spec too: name[,key=value...]); writes results.json,
-    predictions.jsonl, report.md and report.html into --out. Under
+    predictions.jsonl, units.json and (with abduct-report) report.md, report.html and samples.html into --out. Under
     `torchrun --nproc-per-node N $(which abduct) eval ...` the processes share the work and
     the first one writes. With --shard I/N, --out receives that shard's records for
     `abduct merge`."""
@@ -173,7 +172,18 @@ def eval_cmd(task: str, model: str, data_dir: Path, out_dir: Path, split: str | 
         verdicts = results["judge"]
         click.echo(f"  judged by {verdicts['spec']}: {verdicts['judged']} items, "
                    f"{verdicts['parse_failures']} unparseable verdicts")
-    click.echo(f"wrote {out_dir / 'results.json'} and {out_dir / 'report.html'}")
+    echo_written(out_dir)
+
+
+PAGES = ("report.md", "report.html", "samples.html")
+
+
+def echo_written(out_dir: Path) -> None:
+    """The files a finished run wrote; where no page renderer is installed, how to get the pages."""
+    names = [name for name in ("results.json", "predictions.jsonl", "units.json", *PAGES) if (out_dir / name).is_file()]
+    click.echo(f"wrote {', '.join(names)} in {out_dir}")
+    if not any(name in names for name in PAGES):
+        click.echo("  (report.html and samples.html come with abduct-report: pip install abduct-report)")
 
 
 def _is_main_process() -> bool:
@@ -222,7 +232,9 @@ def score_cmd(ctx: click.Context, task: str, predictions: Path, answer_key: Path
         raise AbductError(f"task '{spec.name}' has no official predictions format to score; run it with abduct eval")
     if answer_key is None and traits.needs_answer_key:
         raise AbductError(f"task '{spec.name}' scores against an answer key: pass --answer-key FILE")
-    metrics = traits.score_files(predictions, answer_key, instance_ids)
+    registry, settings = get_registry(), Settings()
+    context = ScoreContext(settings, lambda name, **options: registry.create("metric", Spec(name), settings, **options))
+    metrics = score_files(traits, predictions, answer_key, instance_ids, context)
     if as_json:
         emit_json(metrics)
         return
@@ -280,81 +292,6 @@ def metric_cmd(name: str, predictions: Path, references: Path, questions: Path |
         click.echo(f"{key}: {value:.6f}" if isinstance(value, float) else f"{key}: {value}")
 
 
-@cli.command("demo")
-@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
-              help="Keep the corpora, checkpoints and every run's outputs here (default: a temporary directory, "
-                   "deleted at the end).")
-@click.option("--only", multiple=True, metavar="SECTION", help="Run only this section (repeatable; see `abduct demos`).")
-@click.option("--images", type=click.IntRange(min=8), default=None, help="Synthetic Sherlock corpus size in images.")
-@click.option("--steps", type=click.IntRange(min=1), default=None, help="Training steps (each section caps its own).")
-@click.option("--jobs", type=click.IntRange(min=1), default=None,
-              help="Sections run at once, each in its own process on one torch thread: the digits do not change "
-                   "(default: 2 on 2 or more cores, else 1).")
-@click.option("--seed", type=SEED, default=0, show_default=True)
-@quiet_and_json
-def demo_cmd(out_dir: Path | None, only: tuple[str, ...], images: int | None, steps: int | None, jobs: int | None,
-             seed: int, quiet: bool, as_json: bool) -> None:
-    """Synthesise corpora, train tiny models on the CPU and compare them with the baselines:
-    one table per installed section (see `abduct demos`), printed as each finishes, in a few minutes."""
-    from abduct._demo import DemoTable, default_jobs, run_demo, write_overview
-
-    if out_dir is not None and out_dir.exists() and not out_dir.is_dir():
-        raise AbductError(f"--out is not a directory: {out_dir}")
-    shown: list[str] = []
-
-    def show(name: str, table: DemoTable) -> None:  # each table as its section finishes
-        click.echo(("\n" if shown else "") + table.format())
-        shown.append(name)
-
-    tables = run_demo(out_dir=out_dir, seed=seed, quiet=quiet, steps=steps, images=images, only=only,
-                      jobs=jobs or default_jobs(), on_table=None if as_json else show)
-    if as_json:
-        emit_json({name: table.rows for name, table in tables.items()})
-    if out_dir is not None:
-        overview = write_overview(out_dir)
-        click.echo(f"corpora, checkpoints and runs kept in {out_dir}"
-                   + (f"; every run side by side: {overview}" if overview is not None else ""), err=True)
-
-
-@cli.command("compare")
-@click.argument("run_dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--html", "html_out", type=click.Path(path_type=Path), default=None,
-              help="Also write the comparison as a self-contained HTML page here.")
-@click.option("--no-published", is_flag=True, help="Leave out the papers' published rows.")
-@click.option("--ci-resamples", type=RESAMPLES, default=1000, show_default=True, metavar="N",
-              help="Resamples of each paired test (0: no tests).")
-@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the paired tests' resampling.")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def compare_cmd(run_dirs: tuple[Path, ...], html_out: Path | None, no_published: bool, ci_resamples: int, seed: int,
-                as_json: bool) -> None:
-    """Put finished runs (their --out directories) side by side: models x tasks, the papers'
-    published rows for reference, each run's difference from the first run of its task with a
-    paired test on the units both scored, and mean ± std over runs differing only in --seed."""
-    from abduct._outputs.compare import compare, disagreement_pages, html_page, text_table
-
-    comparison = compare(run_dirs, published=not no_published, resamples=ci_resamples, seed=seed)
-    if html_out is not None:
-        from abduct.kit.io import atomic_write_text
-
-        if html_out.is_dir():
-            raise AbductError(f"--html {html_out} is a directory; give a file name (e.g. compare.html)")
-        pages = disagreement_pages(comparison, html_out)  # rendered before anything is written
-        for name, text in pages.items():
-            atomic_write_text(html_out.parent / name, text)
-        atomic_write_text(html_out, html_page(comparison, list(pages), where=html_out.parent))
-    if as_json:
-        emit_json({"runs": [{"dir": str(r.run), "task": r.task, "model": r.model, "split": r.split,
-                             "metrics": r.metrics, "intervals": r.intervals,
-                             **({"versus": r.versus} if r.versus is not None else {})} for r in comparison.runs],
-                   "seeds": comparison.seeds,
-                   "published": [{"task": p.task, "model": p.model, "split": p.split, "metrics": p.metrics,
-                                  "citation": p.citation, "source": p.source} for p in comparison.published]})
-        return
-    click.echo(text_table(comparison), nl=False)
-    if html_out is not None:
-        click.echo(f"wrote {html_out}")
-
-
 @cli.command("merge")
 @click.argument("out_dir", type=click.Path(path_type=Path))
 @click.argument("shard_dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
@@ -369,7 +306,7 @@ def compare_cmd(run_dirs: tuple[Path, ...], html_out: Path | None, no_published:
 def merge_cmd(out_dir: Path, shard_dirs: tuple[Path, ...], data_dir: Path | None, device: str, no_cache: bool,
               overwrite: bool, quiet: bool, as_json: bool) -> None:
     """Make the run of SHARD_DIRS (the --out folders of `abduct eval ... --shard I/N`, all N of
-    them) in OUT_DIR: results.json, predictions.jsonl, report.md, report.html and samples.html,
+    them) in OUT_DIR: results.json, predictions.jsonl, units.json and the pages,
     as one process would have written them. Nothing is written unless the shards are 0..N-1 of
     one run, each once."""
     from abduct._run.merge import merge_shards
@@ -381,12 +318,13 @@ def merge_cmd(out_dir: Path, shard_dirs: tuple[Path, ...], data_dir: Path | None
         return
     click.echo(f"{results['task']} / {results['model']['spec']} ({results['shards']} shards):")
     echo_values(results["metrics"], "  ", results.get("metric_info"), results.get("intervals"))
-    click.echo(f"wrote {out_dir / 'results.json'} and {out_dir / 'report.html'}")
+    echo_written(out_dir)
 
 
 class _Commands(click.Group):
     """Names the package to install for a first-party command that is missing (``abduct sherlock``
-    with only abduct-core: ``pip install abduct-sherlock``) instead of "No such command"."""
+    with only abduct-core: ``pip install abduct-sherlock``; ``abduct demo``: abduct-demo) in one
+    line, exit 2, instead of "No such command". The table: ``abduct._registry.providers``."""
 
     def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
         from abduct._registry.providers import provider
@@ -394,8 +332,7 @@ class _Commands(click.Group):
         name = args[0] if args else None
         package = provider("command", name) if name is not None and name not in self.commands else None
         if package is not None:
-            raise click.UsageError(f"command '{name}' comes with {package}, which is not installed: "
-                                   f"pip install {package}", ctx)
+            raise AbductError(f"command '{name}' comes with {package}, which is not installed: pip install {package}")
         return super().resolve_command(ctx, args)
 
 
@@ -414,13 +351,11 @@ def build_cli() -> click.Group:
 @click.option("--json", "as_json", is_flag=True, help="A JSON list of rows.")
 def published_cmd(task: str | None, as_json: bool) -> None:
     """The papers' published rows (every installed task, or TASK), each with its table."""
-    from abduct._outputs.compare import published_rows
-
     registry = get_registry()
     names = [c.name for c in registry.components("task")]
     if task is not None and task not in names:
         raise AbductError(f"unknown task '{task}'; installed: {', '.join(sorted(names))}")
-    rows = [row for name in ([task] if task else names) for row in published_rows(name, registry)]
+    rows = [row for name in ([task] if task else names) for row in registry.published() if row.task == name]
     if as_json:
         emit_json([{"task": r.task, "model": r.model, "split": r.split, "metrics": r.metrics,
                     "citation": r.citation, "source": r.source,

@@ -10,35 +10,39 @@ declares (that is ``abduct``, the front door, and ``abduct.contract``).
   ``parse_verdict``, which reads a judge's reply;
 - reproducing a run's numbers: ``metric_from_units`` (a metric over its units' scores, as the
   run reported it) and ``interval_rng`` (the random stream of a metric's confidence interval);
+- comparing runs (what abduct-report's ``abduct compare`` builds on): ``read_units`` (a run's
+  units.json), ``paired_test`` (the paired bootstrap and permutation test of two runs' units),
+  ``holm`` (Holm's adjustment of a family of p-values) and the default number of resamples, ``RESAMPLES``;
 - reading declarations: ``task_traits``, ``model_traits``, ``TaskTraits``, ``ModelTraits``,
   ``options_of``, ``bind_options``, ``check_fields``, ``constraints_of``;
-- ``abduct demo`` sections: ``DemoContext``, ``DemoTable``, ``require_module``; the published
-  rows: ``published_rows``; the command line: ``main``.
+- the command line: ``main``. (``abduct demo`` sections: ``DemoContext``, ``DemoTable`` and
+  ``require_module`` are abduct-demo's, in ``abduct_demo``.)
 """
 
 from __future__ import annotations
 
 from abduct._cli import main
-from abduct._demo import DemoContext, DemoTable, require_module
+from abduct._declare.options import bind_options, options_of
+from abduct._declare.traits import ModelTraits, TaskTraits, model_traits, task_traits
 from abduct._engine.generation import GenerationEngine
 from abduct._engine.judging import EQUIVALENCE_TEMPLATE, JudgeEngine, parse_verdict
 from abduct._engine.models import Engines, LoadedModel, engine_for, load_model
 from abduct._engine.scoring import ScoringEngine
-from abduct._outputs.compare import published_rows
 from abduct._registry.pairs import load_pairs
 from abduct._registry.registry import Registry, build_registry, get_registry, reset_registry
 from abduct._run.evaluate import EvalConfig, load_task, run_evaluation
 from abduct._run.examples import Collected, build_dataset, collect_examples
 from abduct._stats.aggregates import value as metric_from_units
+from abduct._stats.resampling import RESAMPLES, holm, paired_test
 from abduct._stats.resampling import rng_for as interval_rng
-from abduct.contract.options import bind_options, check_fields, constraints_of, options_of
-from abduct.contract.traits import ModelTraits, TaskTraits, model_traits, task_traits
+from abduct._stats.unitsfile import read_units
+from abduct.contract.options import check_fields, constraints_of
 
 __all__ = [
-    "Collected", "DemoContext", "DemoTable", "EQUIVALENCE_TEMPLATE", "Engines", "EvalConfig", "GenerationEngine",
-    "JudgeEngine", "LoadedModel", "ModelTraits",
+    "Collected", "EQUIVALENCE_TEMPLATE", "Engines", "EvalConfig", "GenerationEngine",
+    "JudgeEngine", "LoadedModel", "ModelTraits", "RESAMPLES",
     "Registry", "ScoringEngine", "TaskTraits", "bind_options", "build_dataset", "build_registry", "check_fields",
     "collect_examples", "constraints_of", "engine_for", "get_registry", "interval_rng", "load_model", "load_pairs",
-    "load_task", "main", "metric_from_units", "model_traits", "options_of", "parse_verdict", "published_rows",
-    "require_module", "reset_registry", "run_evaluation", "task_traits",
+    "load_task", "main", "metric_from_units", "model_traits", "options_of", "parse_verdict",
+    "holm", "paired_test", "read_units", "reset_registry", "run_evaluation", "task_traits",
 ]

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from abduct.host import get_registry, published_rows
+from abduct.host import get_registry
+from abduct_report.comparison import published_rows
 from abduct_testing import main
 
 

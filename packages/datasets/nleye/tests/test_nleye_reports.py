@@ -6,8 +6,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from abduct.host import get_registry, published_rows
+from abduct.host import get_registry
 from abduct_nleye.synth import synthesize
+from abduct_report.comparison import published_rows
 from abduct_testing import main
 
 

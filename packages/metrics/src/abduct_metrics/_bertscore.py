@@ -20,8 +20,9 @@ from pathlib import Path
 import numpy as np
 
 from abduct import AbductError, MetricResult, Settings, Spec
-from abduct.kit import HubState, hub_access, hub_cache_dir, hub_file_cached, validate_inputs, weights_unavailable
+from abduct.kit import validate_inputs
 from abduct_metrics._common import no_argument
+from abduct_modelkit import HubState, hub_access, hub_cache_dir, hub_file_cached, weights_unavailable
 
 KEYS = ("bertscore_precision", "bertscore_recall", "bertscore_f1")
 

@@ -14,7 +14,7 @@ from PIL import Image
 
 from abduct import DataError
 from abduct.host import Registry
-from abduct.kit import load_weights_only
+from abduct_modelkit import load_weights_only
 from abduct_testing import run_cli
 
 PWNED = "abduct-clip-pwned"

@@ -6,7 +6,7 @@ import numpy as np
 from PIL import Image
 
 from abduct import Box, Region
-from abduct.kit import render
+from abduct_modelkit import render
 
 BASE = (10, 20, 30)
 

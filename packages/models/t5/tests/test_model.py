@@ -183,7 +183,7 @@ def test_eval_through_the_cli(tmp_path: Path, pair_data: Path, test_registry: An
 
 
 def test_a_small_network_runs_on_one_thread_and_a_large_one_as_configured() -> None:
-    """abduct.kit's one_thread_if, as t5 uses it: one intra-op thread inside for a network under
+    """abduct_modelkit's one_thread_if, as t5 uses it: one intra-op thread inside for a network under
     5 M parameters on the CPU, the caller's count restored after; a larger one is left alone."""
     import torch
 

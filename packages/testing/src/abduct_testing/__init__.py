@@ -61,7 +61,8 @@ from abduct.host import (
     reset_registry,
     run_evaluation,
 )
-from abduct.kit import TextCache, patched_hub, read_json
+from abduct.kit import TextCache, read_json
+from abduct_modelkit import patched_hub
 from abduct_testing.fuzzing import (
     CliOutcome,
     OptionViolation,
@@ -372,7 +373,7 @@ class TaskContract:
         first = self._eval(data, tmp_path / "a", seed=3)
         second = self._eval(data, tmp_path / "b", seed=3)
         assert first["metrics"] == second["metrics"]
-        for name in ("results.json", "predictions.jsonl", "report.md", "report.html"):
+        for name in ("results.json", "predictions.jsonl", "units.json", "report.md", "report.html", "samples.html"):
             assert (tmp_path / "a" / name).is_file()
         assert json.loads((tmp_path / "a" / "results.json").read_text())["metrics"] == first["metrics"]
         assert not (tmp_path / "a" / ".partial").exists()

@@ -43,7 +43,7 @@ from typing import Any
 
 from abduct_testing.profiles import examples
 
-OUTPUT_FILES = ("results.json", "predictions.jsonl", "report.md", "report.html")
+OUTPUT_FILES = ("results.json", "predictions.jsonl", "units.json", "report.md", "report.html", "samples.html")
 
 
 @dataclass(frozen=True)
@@ -297,7 +297,7 @@ def fuzz_checkpoint_file(
     through ``load(directory)`` or is refused by an ``AbductError`` of one line naming the
     directory. The valid checkpoint must load, and some mutation must be refused (a loader
     that checks nothing fails). Sizes up to ``max_int`` go in, huge by default: a loader checks
-    a config's sizes against the stored weights (``abduct.kit.check_sizes_against_weights``)
+    a config's sizes against the stored weights (``abduct_modelkit.check_sizes_against_weights``)
     before it builds a network, so a claimed ``vocab_size`` of 10**8 is refused, not allocated."""
 
     def test() -> None:
@@ -359,7 +359,8 @@ class OptionViolation:
 def declared_violations(registry: Any, kinds: tuple[str, ...] = ("model", "task", "metric")) -> Iterator[OptionViolation]:
     """Every registered component's ranged options, each with the values just outside its range:
     tests generated from the declarations, so a new option is covered the day it is declared."""
-    from abduct.contract import Decoding, NonFinite, Range, constraints_of, options_of
+    from abduct.contract import Decoding, NonFinite, Range, constraints_of
+    from abduct.host import options_of
 
     factories: list[tuple[str, str, Callable[..., Any]]] = [("model", "decoding", Decoding)]
     for kind in kinds:

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from abduct._declare.traits import model_traits
 from abduct._engine.inputs import InputPolicy, accepted_inputs, needed_inputs
 from abduct._engine.models import load_model
 from abduct._engine.scoring import ScoringEngine
@@ -38,7 +39,6 @@ from abduct._registry.registry import Registry
 from abduct.contract.errors import AbductError
 from abduct.contract.records import FEATURES, VisualInput
 from abduct.contract.spec import Settings, Spec, split_outside_quotes
-from abduct.contract.traits import model_traits
 
 
 def top_k_mask(scores: np.ndarray, k: int) -> np.ndarray:

@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from abduct._declare.traits import model_traits
 from abduct.contract.errors import AbductError
 from abduct.contract.records import VisualInput
-from abduct.contract.traits import model_traits
 
 
 def accepted_inputs(model: Any, model_name: str = "model") -> frozenset[str]:

@@ -12,15 +12,15 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from abduct._declare.options import bind_options
+from abduct._declare.traits import ModelTraits, model_traits
 from abduct._engine.generation import GenerationEngine
 from abduct._engine.inputs import InputPolicy
 from abduct._engine.scoring import ScoringEngine, Timer
 from abduct._registry.registry import Registry, get_registry
 from abduct.contract.errors import AbductError
-from abduct.contract.options import bind_options
 from abduct.contract.protocols import Decoding
 from abduct.contract.spec import Settings, Spec
-from abduct.contract.traits import ModelTraits, model_traits
 from abduct.kit.cache import EmbeddingCache, TextCache, default_cache_dir
 from abduct.kit.content import ContentKeys
 from abduct.kit.distributed import Ranks

@@ -1,6 +1,6 @@
 """The scoring engine: the one place where models score.
 
-It checks every input against what the model accepts (``abduct.contract.traits``), deduplicates
+It checks every input against what the model accepts (``abduct._declare.traits``), deduplicates
 (each unique visual and each unique text is encoded or scored once), batches calls, uses
 the fastest path a model offers (dual encoder, score matrix, pairwise) and derives the
 others: pairs from ``score_matrix`` one visual at a time, a matrix from pairwise ``score``.

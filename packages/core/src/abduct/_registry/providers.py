@@ -26,6 +26,8 @@ _FIRST_PARTY: dict[str, dict[str, tuple[str, ...]]] = {  # package -> kind -> na
     "abduct-uniter": {"model": ("uniter",)},
     "abduct-vlm": {"model": ("vlm", "openai")},
     "abduct-lmms": {"model": ("lmms", "replay"), "command": ("export",)},
+    "abduct-demo": {"command": ("demo",)},
+    "abduct-report": {"command": ("compare",)},
 }
 PROVIDERS: dict[tuple[str, str], str] = {
     (kind, name): package for package, kinds in _FIRST_PARTY.items() for kind, names in kinds.items() for name in names

@@ -20,15 +20,16 @@ from typing import Any
 
 import pluggy
 
+from abduct._declare.options import bind_options
+from abduct._declare.traits import model_traits, task_traits
 from abduct._registry.providers import provider
 from abduct.contract import hooks as hookspecs
 from abduct.contract.errors import AbductError, PluginError, UnknownNameError
-from abduct.contract.hooks import PublishedRow, Registration
-from abduct.contract.options import bind_options
+from abduct.contract.hooks import PublishedRow, Registration, RunPages
 from abduct.contract.protocols import Dataset, Metric
 from abduct.contract.spec import Settings, Spec
-from abduct.contract.task import LegacyTask, Task
-from abduct.contract.traits import model_traits, task_traits
+from abduct.contract.task import Task
+from abduct.legacy import LegacyTask
 
 KINDS = ("dataset", "task", "model", "metric", "demo")
 _HOOK_FOR_KIND = {kind: f"register_{kind}s" for kind in KINDS}
@@ -130,6 +131,20 @@ class Registry:
                 impl.function(**{name: kwargs[name] for name in impl.argnames})
             except Exception as exc:
                 info.error = _describe(exc)
+
+    def run_pages(self, **kwargs: Any) -> list[RunPages]:
+        """Every healthy plugin's pages of a finished run (hook ``render_run_pages``). Unlike the
+        other hooks, a renderer that raises fails the run's writing: a run folder is whole or untouched."""
+        by_name = {info.name: info for info in self.plugins}
+        found: list[RunPages] = []
+        for impl in reversed(self.manager.hook.render_run_pages.get_hookimpls()):  # pluggy lists the last first
+            if by_name[impl.plugin_name].error is None:
+                pages = impl.function(**{name: kwargs[name] for name in impl.argnames})
+                if pages is not None and not isinstance(pages, RunPages):
+                    raise PluginError(f"plugin '{impl.plugin_name}' returned {type(pages).__name__} from "
+                                      "render_run_pages, expected abduct.contract.RunPages")
+                found += [pages] if pages is not None else []
+        return found
 
     def published(self) -> list[PublishedRow]:
         """Every healthy plugin's published rows (hook ``register_published``), in plugin order; a

@@ -6,19 +6,18 @@ import contextlib
 import json
 import math
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+from abduct._declare.metrics import declared_info, resolve
+from abduct._declare.traits import task_traits
 from abduct._engine.judging import JudgeEngine
 from abduct._engine.models import LoadedModel, engine_for, load_model
-from abduct._outputs.html_report import html_report
-from abduct._outputs.report import markdown_report
-from abduct._outputs.samples import SAMPLES_PAGE, SampleView, publish, render_samples
 from abduct._registry.registry import Registry, get_registry
-from abduct._run.outdir import check_finished, locked
+from abduct._run.outdir import check_finished, locked, publish_folder
 from abduct._run.provenance import abduct_sources, file_hashes, package_versions
 from abduct._run.runner import PARTIAL_DIR, Run
 from abduct._run.shards import FORMAT as SHARD_FORMAT
@@ -26,12 +25,10 @@ from abduct._run.shards import Parts, Shard, check_not_a_shard, check_shard_out,
 from abduct._run.staged import evaluate_shard, evaluate_task, sample_view
 from abduct._stats.resampling import RESAMPLES, interval
 from abduct._stats.unitsfile import UNITS_FILE, checked, encode
-from abduct.contract.errors import AbductError
-from abduct.contract.metric_info import declared_info, resolve
+from abduct.contract.errors import AbductError, PluginError
 from abduct.contract.records import FEATURES
 from abduct.contract.spec import Settings, Spec
-from abduct.contract.task import Evaluation, LegacyTask, Task
-from abduct.contract.traits import task_traits
+from abduct.contract.task import Evaluation, Task
 from abduct.contract.units import UnitScores
 from abduct.kit.cache import default_cache_dir
 from abduct.kit.distributed import (
@@ -44,8 +41,10 @@ from abduct.kit.distributed import (
     seed_everything,
 )
 from abduct.kit.io import atomic_write_bytes, atomic_write_text, ensure_writable_dir, require_dir
+from abduct.legacy import LegacyTask
 
 T = TypeVar("T")
+SampleView = Callable[[Mapping[str, Any]], Mapping[str, Any] | None]  # a task's view of one record
 
 
 @dataclass(frozen=True)
@@ -287,7 +286,7 @@ def _evaluate(config: EvalConfig, registry: Registry, ranks: Ranks) -> dict[str,
         if ranks.is_main:
             thumbnails = run.cache_dir / "thumbnails" if run.cache_dir is not None else None
             write_outputs(config.out_dir, results, evaluation.predictions, run.artifacts, units,
-                          sample_view(traits, outcome.examples), thumbnails)
+                          sample_view(traits, outcome.examples), thumbnails, registry)
             run.discard_partial()
     return results
 
@@ -417,28 +416,30 @@ def _intervals(units: dict[str, UnitScores], resamples: int, seed: int) -> tuple
 
 def write_outputs(out_dir: Path, results: dict[str, Any], predictions: list[dict[str, Any]],
                   artifacts: dict[str, Any] | None = None, units: dict[str, UnitScores] | None = None,
-                  sample_view: SampleView | None = None, thumbnail_cache: Path | None = None) -> None:
+                  sample_view: SampleView | None = None, thumbnail_cache: Path | None = None,
+                  registry: Registry | None = None) -> None:
     """Render every output first (a failure leaves nothing new behind), then write each
     atomically, results.json last: its presence marks a finished run. units.json holds each
-    metric's per-unit data (``abduct compare`` pairs runs on it). A task's artifacts
-    (``Run.write_artifact``) come first, so a finished run always has them. samples.html and
-    its thumbnails (``samples/``, staged in a temporary folder; kept across runs in
-    ``thumbnail_cache``) show every sample."""
+    metric's per-unit data (``abduct compare`` pairs runs on it). A task's artifacts come first,
+    so a finished run always has them. The pages (report.md, report.html, samples.html and its
+    thumbnails, from abduct-report) come from the plugins' ``render_run_pages`` hook; their
+    folders are published before the pages that point into them."""
     texts: dict[str, str | bytes] = {
         **{name: content if isinstance(content, bytes) else json.dumps(content, indent=2, allow_nan=False) + "\n"
            for name, content in (artifacts or {}).items()},
         "predictions.jsonl": "".join(json.dumps(r, allow_nan=False) + "\n" for r in predictions),
         UNITS_FILE: json.dumps(encode(units or {}), allow_nan=False) + "\n",
-        "report.md": markdown_report(results),
-        "report.html": html_report(results, predictions, out_dir),
-        "results.json": json.dumps(results, indent=2, allow_nan=False) + "\n",
     }
-    # rendered last (its thumbnails are files), and published before the page that points into them
-    samples_page, thumbnails = render_samples(f"{results['task']} — {results['model']['spec']}", predictions,
-                                              sample_view, out_dir, cache=thumbnail_cache)
-    texts = {**{k: v for k, v in texts.items() if k != "results.json"}, SAMPLES_PAGE: samples_page,
-             "results.json": texts["results.json"]}
-    publish(out_dir, thumbnails)
+    pages = (registry or get_registry()).run_pages(results=results, predictions=predictions, out_dir=out_dir,
+                                                   sample_view=sample_view, cache_dir=thumbnail_cache)
+    for rendered in pages:
+        taken = sorted(set(rendered.files) & {*texts, "results.json"})
+        if taken:
+            raise PluginError(f"a render_run_pages hook returned {taken[0]}, which the core writes")
+        texts.update(rendered.files)
+    for name, folder in (folder for rendered in pages for folder in rendered.folders.items()):
+        publish_folder(out_dir, name, folder)
+    texts["results.json"] = json.dumps(results, indent=2, allow_nan=False) + "\n"
     for name, text in texts.items():
         if isinstance(text, bytes):
             atomic_write_bytes(out_dir / name, text)

@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from abduct._declare.traits import task_traits
 from abduct._registry.registry import Registry, get_registry
 from abduct.contract.spec import Settings, Spec
 from abduct.contract.task import Task
-from abduct.contract.traits import task_traits
 
 
 @dataclass(frozen=True)

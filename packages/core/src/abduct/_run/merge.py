@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from abduct._declare.traits import task_traits
 from abduct._registry.registry import Registry, get_registry
 from abduct._run.evaluate import (
     add_tail,
@@ -48,7 +49,6 @@ from abduct.contract.errors import AbductError
 from abduct.contract.spec import Settings, Spec
 from abduct.contract.stages import Records, RunInfo
 from abduct.contract.task import Task
-from abduct.contract.traits import task_traits
 from abduct.kit.cache import default_cache_dir
 from abduct.kit.io import ensure_writable_dir, require_dir
 
@@ -295,5 +295,5 @@ def merge_shards(out_dir: Path, shard_dirs: Sequence[Path], *, data_dir: Path | 
         check_not_a_shard(out_dir, overwrite)
         thumbnails = default_cache_dir() / "thumbnails" if use_cache else None
         write_outputs(out_dir, results, evaluation.predictions, run.artifacts, units,
-                      sample_view(traits, outcome.examples), thumbnails)
+                      sample_view(traits, outcome.examples), thumbnails, registry)
     return results

@@ -90,3 +90,19 @@ def locked(out_dir: Path) -> Iterator[None]:
             path.unlink(missing_ok=True)  # before closing, while the lock is still held
     finally:
         handle.close()  # closing releases the lock
+
+
+def publish_folder(out_dir: Path, name: str, folder: Path) -> None:
+    """Replace ``out_dir/name`` by ``folder`` (staged inside ``out_dir``) in one rename; an old
+    one is moved aside first and removed after, so a reader sees the old folder or the new."""
+    target = out_dir / name
+    folder.chmod(0o755)
+    staged = out_dir / f".{name}.new"
+    shutil.rmtree(staged, ignore_errors=True)
+    shutil.move(str(folder), staged)
+    old = out_dir / f".{name}.old"
+    if target.exists():
+        shutil.rmtree(old, ignore_errors=True)
+        target.rename(old)
+    staged.rename(target)
+    shutil.rmtree(old, ignore_errors=True)

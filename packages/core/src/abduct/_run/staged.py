@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
+from abduct._declare.traits import TaskTraits
 from abduct._run.examples import collect_examples
 from abduct._run.runner import Run
 from abduct._run.shards import Parts, Shard, element_keys, keep
@@ -31,9 +32,9 @@ from abduct.contract.stages import (
     RunInfo,
     Stage,
 )
-from abduct.contract.task import Evaluation, LegacyTask, Task
-from abduct.contract.traits import TaskTraits
+from abduct.contract.task import Evaluation, Task
 from abduct.kit.shapes import compare_two, generate, multiple_choice
+from abduct.legacy import LegacyTask
 
 ABILITY_OF = {Choose: "score", Compare: "score", Generate: "generate", Judge: "judge"}
 

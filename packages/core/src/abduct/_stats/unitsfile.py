@@ -7,9 +7,10 @@ import math
 from pathlib import Path
 from typing import Any
 
+from abduct._declare.units import check_units
 from abduct._stats.aggregates import value
 from abduct.contract.errors import DataError, PluginError
-from abduct.contract.units import UnitScores, check_units
+from abduct.contract.units import UnitScores
 
 UNITS_FILE = "units.json"
 
@@ -29,6 +30,14 @@ def checked(units: dict[str, UnitScores], metrics: dict[str, float], owner: str)
 
 def encode(units: dict[str, UnitScores]) -> dict[str, Any]:
     return {metric: scores.describe() for metric, scores in units.items()}
+
+
+def read_units(run_dir: Path) -> dict[str, UnitScores]:
+    """A finished run's per-unit data; none for a run written before units.json existed."""
+    from abduct.kit.io import read_json
+
+    path = run_dir / UNITS_FILE
+    return decode(read_json(path, "units file"), path) if path.is_file() else {}
 
 
 def decode(content: Any, path: Path) -> dict[str, UnitScores]:

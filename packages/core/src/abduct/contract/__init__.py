@@ -3,9 +3,9 @@ specs and options, metric declarations, errors and hooks. Standard library, nump
 everything else in abduct stands on it."""
 
 from abduct.contract.errors import AbductError, DataError, PluginError, UnknownNameError
-from abduct.contract.hooks import PublishedRow, Registration, hookimpl
+from abduct.contract.hooks import PublishedRow, Registration, RunPages, hookimpl
 from abduct.contract.metric_info import COUNT, TEXT_METRICS, MetricInfo, higher, lower, percent, reference
-from abduct.contract.options import NonFinite, Range, bind_options, check_fields, constraints_of, options_of
+from abduct.contract.options import NonFinite, Range, check_fields, constraints_of
 from abduct.contract.protocols import (
     Dataset,
     Decoding,
@@ -39,17 +39,16 @@ from abduct.contract.stages import (
     Stage,
     TwoWay,
 )
-from abduct.contract.task import Evaluation, Judging, LegacyTask, RunContext, Task
-from abduct.contract.traits import ModelTraits, TaskTraits, model_traits, task_traits
+from abduct.contract.task import Evaluation, Judging, ScoreContext, Task
 from abduct.contract.units import UnitScores
 
 __all__ = [
     "Candidate", "Choice", "Choose", "Compare", "Custom", "RunModels", "Generate", "GenerationItem", "Judge",
-    "LegacyTask", "Records", "Request", "RunInfo", "Stage", "TwoWay",
+    "Records", "Request", "RunInfo", "Stage", "TwoWay",
     "COUNT", "FEATURES", "TEXT_METRICS", "AbductError", "Box", "DataError", "Dataset", "Decoding", "DualEncoder",
     "Evaluation", "GenerationRequest", "Generating", "Generator", "GroundedText", "JudgeItem", "Judging",
-    "MatrixScorer", "Metric", "MetricInfo", "MetricResult", "ModelTraits", "NonFinite", "PairDataset", "PluginError", "PublishedRow", "Range", "Region",
-    "Registration", "RunContext", "Scorer", "Scoring", "Settings", "Spec", "Task", "TaskTraits", "TextPool",
-    "UnitScores", "UnknownNameError", "VisualInput", "bind_options", "check_fields", "constraints_of", "higher", "hookimpl", "lower", "model_traits", "options_of",
-    "percent", "reference", "task_traits",
+    "MatrixScorer", "Metric", "MetricInfo", "MetricResult", "NonFinite", "PairDataset", "PluginError", "PublishedRow", "Range", "Region",
+    "Registration", "RunPages", "ScoreContext", "Scorer", "Scoring", "Settings", "Spec", "Task", "TextPool",
+    "UnitScores", "UnknownNameError", "VisualInput", "check_fields", "constraints_of", "higher", "hookimpl", "lower",
+    "percent", "reference",
 ]

@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pluggy
@@ -81,8 +82,9 @@ def register_metrics() -> Iterable[Registration]:
 
 @hookspec
 def register_demos() -> Iterable[Registration]:
-    """Sections of ``abduct demo``: each factory is ``section(ctx: DemoContext) -> DemoTable``
-    (see ``abduct._demo``), not the ``(spec, settings, **options)`` shape of other kinds."""
+    """Sections of ``abduct demo`` (the abduct-demo distribution runs them): each factory is
+    ``section(ctx: DemoContext) -> DemoTable`` (see ``abduct_demo``), not the
+    ``(spec, settings, **options)`` shape of other kinds."""
 
 
 @hookspec
@@ -93,3 +95,22 @@ def register_published() -> Iterable[PublishedRow]:
 @hookspec
 def register_commands(cli: click.Group) -> None:
     """Add click commands or groups to the ``abduct`` CLI."""
+
+
+@dataclass(frozen=True)
+class RunPages:
+    """What ``render_run_pages`` returns: ``files`` by name (text or bytes) and ``folders`` (name
+    -> a folder staged inside the run folder). The core writes them, the folders first, so a
+    page never points at what is not there yet, and nothing at all when any renderer fails."""
+
+    files: Mapping[str, str | bytes]
+    folders: Mapping[str, Path] = field(default_factory=dict)
+
+
+@hookspec
+def render_run_pages(results: Mapping[str, Any], predictions: Sequence[Mapping[str, Any]], out_dir: Path,
+                     sample_view: Callable[[Mapping[str, Any]], Mapping[str, Any] | None] | None,
+                     cache_dir: Path | None) -> RunPages | None:
+    """Human-readable pages of a finished run (abduct-report's report.md, report.html and
+    samples.html), rendered from what results.json and predictions.jsonl hold; ``sample_view``
+    is the task's view of one record, ``cache_dir`` where thumbnails may be kept across runs."""

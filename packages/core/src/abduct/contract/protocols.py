@@ -7,7 +7,7 @@ others (pairs from a matrix, a matrix from pairs).
 
 A model states what inputs it takes with an ``accepts`` attribute, a subset of
 ``abduct.contract.FEATURES`` (default: ``{"image"}``), and what it cannot do without with
-``needs`` (default: nothing); see ``abduct.contract.traits``.
+``needs`` (default: nothing); ``abduct.host.model_traits`` reads both.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 
 MEDIA_KINDS = ("image", "video")
-# What an input can carry; models declare which of these they accept (see abduct.contract.traits).
+# What an input can carry; models declare which of these they accept (read by abduct.host.model_traits).
 FEATURES = ("image", "video", "region", "context", "related")
 
 

@@ -6,13 +6,13 @@ run as stages of requests (``abduct.contract.stages``) and finishes it: ``finish
 examples and every stage's records into an ``Evaluation``. It keeps no state between calls
 and writes no files: loading, ``--limit``, resume, ranks, shards and progress are the runner's.
 
-``LegacyTask`` is the contract before: ``evaluate(run)`` driving a ``RunContext`` itself. It
-still runs, as one step, with a ``DeprecationWarning``, for one release.
+The contract before, ``evaluate(run)`` driving the run itself, is ``abduct.legacy``: it still
+runs, as one step, with a ``DeprecationWarning``, for one release.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, runtime_checkable
@@ -20,7 +20,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 from abduct.contract.metric_info import MetricInfo
 from abduct.contract.protocols import Metric
 from abduct.contract.spec import Settings
-from abduct.contract.stages import Generating, JudgeItem, Records, RunInfo, Scoring, Stage
+from abduct.contract.stages import JudgeItem, Records, RunInfo, Stage
 from abduct.contract.units import UnitScores
 
 T = TypeVar("T")
@@ -65,62 +65,14 @@ class Judging(Protocol):
     def describe(self) -> dict[str, Any]: ...
 
 
-@runtime_checkable
-class RunContext(Protocol):
-    """What a task's ``evaluate`` may use of the run (``abduct._run.runner.Run`` implements it)."""
+@dataclass(frozen=True)
+class ScoreContext:
+    """What ``abduct score`` gives a task's ``score_files`` that declares a ``context`` keyword:
+    the settings, and ``metric(name, **options)``, a metric built by the registry running the
+    command (so a test's or a host's registry is the one used, not the process's)."""
 
-    data_dir: Path
-    split: str
     settings: Settings
-    model_name: str
-    limit: int | None
-    quiet: bool
-    cache_dir: Path | None  # where the run may keep files across runs (a task's pictures); None under --no-cache
-
-    @property
-    def scores(self) -> bool:
-        """The model scores (``require_scorer`` will succeed)."""
-        ...
-
-    @property
-    def generates(self) -> bool:
-        """The model generates (``require_generator`` will succeed)."""
-        ...
-
-    @property
-    def judged(self) -> bool:
-        """A ``--judge`` model was given."""
-        ...
-
-    def require_scorer(self) -> Scoring: ...
-
-    def require_generator(self) -> Generating: ...
-
-    def require_judge(self) -> Judging: ...
-
-    def generator_for(self, spec: str, role: str = "model") -> Generating:
-        """Another generating model of this run (e.g. NL-EYE's captioner), with the run's
-        settings and caches; ``role`` names it in errors."""
-        ...
-
-    def dataset(self, name: str) -> Any:
-        """The dataset ``name`` built with the options the user gave it (``--dataset``)."""
-        ...
-
-    def metric(self, name: str, **options: Any) -> Metric: ...
-
-    def progress(self, iterable: Iterable[T], desc: str, total: int | None = None) -> Iterator[T]: ...
-
-    def apply_limit(self, items: Sequence[T], unit: str = "items") -> Sequence[T]: ...
-
-    def map_units(self, stage: str, units: Sequence[tuple[str, T]],
-                  fn: Callable[[T], list[dict[str, Any]]]) -> list[dict[str, Any]]: ...
-
-    def write_artifact(self, name: str, content: Any) -> None:
-        """A file the benchmark wants beside the run's outputs (e.g. VAR's ``submission.json``):
-        JSON-able content, or bytes. Written with the results, by the main process only, and only
-        when the run finishes."""
-        ...
+    metric: Callable[..., Metric]
 
 
 @runtime_checkable
@@ -128,11 +80,11 @@ class Task(Protocol):
     """A benchmark's evaluation protocol over the examples of a registered dataset.
 
     Besides ``dataset``, ``plan`` and ``finish`` a task may declare (read by
-    ``abduct.contract.traits``): ``optional_inputs``, ``needs_answer_key``, ``metric_info``,
+    ``abduct.host.task_traits``): ``optional_inputs``, ``needs_answer_key``, ``metric_info``,
     ``limit_unit`` and ``select(examples, limit)`` (what ``--limit`` counts, when not examples),
     ``example_id(example)`` (default ``example.id``), ``view(record, examples)`` for samples.html,
     and ``score_files(predictions, answer_key, instance_ids)`` for the benchmark's official
-    predictions format."""
+    predictions format (given ``context=ScoreContext`` too when it declares that keyword)."""
 
     default_split: str
     dataset: str  # the registered dataset whose examples the runner loads for it
@@ -143,15 +95,4 @@ class Task(Protocol):
 
     def finish(self, examples: Sequence[Any], records: Mapping[str, Records], run: RunInfo) -> Evaluation:
         """Metrics, per-sample predictions, units and artifacts from every stage's records."""
-        ...
-
-
-@runtime_checkable
-class LegacyTask(Protocol):
-    """Deprecated: a task that drives the run itself through a ``RunContext``."""
-
-    default_split: str
-
-    def evaluate(self, run: RunContext) -> Evaluation:
-        """Run the model over ``run.data_dir`` through the run's engines and compute metrics."""
         ...

@@ -33,11 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from abduct.contract.errors import PluginError
-
-BLEU_COLUMNS = 10  # hypothesis length, reference length, guessed 1..4-grams, matched 1..4-grams
-WIDTHS = {"mean": 0, "ratio": 2, **{f"bleu-{n}": BLEU_COLUMNS for n in range(1, 5)}}
-AGGREGATES = tuple(WIDTHS)
+AGGREGATES = ("mean", "ratio", "bleu-1", "bleu-2", "bleu-3", "bleu-4")  # what each row holds: see above
 
 
 @dataclass(frozen=True)
@@ -100,24 +96,3 @@ class UnitScores:
         out = {"unit": self.unit, "aggregate": self.aggregate, "scale": self.scale,
                "ids": list(self.ids), "values": [list(v) if isinstance(v, tuple) else v for v in self.values]}
         return {**out, "note": self.note} if self.note else out
-
-
-def check_units(units: object, owner: str) -> dict[str, UnitScores]:
-    """``units`` as declared, its shape checked; PluginError naming ``owner`` and the metric otherwise."""
-    if not isinstance(units, Mapping) or not all(isinstance(v, UnitScores) for v in units.values()):
-        raise PluginError(f"{owner} returned Evaluation.units that is not a mapping of UnitScores")
-    for metric, scores in units.items():
-        where = f"{owner}: units of metric '{metric}'"
-        if scores.aggregate not in AGGREGATES:
-            raise PluginError(f"{where}: unknown aggregate '{scores.aggregate}' (known: {', '.join(AGGREGATES)})")
-        if len(scores.ids) != len(scores.values):
-            raise PluginError(f"{where}: {len(scores.ids)} ids for {len(scores.values)} values")
-        if len(set(scores.ids)) != len(scores.ids):
-            raise PluginError(f"{where}: unit ids repeat")
-        width = WIDTHS[scores.aggregate]
-        bad = next((i for i, v in zip(scores.ids, scores.values)
-                    if (len(v) if isinstance(v, tuple) else 0) != width), None)
-        if bad is not None:
-            shape = "a number" if width == 0 else f"a row of {width} statistics"
-            raise PluginError(f"{where}: unit '{bad}' is not {shape}")
-    return dict(units)

@@ -24,7 +24,7 @@ import numpy as np
 
 from abduct.contract.protocols import Metric, MetricResult, TextPool
 from abduct.contract.stages import Candidate, Choice, GenerationItem, TwoWay
-from abduct.contract.task import RunContext
+from abduct.legacy import RunContext
 
 __all__ = ["Candidate", "Choice", "GenerationItem", "TwoWay", "accuracy", "batched", "compare_two", "first_argmax",
            "generate", "gold_margin", "multiple_choice", "ranks", "score_generations", "scored_texts",

@@ -31,7 +31,7 @@ from abduct_sherlock.schema import box_json
 from abduct_sherlock.world import COLORS, OBJECTS, SCENES, ObjectKind, Scene, clue_text, inference_text, side_of
 
 if TYPE_CHECKING:
-    from abduct.host import DemoContext
+    from abduct_demo import DemoContext
 
 DEFAULT_IMAGES = 300
 DEMO_IMAGES = 600  # abduct demo: 150 validation images, enough that the random baseline sits near its expectation

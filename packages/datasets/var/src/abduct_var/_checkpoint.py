@@ -12,7 +12,7 @@ from typing import Any
 import torch
 
 from abduct import DataError
-from abduct.kit import load_weights_only
+from abduct_modelkit import load_weights_only
 from abduct_var._net import HEADS, SPECIALS
 
 FORMAT = "abduct-var-gen/1"

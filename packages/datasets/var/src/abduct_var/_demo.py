@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from abduct.host import DemoContext, DemoTable
+from abduct_demo import DemoContext, DemoTable
 
 SECTION = "var"
 EXAMPLES = 96

@@ -10,7 +10,8 @@ import torch
 
 from abduct import AbductError, DataError, Decoding, GenerationRequest, Settings, Spec, TextPool
 from abduct.contract import Range
-from abduct.kit import one_thread_if, sha256_file
+from abduct.kit import sha256_file
+from abduct_modelkit import one_thread_if
 from abduct_var._checkpoint import load_into, read_checkpoint
 from abduct_var._encode import EventEncoder
 from abduct_var._net import ChainGenerator, decode_words

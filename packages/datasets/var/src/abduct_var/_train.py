@@ -5,7 +5,7 @@ global batch is a pure function of (seed, step) — per-epoch permutations of th
 stream, as ``abduct train clip`` does — so a run killed at any point and resumed from
 ``last.pt`` sees exactly the batches an uninterrupted run would have. Under ``torchrun`` each
 rank takes its slice of the global batch and gradients are averaged across ranks
-(``abduct.kit.distributed``): the update equals one process training on the global batch.
+(``abduct_modelkit.training``): the update equals one process training on the global batch.
 """
 
 from __future__ import annotations
@@ -22,17 +22,15 @@ from typing import Any
 import torch
 
 from abduct import AbductError, Settings
-from abduct.kit import (
+from abduct.kit import atomic_write_bytes, process_group, require_dir
+from abduct_modelkit import (
     PermutationStream,
     append_log,
-    atomic_write_bytes,
     average_gradients,
     check_resume_signature,
     load_weights_only,
     log_rows_through,
     one_thread_if,
-    process_group,
-    require_dir,
     require_divisible_batch,
     settings_signature,
 )

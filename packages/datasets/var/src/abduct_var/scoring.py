@@ -18,15 +18,16 @@
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from abduct import AbductError, UnitScores
+from abduct import AbductError, Metric, UnitScores
 from abduct_var.submission import Entry
 
 if TYPE_CHECKING:
@@ -36,6 +37,8 @@ KEYS = ("bleu_1", "bleu_2", "bleu_3", "bleu_4", "meteor", "rouge_l", "cider")
 PER_EVENT = ("meteor", "rouge_l", "cider")
 GROUPS = ("all", "observed", "hypothesis")
 UNIT = "video example"
+
+MetricMaker = Callable[..., Metric]  # a metric by name and options, as RunInfo.metric builds one
 
 
 @dataclass(frozen=True)
@@ -109,19 +112,22 @@ def _coco(entries: Sequence[Entry], meteor: bool = True) -> SetScores:
     return SetScores(values, {k: dict(v) for k, v in result.per_sample.items()}, dict(result.info["bleu_statistics"]))
 
 
-def _bertscore(entries: Sequence[Entry], settings: BertScoreSettings, registry: Any = None) -> dict[str, float]:
+def _bertscore(entries: Sequence[Entry], settings: BertScoreSettings, metric: MetricMaker | None = None
+               ) -> dict[str, float]:
     """The kit's BERTScore F1 (×100) by example: per-event F1 on tokenised strings, mean per
-    example (NaN, as the kit adds it, 0); the score is their mean over examples."""
-    from abduct.host import get_registry
-
+    example (NaN, as the kit adds it, 0); the score is their mean over examples. ``metric`` builds
+    it (the run's or ``abduct score``'s registry; the process's when a script calls this alone)."""
     options: dict[str, Any] = {"model": str(settings.model), "num_layers": settings.layers,
                                "rescale_with_baseline": settings.rescale}
     if settings.baseline is not None:
         options["baseline_path"] = settings.baseline
-    metric = (registry or get_registry()).create("metric", "bertscore", None, **options)
+    if metric is None:
+        from abduct.host import get_registry
+
+        metric = functools.partial(get_registry().create, "metric")
     predictions, references = kit_tokens(entries)
     keys = [event_key(e) for e in entries]
-    result = metric.compute(dict(zip(keys, predictions)), {k: [r] for k, r in zip(keys, references)})
+    result = metric("bertscore", **options).compute(dict(zip(keys, predictions)), {k: [r] for k, r in zip(keys, references)})
     per_example: dict[str, list[float]] = {}
     for e, key in zip(entries, keys):
         per_example.setdefault(e.example_id, []).append(float(result.per_sample[key]["bertscore_f1"]))
@@ -130,7 +136,7 @@ def _bertscore(entries: Sequence[Entry], settings: BertScoreSettings, registry: 
 
 
 def score_sets(entries: Sequence[Entry], *, separate: bool = False, bertscore: BertScoreSettings | None = None,
-               meteor: bool = True) -> dict[str, SetScores]:
+               meteor: bool = True, metric: MetricMaker | None = None) -> dict[str, SetScores]:
     """The ``all`` set and, with ``separate``, ``observed`` and ``hypothesis``, each scored on its
     own. ``meteor=False`` leaves METEOR out (its Java start-up is most of a small set's time)."""
     if not entries:
@@ -146,16 +152,16 @@ def score_sets(entries: Sequence[Entry], *, separate: bool = False, bertscore: B
     for name, members in sets.items():
         scored = _coco(members, meteor)
         if bertscore is not None:
-            scored.bertscore_by_example = _bertscore(members, bertscore)
+            scored.bertscore_by_example = _bertscore(members, bertscore, metric)
             scored.values["bertscore_f1"] = float(np.mean(list(scored.bertscore_by_example.values())))
         out[name] = scored
     return out
 
 
 def score_entries(entries: Sequence[Entry], *, separate: bool = False, bertscore: BertScoreSettings | None = None,
-                  meteor: bool = True) -> dict[str, Any]:
+                  meteor: bool = True, metric: MetricMaker | None = None) -> dict[str, Any]:
     """``{"all": {...}}`` and, with ``separate``, ``"observed"`` and ``"hypothesis"`` (×100)."""
-    sets = score_sets(entries, separate=separate, bertscore=bertscore, meteor=meteor)
+    sets = score_sets(entries, separate=separate, bertscore=bertscore, meteor=meteor, metric=metric)
     return {name: scored.values for name, scored in sets.items()}
 
 

@@ -46,6 +46,7 @@ from abduct import (
     TextPool,
     higher,
 )
+from abduct.contract import ScoreContext
 from abduct.kit import GenerationItem
 from abduct_var import _strips
 from abduct_var.inputs import DESCRIBE_PROMPT, EXPLAIN_PROMPT, chain_input, event_file, event_input
@@ -158,7 +159,8 @@ class VarTask:
             example_id = item.id.rsplit("#", 1)[0]
             entries.append(Entry(example_id, position, str(generated[item.id]["prediction"]), item.references[0],
                                  hypothesis))
-        sets = score_sets(entries, separate=self.part == "all", bertscore=self.bertscore, meteor=self.meteor)
+        sets = score_sets(entries, separate=self.part == "all", bertscore=self.bertscore, meteor=self.meteor,
+                          metric=run.metric)
         metrics: dict[str, Any] = dict(sets["all"].values)
         units = sets["all"].units(entries)
         for name in ("observed", "hypothesis"):
@@ -194,13 +196,14 @@ class VarTask:
         return Evaluation(metrics, predictions, [], details, units=units,
                           artifacts={SUBMISSION: build_submission(entries)})
 
-    def score_files(self, predictions: Path, answer_key: Path | None = None,
-                    instance_ids: Path | None = None) -> dict[str, Any]:
+    def score_files(self, predictions: Path, answer_key: Path | None = None, instance_ids: Path | None = None,
+                    *, context: ScoreContext | None = None) -> dict[str, Any]:
         """The eval kit on a submission file: ``all`` (and ``observed``/``hypothesis`` with separate)."""
         if answer_key is not None:
             raise AbductError("a VAR submission carries its references: drop --answer-key "
                               "(`abduct var validate-submission` checks it against the annotations)")
-        return score_entries(load_submission(predictions), separate=bool(self.separate), bertscore=self.bertscore)
+        return score_entries(load_submission(predictions), separate=bool(self.separate), bertscore=self.bertscore,
+                             metric=context.metric if context is not None else None)
 
 
 EXAMPLES = 4

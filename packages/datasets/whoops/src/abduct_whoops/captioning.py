@@ -30,6 +30,7 @@ from abduct import (
     VisualInput,
     higher,
 )
+from abduct.contract import ScoreContext
 from abduct_whoops.common import declare, in_order, pool_groups, pool_of, tables_with_units
 from abduct_whoops.dataset import WhoopsExample
 from abduct_whoops.scoring import caption_scores, score_captions
@@ -67,8 +68,9 @@ class CaptioningTask(WhoopsView):
                        references="crowd_captions", scale="x100")
         return Evaluation(metrics, captions, details=details, units=units)
 
-    def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, Any]:
-        return score_captions(predictions, answer_key)
+    def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None,
+                    *, context: ScoreContext | None = None) -> dict[str, Any]:
+        return score_captions(predictions, answer_key, context.metric if context is not None else None)
 
 
 def make_captioning(spec: Spec, settings: Settings) -> CaptioningTask:

@@ -37,7 +37,8 @@ UNIT = "image"  # what the intervals resample: an image, its questions together
 
 
 def registry_metric(settings: Settings | None = None) -> MetricMaker:
-    """Metrics by name outside a run (``abduct score``), with the default settings."""
+    """Metrics by name from the process's registry, with the default settings: for a script that
+    calls the scorers alone (``abduct score`` gives ``score_files`` its registry's metrics)."""
     def make(name: str, **options: Any) -> Metric:
         metric: Metric = get_registry().create("metric", Spec(name), settings or Settings(), **options)
         return metric

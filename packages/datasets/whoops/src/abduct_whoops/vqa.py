@@ -29,6 +29,7 @@ from abduct import (
     VisualInput,
     percent,
 )
+from abduct.contract import ScoreContext
 from abduct_whoops.common import declare, in_order, pool_groups, pool_of, tables_with_units
 from abduct_whoops.dataset import WhoopsExample
 from abduct_whoops.scoring import score_vqa, vqa_scores
@@ -81,8 +82,9 @@ class VqaTask(WhoopsView):
                        bem=str(self.bem_model) if self.bem_model is not None else "not run (give bem_model=DIR)")
         return Evaluation(metrics, answered, details=details, units=units)
 
-    def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, Any]:
-        return score_vqa(predictions, answer_key, self.bem_model)
+    def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None,
+                    *, context: ScoreContext | None = None) -> dict[str, Any]:
+        return score_vqa(predictions, answer_key, self.bem_model, context.metric if context is not None else None)
 
 
 def make_vqa(spec: Spec, settings: Settings, *, bem_model: Path | None = None) -> VqaTask:

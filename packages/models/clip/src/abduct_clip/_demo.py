@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 
-from abduct.host import DemoContext, DemoTable, require_module
+from abduct_demo import DemoContext, DemoTable, require_module
 
 SECTION = "sherlock-clip"
 TASKS = ("sherlock-retrieval", "sherlock-localization", "sherlock-comparison")

@@ -12,7 +12,8 @@ from PIL import Image
 from torch.utils.data import DataLoader, Dataset
 
 from abduct import AbductError, VisualInput
-from abduct.kit import load_rgb, render
+from abduct.kit import load_rgb
+from abduct_modelkit import render
 
 # open_clip's OpenAI constants; the padding colour is the mean so it normalises to zero.
 CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)

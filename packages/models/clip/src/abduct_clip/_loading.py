@@ -15,18 +15,18 @@ import torch
 from open_clip.model import build_model_from_openai_state_dict, resize_pos_embed  # type: ignore[import-untyped]
 
 from abduct import AbductError, DataError
-from abduct.kit import (
+from abduct.kit import sha256_file
+from abduct_clip._imaging import CLIP_MEAN, CLIP_STD, Preprocess
+from abduct_clip.settings import TINY_ARCH, ClipSettings
+from abduct_modelkit import (
     hub_access,
     hub_cache_dir,
     hub_file_cached,
     load_weights_only,
     offline_requested,
     reachable,
-    sha256_file,
     weights_unavailable,
 )
-from abduct_clip._imaging import CLIP_MEAN, CLIP_STD, Preprocess
-from abduct_clip.settings import TINY_ARCH, ClipSettings
 
 CONFIG_DIR = Path(__file__).parent / "model_configs"
 CHECKPOINT_FORMAT = "abduct-clip/1"

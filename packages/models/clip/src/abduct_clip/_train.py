@@ -30,22 +30,7 @@ from torch.utils.data import DataLoader, Dataset
 
 from abduct import AbductError, GroundedText, Settings, Spec, VisualInput
 from abduct.host import bind_options, load_pairs
-from abduct.kit import (
-    PermutationStream,
-    Ranks,
-    append_log,
-    atomic_write_bytes,
-    average_gradients,
-    check_resume_signature,
-    current_ranks,
-    load_weights_only,
-    log_rows_through,
-    process_group,
-    require_dir,
-    require_divisible_batch,
-    seed_for,
-    settings_signature,
-)
+from abduct.kit import Ranks, atomic_write_bytes, current_ranks, process_group, require_dir
 from abduct_clip._encode import (
     autocast,
     cpu_threads_beside_workers,
@@ -59,6 +44,17 @@ from abduct_clip._imaging import Preprocess, collate_views, raise_if_error
 from abduct_clip._loading import LoadedModel, build, checkpoint_meta
 from abduct_clip._scorer import make_clip
 from abduct_clip.settings import TEXT_PREFIXES, ClipSettings, clip_settings
+from abduct_modelkit import (
+    PermutationStream,
+    append_log,
+    average_gradients,
+    check_resume_signature,
+    load_weights_only,
+    log_rows_through,
+    require_divisible_batch,
+    seed_for,
+    settings_signature,
+)
 
 LAST = "last.pt"
 BEST = "best.pt"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from abduct.host import DemoContext, DemoTable
+from abduct_demo import DemoContext, DemoTable
 from abduct_lxmert._model import FAMILY
 from abduct_regions.demo import cross_encoder_section
 

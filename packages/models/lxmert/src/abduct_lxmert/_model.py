@@ -20,7 +20,7 @@ import torch
 from transformers import AutoTokenizer, LxmertConfig, LxmertModel
 
 from abduct import AbductError
-from abduct.kit import StoredSize, check_sizes_against_weights, hf_stored_shapes
+from abduct_modelkit import StoredSize, check_sizes_against_weights, hf_stored_shapes
 from abduct_regions.family import scorer_factory
 from abduct_regions.positions import PositionKind
 from abduct_regions.scoring import InputSettings

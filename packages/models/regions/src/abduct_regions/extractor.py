@@ -25,7 +25,7 @@ import torch
 from PIL import Image
 
 from abduct import AbductError
-from abduct.kit import is_small_on_cpu, one_thread_if
+from abduct_modelkit import is_small_on_cpu, one_thread_if
 
 # name -> feature size; "-c4" stops after the third stage (stride 16: finer maps for small images)
 BACKBONES = {"resnet18": 512, "resnet34": 512, "resnet50": 2048, "resnet101": 2048, "resnet152": 2048,

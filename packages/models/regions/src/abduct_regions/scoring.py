@@ -20,7 +20,8 @@ import numpy as np
 import torch
 
 from abduct import AbductError, DataError, VisualInput
-from abduct.kit import is_small_on_cpu, one_thread_if, read_json
+from abduct.kit import read_json
+from abduct_modelkit import is_small_on_cpu, one_thread_if
 from abduct_regions.featurizer import SIZE_LIMITS, FeatureSettings, RegionFeaturizer, VisualTokens
 from abduct_regions.positions import PositionKind, box_positions
 

@@ -10,7 +10,7 @@
 AdamW with linear warm-up. Every batch and every dropout mask is a function of (seed, step),
 so a run killed at any point and started again from ``last/`` continues exactly as an
 uninterrupted run (the same weights at every later step). Under ``torchrun`` each rank takes
-its slice of the global batch and gradients are averaged (``abduct.kit.distributed``): the
+its slice of the global batch and gradients are averaged (``abduct_modelkit.training``): the
 update equals one process on the whole batch.
 """
 
@@ -31,18 +31,15 @@ import torch
 
 from abduct import AbductError, Settings, Spec, VisualInput
 from abduct.host import get_registry, load_pairs
-from abduct.kit import (
+from abduct.kit import Ranks, current_ranks, process_group, require_dir
+from abduct_modelkit import (
     PermutationStream,
-    Ranks,
     append_log,
     average_gradients,
     check_resume_signature,
-    current_ranks,
     is_small_on_cpu,
     log_rows_through,
     one_thread_if,
-    process_group,
-    require_dir,
     require_divisible_batch,
     seed_for,
     settings_signature,

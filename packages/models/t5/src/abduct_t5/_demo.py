@@ -7,7 +7,7 @@ from __future__ import annotations
 import importlib.util
 import time
 
-from abduct.host import DemoContext, DemoTable, require_module
+from abduct_demo import DemoContext, DemoTable, require_module
 
 SECTION = "sherlock-t5"
 T5_STEPS = 300

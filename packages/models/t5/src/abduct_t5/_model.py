@@ -21,7 +21,7 @@ import torch
 from transformers.modeling_outputs import BaseModelOutput
 
 from abduct import AbductError, Decoding, GenerationRequest, Settings, Spec, TextPool, VisualInput
-from abduct.kit import is_small_on_cpu, one_thread_if, torch_seeded
+from abduct_modelkit import is_small_on_cpu, one_thread_if, torch_seeded
 from abduct_t5._loading import DEFAULT_TEMPLATE, Loaded, load, tokenizer_hash, weights_hash
 
 MAX_SOURCE_TOKENS = 512
@@ -36,7 +36,7 @@ def autocast(device: torch.device) -> contextlib.AbstractContextManager[Any]:
 
 
 def threads_for(net: torch.nn.Module, device: torch.device) -> contextlib.AbstractContextManager[None]:
-    """One CPU thread for a small network (``t5:tiny``; ``abduct.kit.one_thread_if``)."""
+    """One CPU thread for a small network (``t5:tiny``; ``abduct_modelkit.one_thread_if``)."""
     return one_thread_if(is_small_on_cpu(net, device))
 
 

@@ -31,18 +31,14 @@ import torch.distributed as dist
 
 from abduct import AbductError, GroundedText, Settings, Spec
 from abduct.host import load_pairs
-from abduct.kit import (
+from abduct.kit import Ranks, current_ranks, process_group, progress, require_dir
+from abduct_modelkit import (
     PermutationStream,
-    Ranks,
     append_log,
     average_gradients,
     check_resume_signature,
-    current_ranks,
     load_weights_only,
     log_rows_through,
-    process_group,
-    progress,
-    require_dir,
     require_divisible_batch,
     seed_for,
     settings_signature,

@@ -21,7 +21,8 @@ import torch
 from transformers import AutoTokenizer
 
 from abduct import AbductError, DataError
-from abduct.kit import StoredSize, check_sizes_against_weights, read_json, stored_shapes
+from abduct.kit import read_json
+from abduct_modelkit import StoredSize, check_sizes_against_weights, stored_shapes
 from abduct_regions.family import scorer_factory
 from abduct_regions.positions import PositionKind
 from abduct_regions.scoring import InputSettings
@@ -104,7 +105,7 @@ def _weights_file(directory: Path) -> Path:
 
 
 def _read_weights(file: Path) -> dict[str, Any]:
-    from abduct.kit import load_weights_only
+    from abduct_modelkit import load_weights_only
 
     state = load_weights_only(file, loader="uniter checkpoint")
     if isinstance(state, dict) and isinstance(state.get("model"), dict):

@@ -3,7 +3,7 @@ and chat template.
 
 - **generates** from the prompt (``prompts.Prompts``) and the input's images in order (the
   media, then each related input's: NL-EYE's premise and hypotheses), regions drawn with the
-  core's highlight;
+  Sherlock highlight (``abduct_modelkit.drawing``);
 - **scores** a candidate by its log-likelihood as the model's answer (mean over its tokens,
   or the sum), or the log-likelihood of a fixed answer such as "yes" (``score=answer``, and
   whenever the candidate is no text but the images).
@@ -26,7 +26,7 @@ from PIL import Image
 
 from abduct import AbductError, Decoding, GenerationRequest, Settings, Spec, TextPool, VisualInput
 from abduct.contract import Range
-from abduct.kit import is_small_on_cpu, one_thread_if, torch_seeded
+from abduct_modelkit import is_small_on_cpu, one_thread_if, torch_seeded
 from abduct_vlm._loading import Loaded, chat_prompt, first_line, load
 from abduct_vlm.images import input_images
 from abduct_vlm.prompts import Prompts, ScoreMode

@@ -1,5 +1,5 @@
 """The images a vision-language model is shown for one input: the media and then each
-related input's, in order, every region drawn with the core's highlight (``abduct.kit.drawing``)."""
+related input's, in order, every region drawn with the Sherlock highlight (``abduct_modelkit.drawing``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from collections.abc import Callable
 from PIL import Image
 
 from abduct import AbductError, VisualInput
-from abduct.kit import load_rgb, render
+from abduct.kit import load_rgb
+from abduct_modelkit import render
 from abduct_vlm.prompts import visual_parts
 
 Frames = Callable[[VisualInput], list[Image.Image]]

@@ -1,4 +1,4 @@
-"""Reading torch checkpoint files safely, for every package: a pickle never runs code
+"""Reading torch checkpoint files safely, for every package that loads weights: a pickle never runs code
 (``torch.load(weights_only=True)``; safetensors for ``.safetensors``), and a file that is not
 a weights-only checkpoint (a text file, a pickle with a payload, a truncated file) is one
 line naming the file and the loader that refused it.
@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from abduct.contract.errors import AbductError, DataError
-from abduct.kit.io import atomic_write_jsonl, read_json
+from abduct import AbductError, DataError
+from abduct.kit import atomic_write_jsonl, read_json
 
 HF_WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")  # what save_pretrained writes, one file or shards
 

@@ -11,10 +11,9 @@ from typing import Any
 
 import pytest
 
-import abduct._outputs.html_report
-from abduct._cli import main
-from abduct._outputs.html_report import html_report
-from abduct._registry.registry import Registry
+import abduct_report.report_page
+from abduct.host import Registry, main
+from abduct_report.report_page import html_report
 from abduct_testing import make_images
 
 
@@ -70,11 +69,11 @@ def test_every_shape_becomes_an_embedded_image(tmp_path: Path) -> None:
 
 
 def test_without_matplotlib_the_page_is_written_without_plots(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(abduct._outputs.html_report, "have_matplotlib", lambda: False)
+    monkeypatch.setattr(abduct_report.report_page, "have_matplotlib", lambda: False)
     text = html_report(_results(tmp_path), [])
     page = _self_contained(text)
     assert [src.split(";")[0] for src in page.images] == ["data:image/jpeg"]  # the example needs only Pillow
-    assert "pip install 'abduct-core[plots]'" in text
+    assert "pip install matplotlib" in text
 
 
 def test_every_run_writes_report_html(toy_registry: Registry, toy_data: Path, tmp_path: Path) -> None:
@@ -134,7 +133,7 @@ def _label_boxes(figure: Any) -> list[Any]:
                                     # names that just fit side by side (NL-EYE's interval plot): they must not touch
                                     {"consistency_accuracy": 25.0, "order1_accuracy": 50.0, "order2_accuracy": 50.0}])
 def test_x_labels_neither_overlap_nor_leave_the_figure(groups: dict[str, Any]) -> None:
-    from abduct._outputs.html_report import draw_bars
+    from abduct_report.report_page import draw_bars
 
     figure = draw_bars("t", groups)
     boxes = sorted(_label_boxes(figure), key=lambda b: b.x0)
@@ -144,7 +143,7 @@ def test_x_labels_neither_overlap_nor_leave_the_figure(groups: dict[str, Any]) -
 
 
 def test_metrics_of_other_scales_get_their_own_panel() -> None:
-    from abduct._outputs.html_report import draw_bars
+    from abduct_report.report_page import draw_bars
 
     figure = draw_bars("t", {"a": {"cider": 812.0, "meteor": 31.0, "bleu_4": 22.0}, "b": {"cider": 640.0, "meteor": 28.0, "bleu_4": 19.0}})
     panels = [sorted(ax.get_legend_handles_labels()[1]) or [ax.get_title()] for ax in figure.axes]
@@ -188,7 +187,7 @@ def _finished(directory: Path, spec: str, accuracy: float, instances: int) -> Pa
 
 
 def test_compare_page_counts_get_no_delta_nor_bars_and_paths_are_cut(toy_registry: Registry, tmp_path: Path) -> None:
-    from abduct._outputs.compare import compare, html_page, text_table
+    from abduct_report.comparison import compare, html_page, text_table
 
     first = _finished(tmp_path / "a", "random", 40.0, 100)
     second = _finished(tmp_path / "b", f"clip:{tmp_path}/train/ckpt/best.pt", 55.0, 120)
@@ -201,14 +200,14 @@ def test_compare_page_counts_get_no_delta_nor_bars_and_paths_are_cut(toy_registr
 
 
 def test_narrow_plots_share_a_row_and_wide_ones_take_it(tmp_path: Path) -> None:
-    from abduct._outputs.html_report import figure_html
+    from abduct_report.report_page import figure_html
 
     narrow, wide = bars_png(3), bars_png(30)
     assert '<figure><img' in figure_html("a", narrow) and '<figure class="wide">' in figure_html("b", wide)
 
 
 def bars_png(groups: int) -> bytes:
-    from abduct._outputs.html_report import bars
+    from abduct_report.report_page import bars
 
     png = bars("t", _long_groups(groups))
     assert png is not None
@@ -216,7 +215,7 @@ def bars_png(groups: int) -> bytes:
 
 
 def test_turned_labels_leave_the_plot_its_height() -> None:
-    from abduct._outputs.html_report import draw_bars
+    from abduct_report.report_page import draw_bars
 
     few, many = draw_bars("t", _long_groups(3)), draw_bars("t", _long_groups(40))
     renderer = many.canvas.get_renderer()
@@ -226,7 +225,7 @@ def test_turned_labels_leave_the_plot_its_height() -> None:
 
 
 def test_the_legend_fits_the_figure_and_leaves_the_bars_alone() -> None:
-    from abduct._outputs.html_report import draw_bars
+    from abduct_report.report_page import draw_bars
 
     row = {"consistency_accuracy": 25.0, "order1_accuracy": 50.0, "order2_accuracy": 50.0}
     figure = draw_bars("t", {"food": row, "indoor": row, "outdoor": row})
@@ -241,7 +240,7 @@ def test_plots_are_drawn_once_per_process_for_the_same_data(monkeypatch: pytest.
     json would write alike) draws anew."""
     import matplotlib
 
-    from abduct._outputs import html_report as report
+    from abduct_report import report_page as report
 
     drawn: list[str] = []
     real = report.plot_figure
@@ -279,7 +278,7 @@ def test_plots_are_drawn_once_per_process_for_the_same_data(monkeypatch: pytest.
 def test_a_bar_whose_interval_excludes_its_value_is_drawn_without_a_whisker() -> None:
     """A corpus metric's bootstrap interval may lie beside its value (BLEU's resamples all above
     it): the bar is drawn, its whisker left out rather than drawn to a wrong end."""
-    from abduct._outputs import html_report as report
+    from abduct_report import report_page as report
 
     groups = {"a": {"bleu": 10.0}, "b": {"bleu": 20.0}}
     drawn = report.bars("t", groups, errors={"a": (12.0, 15.0), "b": (18.0, 24.0)})

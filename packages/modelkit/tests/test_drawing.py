@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 from PIL import Image
 
-from abduct.contract.records import Box, Region
-from abduct.kit.drawing import context_only, highlight, position_only, region_only, render
+from abduct import Box, Region
+from abduct_modelkit import context_only, highlight, position_only, region_only, render
 
 BASE = (10, 20, 30)
 
@@ -60,15 +60,3 @@ def test_input_modes() -> None:
     assert hidden[12, 20].tolist() == list(mean)
     assert hidden[0, 0].tolist() == _pixels(image)[0, 0].tolist()
     assert render(image, None, "highlight") is image  # no region: nothing to draw
-
-
-def test_image_problem_names_missing_unreadable_and_wrong_size(tmp_path) -> None:
-    from abduct.kit.drawing import image_problem
-
-    good = tmp_path / "good.png"
-    Image.new("RGB", (30, 20), BASE).save(good)
-    (tmp_path / "bad.png").write_bytes(b"not an image")
-    assert image_problem(good) is None and image_problem(good, (30, 20)) is None
-    assert image_problem(good, (20, 30)) == f"image {good} is 30x20, the annotation says 20x30"
-    assert image_problem(tmp_path / "none.png") == f"image missing: {tmp_path / 'none.png'}"
-    assert image_problem(tmp_path / "bad.png").startswith(f"image unreadable: {tmp_path / 'bad.png'} (")

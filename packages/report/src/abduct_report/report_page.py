@@ -11,7 +11,7 @@ drawn from the shapes tasks already return, so a new task gets pictures without 
   ``name`` written at its corner) and the lines under it (e.g. the top-ranked texts), marked
   right or wrong when ``correct`` is given.
 
-Plots need matplotlib (``pip install 'abduct-core[plots]'``): without it the page is written with
+Plots need matplotlib (``pip install matplotlib``): without it the page is written with
 its tables and examples and says how to get the plots.
 
 Drawing is most of what a small run costs (about 0.3 s a plot), and runs in one process often
@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from abduct._outputs.report import _fmt, _limit, flatten_metrics, interval_note, with_interval
+from abduct_report.markdown import _fmt, _limit, flatten_metrics, interval_note, with_interval
 
 COUNT_KEYS = frozenset({"n", "count", "instances", "images", "chunks"})  # sizes, not scores: not plotted
 MAX_BARS = 40
@@ -406,14 +406,14 @@ def plots(results: dict[str, Any], predictions: Sequence[dict[str, Any]]) -> Ite
 # -- qualitative examples -------------------------------------------------------------------
 def example_jpeg(image: str, boxes: Sequence[Sequence[float]]) -> bytes | None:
     """The image with its region drawn as the models see it, shrunk to a thumbnail."""
-    from abduct.contract.errors import AbductError
-    from abduct.contract.records import Box, Region
-    from abduct.kit.drawing import highlight, load_rgb
+    from abduct import AbductError, Box, Region
+    from abduct.kit import load_rgb
+    from abduct_modelkit import render
 
     try:
         picture = load_rgb(image)
         if boxes:
-            picture = highlight(picture, Region(tuple(Box(*map(float, b[:4])) for b in boxes)))
+            picture = render(picture, Region(tuple(Box(*map(float, b[:4])) for b in boxes)), "highlight")
             _name_boxes(picture, boxes)
     except (AbductError, TypeError, ValueError):
         return None  # an example is an illustration: a missing image only drops it
@@ -485,7 +485,7 @@ def html_report(results: dict[str, Any], predictions: Sequence[dict[str, Any]], 
         if figures:
             body += ["<h2>Plots</h2>", *figures]
     else:
-        body.append("<p class=\"note\">Plots need matplotlib: pip install 'abduct-core[plots]'.</p>")
+        body.append("<p class=\"note\">Plots need matplotlib: pip install matplotlib.</p>")
     shown = list(examples(results.get("details") or {}))
     if shown:
         body += ["<h2>Examples</h2>", *shown]

@@ -1,4 +1,4 @@
-"""abduct.offline: offline mode from the environment, a quick probe of the hub endpoint, the hub
+"""abduct_modelkit.offline: offline mode from the environment, a quick probe of the hub endpoint, the hub
 client switched to its offline mode while weights load, and the one-line error."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from abduct.kit.offline import (
+from abduct_modelkit.offline import (
     hub_access,
     hub_cache_dir,
     hub_online,
@@ -116,6 +116,6 @@ def test_unreachable_hub_sets_and_restores(tmp_path: Path, monkeypatch: pytest.M
 
 def test_a_path_is_never_cached(tmp_path: Path) -> None:
     pytest.importorskip("huggingface_hub")
-    from abduct.kit.offline import hub_file_cached
+    from abduct_modelkit import hub_file_cached
 
     assert hub_file_cached(str(tmp_path / "missing-model"), "config.json", tmp_path) is None

@@ -3,7 +3,7 @@
 Each record of ``predictions.jsonl`` becomes a *view*: ``{"id", "correct", "score", "margin",
 "category", "images": [{"path", "caption", "boxes": [[left, top, width, height, label], ...]}],
 "texts": [{"label", "text"}], "fields": {name: value}}``. A task's ``sample_view(record)``
-(read in ``contract.traits``) gives the rich view; without one, or where it returns None, the
+(read by the core from the task's declarations) gives the rich view; without one, or where it returns None, the
 generic view reads the record's own fields. The views go into the page as JSON; the script of
 ``samples_page.js`` filters, sorts and pages them in the browser, its state in the URL hash.
 
@@ -27,7 +27,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from abduct._outputs.thumbnails import THUMB_DIR, Thumbnails
+from abduct_report.thumbnails import THUMB_DIR, Thumbnails
 
 SAMPLES_PAGE = "samples.html"
 CORRECT_KEYS = ("correct", "consistent", "hit", "right")
@@ -114,7 +114,7 @@ def render_samples(title: str, predictions: list[dict[str, Any]], hook: SampleVi
                    cache: Path | None = None) -> tuple[str, Path | None]:
     """The page (to sit in ``out_dir``) and a staging folder of its images (None when it has no
     image; inside ``out_dir`` when that exists, so publishing it is a rename); the caller
-    publishes both (``publish``) or removes the folder. ``cache``: where thumbnails are kept across runs."""
+    publishes both or removes the folder. ``cache``: where thumbnails are kept across runs."""
     views, failed = sample_views(predictions, hook)
     thumbs = None
     if any(view.get("images") for view in views):
@@ -133,8 +133,8 @@ def render_samples(title: str, predictions: list[dict[str, Any]], hook: SampleVi
 
 def samples_page(title: str, views: list[dict[str, Any]], note: str = "", back: str = "report.html") -> str:
     """The self-contained page showing ``views`` (its script and styles inlined)."""
-    script = (files("abduct._outputs") / "samples_page.js").read_text(encoding="utf-8")
-    style = (files("abduct._outputs") / "samples_page.css").read_text(encoding="utf-8")
+    script = (files("abduct_report") / "samples_page.js").read_text(encoding="utf-8")
+    style = (files("abduct_report") / "samples_page.css").read_text(encoding="utf-8")
     return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{html.escape(title)} — samples</title><style>{style}</style></head><body>\n"
             f"<h1>{html.escape(title)} — samples</h1><p><a href=\"{html.escape(back)}\">report</a> · "
@@ -179,20 +179,3 @@ def disagreement(first: tuple[str, Path], second: tuple[str, Path], page_dir: Pa
             view["margin"] = view["score"] - other["score"]  # sort by it: the largest score differences
         out.append(view)
     return out
-
-
-def publish(out_dir: Path, folder: Path | None) -> None:
-    """Replace ``out_dir/samples/`` by ``folder`` in one rename (an old one is removed after)."""
-    target = out_dir / THUMB_DIR
-    if folder is None:
-        return
-    folder.chmod(0o755)
-    staged = out_dir / f".{THUMB_DIR}.new"
-    shutil.rmtree(staged, ignore_errors=True)
-    shutil.move(str(folder), staged)
-    old = out_dir / f".{THUMB_DIR}.old"
-    if target.exists():
-        shutil.rmtree(old, ignore_errors=True)
-        target.rename(old)
-    staged.rename(target)
-    shutil.rmtree(old, ignore_errors=True)

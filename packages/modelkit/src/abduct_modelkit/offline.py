@@ -16,8 +16,8 @@ and libraries log the failure before raising it. A package that loads weights by
 Offline means ``HF_HUB_OFFLINE`` or ``TRANSFORMERS_OFFLINE`` is set, or the hub endpoint
 (``HF_ENDPOINT``, default huggingface.co) does not accept a connection within
 ``PROBE_SECONDS``. Inside ``hub_access`` an offline process runs the hub client in its offline
-mode, so cached files load with no network call and missing ones fail at once. The core
-imports no Hugging Face library: ``huggingface_hub`` is touched by name, only if installed.
+mode, so cached files load with no network call and missing ones fail at once. No Hugging Face
+library is a dependency: ``huggingface_hub`` is touched by name, only if installed.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from abduct.contract.errors import AbductError
+from abduct import AbductError
 
 OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
 DEFAULT_ENDPOINT = "https://huggingface.co"

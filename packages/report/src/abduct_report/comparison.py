@@ -23,14 +23,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from abduct._outputs.html_report import COUNT_KEYS, bars, direction_arrow, figure_html, have_matplotlib, page, table
-from abduct._outputs.paired import ALPHA, seed_groups, versus
-from abduct._outputs.report import flatten_metrics, format_value
-from abduct._outputs.samples import disagreement, samples_page
-from abduct._registry.registry import Registry, get_registry
-from abduct._stats.resampling import RESAMPLES
-from abduct.contract.errors import AbductError, DataError
-from abduct.kit.io import read_json
+from abduct import AbductError, DataError
+from abduct.host import RESAMPLES, Registry, get_registry
+from abduct.kit import read_json
+from abduct_report.markdown import flatten_metrics, format_value
+from abduct_report.paired import ALPHA, seed_groups
+from abduct_report.paired import versus as paired_versus
+from abduct_report.report_page import COUNT_KEYS, bars, direction_arrow, figure_html, have_matplotlib, page, table
+from abduct_report.samples import disagreement, samples_page
 
 
 @dataclass
@@ -139,7 +139,7 @@ def compare(directories: Sequence[Path], registry: Registry | None = None, publi
         base = comparison.baseline(task)
         for row in [r for r in runs if r.task == task and r is not base]:
             if resamples > 0 and row.run is not None and base.run is not None:
-                row.versus = versus(base.run, base.results, row.run, row.results, resamples, seed)
+                row.versus = paired_versus(base.run, base.results, row.run, row.results, resamples, seed)
     comparison.seeds = seed_groups([(r.run, r.results, r.metrics) for r in runs if r.run is not None])
     return comparison
 

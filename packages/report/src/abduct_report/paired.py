@@ -14,18 +14,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from abduct._stats.resampling import holm, paired_test
-from abduct._stats.unitsfile import UNITS_FILE, decode
-from abduct.contract.units import UnitScores
-from abduct.kit.io import read_json
+from abduct.host import holm, paired_test, read_units
 
 ALPHA = 0.05
-
-
-def read_units(run_dir: Path) -> dict[str, UnitScores]:
-    """A run's per-unit data; none for a run written before units.json existed."""
-    path = run_dir / UNITS_FILE
-    return decode(read_json(path, "units file"), path) if path.is_file() else {}
 
 
 def refusal(first: dict[str, Any], other: dict[str, Any]) -> str | None:

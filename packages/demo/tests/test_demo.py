@@ -20,11 +20,12 @@ from pathlib import Path
 import pytest
 
 from abduct import AbductError, Registration, hookimpl
-from abduct._cli import main
-from abduct._demo import DEMO_THREADS, DemoContext, DemoTable, deterministic_torch, own_cache, run_demo
-from abduct._registry.registry import Registry, build_registry, reset_registry
+from abduct.host import Registry, build_registry, main, reset_registry
 from abduct.kit import default_cache_dir
-from toy_plugin import ToyPlugin, write_toy_data
+from abduct_demo import DEMO_THREADS, DemoContext, DemoTable, run_demo
+from abduct_demo.runner import deterministic_torch, own_cache
+from abduct_testing.toy import write_toy_data
+from demo_plugin import ToyDemoPlugin
 
 HERE = Path(__file__).parent
 
@@ -163,7 +164,7 @@ class WorkerSections:
 
 @pytest.fixture
 def worker_registry() -> Iterator[Registry]:
-    registry = build_registry(extra_plugins=[("toy", ToyPlugin()), ("workers", WorkerSections())])
+    registry = build_registry(extra_plugins=[("toy", ToyDemoPlugin()), ("workers", WorkerSections())])
     reset_registry(registry)
     yield registry
     reset_registry()
@@ -231,13 +232,12 @@ def test_ctrl_c_stops_every_worker_without_a_traceback(tmp_path: Path) -> None:
         import signal, sys
         signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal (a background job ignores it)
         sys.path[:0] = [{str(HERE)!r}]
-        from abduct._cli import main
-        from abduct._registry.registry import build_registry, reset_registry
-        from toy_plugin import ToyPlugin
+        from abduct.host import build_registry, main, reset_registry
+        from demo_plugin import ToyDemoPlugin
         from test_demo import WorkerSections
 
         if __name__ == "__main__":
-            reset_registry(build_registry(extra_plugins=[("toy", ToyPlugin()), ("workers", WorkerSections())]))
+            reset_registry(build_registry(extra_plugins=[("toy", ToyDemoPlugin()), ("workers", WorkerSections())]))
             sys.exit(main(["demo", "--jobs", "2", "--only", "w-sleeps", "--only", "toy", "--out", {str(tmp_path)!r}]))
     """)
     (tmp_path / "run.py").write_text(script)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from abduct.contract.metric_info import ARROWS
+from abduct import MetricInfo
 
 
 def _fmt(value: Any) -> str:
@@ -65,7 +65,8 @@ def markdown_report(results: dict[str, Any]) -> str:
     intervals = results.get("intervals") or {}
     for name, value in _flatten(results["metrics"]):
         entry = info.get(name, {})
-        better = f"{ARROWS[entry['better']]} {entry['better']}" if entry.get("better") in ARROWS else ""
+        arrow = MetricInfo(better=entry.get("better")).arrow if entry.get("better") in ("higher", "lower") else ""
+        better = f"{arrow} {entry['better']}" if arrow else ""
         chance = _fmt(entry["chance"]) if entry.get("chance") is not None else ""
         lines.append(f"| {name} | {with_interval(value, intervals.get(name))} | {better} | {chance} |")
     if (note := interval_note(results)) is not None:

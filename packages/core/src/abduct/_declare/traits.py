@@ -21,7 +21,7 @@ A task may declare:
 - ``metric_info`` — ``{metric or pattern: MetricInfo}`` for the numbers it reports (default none);
 - ``view(record, examples)`` — a method: one ``predictions.jsonl`` record and the run's examples
   by id -> what ``samples.html`` shows of it (images with boxes, texts, fields, correct, category;
-  see ``_outputs.samples``), or None for the generic view (default: the generic view for every
+  see ``abduct_report.samples``), or None for the generic view (default: the generic view for every
   record). A legacy task's ``sample_view(record)`` is read the same way;
 - ``example_id(example)`` — a method: the id by which ``view`` finds an example (default: its ``id``);
 - ``limit_unit`` — what ``--limit`` counts (default ``examples``), and ``select(examples, limit)``
@@ -33,14 +33,17 @@ A task may declare:
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from abduct.contract.errors import PluginError
 from abduct.contract.metric_info import MetricInfo
 from abduct.contract.protocols import SCORING_PROTOCOLS, DualEncoder, Generator
 from abduct.contract.records import FEATURES
+from abduct.contract.task import ScoreContext
 
 DEFAULT_ACCEPTS = frozenset({"image"})
 
@@ -125,3 +128,14 @@ def task_traits(task: object, name: str = "task") -> TaskTraits:
     if not isinstance(limit_unit, str) or not limit_unit:
         raise PluginError(f"{owner} declares limit_unit = {limit_unit!r}; expected a name (chunks, images...)")
     return TaskTraits(split, optional, needs_key, dict(info), limit_unit=limit_unit, **methods)
+
+
+def score_files(traits: TaskTraits, predictions: Path, answer_key: Path | None, instance_ids: Path | None,
+                context: ScoreContext) -> dict[str, Any]:
+    """The task's official scoring of a predictions file, given ``context`` where its
+    ``score_files`` declares that keyword (a task written before it had none still works)."""
+    method = traits.score_files
+    assert method is not None
+    if "context" in inspect.signature(method).parameters:
+        return method(predictions, answer_key, instance_ids, context=context)
+    return method(predictions, answer_key, instance_ids)

@@ -1,5 +1,6 @@
 """``abduct demo``: the whole workflow on a laptop CPU in a few minutes, assembled from the
-sections the installed plugins register (hook ``register_demos``).
+sections the installed plugins register (hook ``register_demos``). The command comes with this
+distribution, abduct-demo; the sections with the plugins (abduct-clip, abduct-t5, ...).
 
 A section is a function ``section(ctx: DemoContext) -> DemoTable``: it makes or reuses a
 synthetic corpus, trains what it trains, evaluates its models through ``ctx.evaluate`` and
@@ -42,9 +43,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, NoReturn, TypeVar
 
-from abduct._registry.registry import CORE_PLUGIN, Component, Registry, build_registry, get_registry, reset_registry
-from abduct.contract.errors import AbductError
-from abduct.contract.metric_info import arrow_of
+from abduct import AbductError, MetricInfo, Registration
+from abduct.host import EvalConfig, Registry, build_registry, get_registry, reset_registry, run_evaluation
 
 T = TypeVar("T")
 
@@ -150,6 +150,13 @@ class DemoTable:
         return "\n".join([self.title, *text, *([self.note] if self.note else [])])
 
 
+def _arrow(metric_info: dict[str, Any], metric: str) -> str:
+    """↑ / ↓ for ``metric`` from a run's ``metric_info`` block ("" when unknown or a count)."""
+    entry = metric_info.get(metric)
+    better = entry.get("better") if isinstance(entry, dict) else None
+    return MetricInfo(better).arrow if better in ("higher", "lower") else ""
+
+
 def _short(task: str) -> str:
     """``sherlock-retrieval`` -> ``retr``: the part after the benchmark's name, cut to 4 letters."""
     return task.partition("-")[2][:4] or task[:4]
@@ -227,8 +234,6 @@ class DemoContext:
 
     def _run(self, label: str, spec: str, task: str, data_dir: Path,
              section: str) -> tuple[dict[str, float], dict[str, Any]]:
-        from abduct._run.evaluate import EvalConfig, run_evaluation
-
         started = time.perf_counter()
         out = self.work / section / "eval" / label / task
         config = EvalConfig(task=task, model=spec, data_dir=data_dir, out_dir=out, seed=self.seed,
@@ -242,8 +247,8 @@ class DemoContext:
 Section = Callable[[DemoContext], DemoTable]
 
 
-def _components(registry: Registry | None, only: Sequence[str]) -> list[Component]:
-    components = (registry or get_registry()).components("demo")
+def _components(registry: Registry | None, only: Sequence[str]) -> list[Registration]:
+    components = [c.registration for c in (registry or get_registry()).components("demo")]
     names = [c.name for c in components]
     unknown = [name for name in only if name not in names]
     if unknown:
@@ -256,7 +261,7 @@ def _components(registry: Registry | None, only: Sequence[str]) -> list[Componen
 
 def sections(registry: Registry | None = None, only: Sequence[str] = ()) -> list[tuple[str, Section]]:
     """The installed sections in name order (only those named in ``only``, when given)."""
-    return [(c.name, c.registration.load()) for c in _components(registry, only)]
+    return [(c.name, c.load()) for c in _components(registry, only)]
 
 
 def _run_section(ctx: DemoContext, name: str, section: Section) -> DemoTable:
@@ -266,7 +271,7 @@ def _run_section(ctx: DemoContext, name: str, section: Section) -> DemoTable:
     try:
         table = section(ctx)
         for task, metric in table.columns:
-            table.arrows.setdefault((task, metric), arrow_of(ctx.metric_info.get(task, {}), metric))
+            table.arrows.setdefault((task, metric), _arrow(ctx.metric_info.get(task, {}), metric))
         ctx.say(f"done in {time.perf_counter() - started:.0f}s (CPU {_cpu_seconds() - cpu:.0f}s)")
     finally:
         ctx.section = None
@@ -296,7 +301,7 @@ def run_demo(*, out_dir: Path | None, seed: int = 0, quiet: bool = False, steps:
             stack.enter_context(deterministic_torch())
             ctx = DemoContext(**settings)
             for component in chosen:
-                tables[component.name] = _run_section(ctx, component.name, component.registration.load())
+                tables[component.name] = _run_section(ctx, component.name, component.load())
                 if on_table is not None:
                     on_table(component.name, tables[component.name])
     if not quiet:
@@ -310,7 +315,7 @@ def _portable_plugins(registry: Registry) -> list[tuple[str, object]] | None:
     tests add theirs), when they pickle; None when one does not (the sections then run here)."""
     extras: list[tuple[str, object]] = []
     for info in registry.plugins:
-        if info.distribution is not None or info.name == CORE_PLUGIN or info.error is not None:
+        if info.distribution is not None or info.error is not None:  # the core's plugin has one: abduct-core
             continue
         plugin = registry.manager.get_plugin(info.name)
         try:
@@ -480,8 +485,8 @@ def _worker_main(conn: Any, settings: dict[str, Any], extras: list[tuple[str, ob
 def write_overview(out_dir: Path, registry: Registry | None = None) -> Path | None:
     """``out_dir/report.html``: every run the demo kept, side by side with the papers' rows
     (``abduct compare`` over them); None when no run finished."""
-    from abduct._outputs.compare import compare, html_page
-    from abduct.kit.io import atomic_write_text
+    from abduct.kit import atomic_write_text
+    from abduct_report import compare, html_page
 
     runs = sorted(path.parent for path in out_dir.rglob("results.json"))
     if not runs:

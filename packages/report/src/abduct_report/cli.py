@@ -1,0 +1,47 @@
+"""``abduct compare RUN_DIR...``: finished runs side by side (see ``compare``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from abduct import AbductError
+from abduct.kit import RESAMPLE_COUNT, SEED, atomic_write_text, emit_json
+
+
+@click.command("compare")
+@click.argument("run_dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--html", "html_out", type=click.Path(path_type=Path), default=None,
+              help="Also write the comparison as a self-contained HTML page here.")
+@click.option("--no-published", is_flag=True, help="Leave out the papers' published rows.")
+@click.option("--ci-resamples", type=RESAMPLE_COUNT, default=1000, show_default=True, metavar="N",
+              help="Resamples of each paired test (0: no tests).")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the paired tests' resampling.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def compare_cmd(run_dirs: tuple[Path, ...], html_out: Path | None, no_published: bool, ci_resamples: int, seed: int,
+                as_json: bool) -> None:
+    """Put finished runs (their --out directories) side by side: models x tasks, the papers'
+    published rows for reference, each run's difference from the first run of its task with a
+    paired test on the units both scored, and mean ± std over runs differing only in --seed."""
+    from abduct_report.comparison import compare, disagreement_pages, html_page, text_table
+
+    comparison = compare(run_dirs, published=not no_published, resamples=ci_resamples, seed=seed)
+    if html_out is not None:
+        if html_out.is_dir():
+            raise AbductError(f"--html {html_out} is a directory; give a file name (e.g. compare.html)")
+        pages = disagreement_pages(comparison, html_out)  # rendered before anything is written
+        for name, text in pages.items():
+            atomic_write_text(html_out.parent / name, text)
+        atomic_write_text(html_out, html_page(comparison, list(pages), where=html_out.parent))
+    if as_json:
+        emit_json({"runs": [{"dir": str(r.run), "task": r.task, "model": r.model, "split": r.split,
+                             "metrics": r.metrics, "intervals": r.intervals,
+                             **({"versus": r.versus} if r.versus is not None else {})} for r in comparison.runs],
+                   "seeds": comparison.seeds,
+                   "published": [{"task": p.task, "model": p.model, "split": p.split, "metrics": p.metrics,
+                                  "citation": p.citation, "source": p.source} for p in comparison.published]})
+        return
+    click.echo(text_table(comparison), nl=False)
+    if html_out is not None:
+        click.echo(f"wrote {html_out}")
