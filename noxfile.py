@@ -4,7 +4,10 @@
   test extra and the local abduct-* packages it depends on): its tests, then ``mypy --strict``
   on its ``src/``;
 - ``integration``: everything installed together plus the example plugin, running tests/;
-- ``lint`` (ruff).
+- ``lint`` (ruff);
+- ``wheels``: the release's dry run (tools/release.py): every sdist and wheel built once into
+  dist/, checked, each wheel's data files verified, and the README's smallest install made from
+  those wheels alone in a fresh venv, running its "Evaluate a model" commands.
 
 Environments are made and filled by uv, which ``./dev test`` installs beside nox and which is
 handed pip's index configuration below. uv hardlinks packages from its cache, so once torch is
@@ -27,6 +30,7 @@ import nox
 ROOT = Path(__file__).parent
 sys.path.insert(0, str(ROOT / "tools"))
 from pip_to_uv import uv_like_pip  # noqa: E402  (tools/ is not a package)
+from release import CHECKERS  # noqa: E402
 
 CONSTRAINTS = ROOT / "constraints.txt"
 # mypy's cache, shared by the sessions: torch and transformers are analysed once, not once per
@@ -124,7 +128,8 @@ for _name in PACKAGES:
 def integration(session: nox.Session) -> None:
     """All packages and the example plugin together, exercising the CLI across packages."""
     _install(session, list(PACKAGES))
-    session.install("import-linter>=2.1")  # grimp, for tests/test_architecture.py
+    # grimp for tests/test_architecture.py; towncrier (24.8: wildcard ignores, Markdown headings) for test_changelog.py
+    session.install("import-linter>=2.1", "towncrier>=24.8")
     _pytest(session, "tests")
 
 
@@ -136,3 +141,15 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "check", ".")
     session.install("--no-deps", *[f"./{info['dir'].relative_to(ROOT)}" for info in PACKAGES.values()])
     session.run("lint-imports")
+    # shipped code changed on this branch needs a changelog fragment; 2: no base to compare with
+    # (not a git checkout, or no main branch), which is said and not a failure here
+    session.run("python", "tools/check_fragments.py", success_codes=[0, 2])
+
+
+@nox.session
+def wheels(session: nox.Session) -> None:
+    """Build once, check, test what was built: ``tools/release.py --dry-run`` (build, twine check
+    --strict, check-wheel-contents, verify-data, a local index, the README's smallest install from
+    it and its 'Evaluate a model' commands). Nothing is uploaded."""
+    session.install(*CHECKERS.values())  # twine, check-wheel-contents: release.py finds them beside its python
+    session.run("python", "tools/release.py", "--dry-run")

@@ -34,7 +34,7 @@ TAIL_LINES = 120
 # Seconds measured on the project's 2-core machine (docs/test-times.md), for the order of a first run.
 EXPECTED = {
     "integration": 600, "abduct-var": 200, "abduct-whoops": 110, "abduct-clip": 100, "abduct-t5": 90,
-    "abduct-metrics": 90, "abduct-vlm": 80, "abduct-core": 80, "abduct-nleye": 70, "abduct-lxmert": 60,
+    "abduct-metrics": 90, "wheels": 45, "abduct-vlm": 80, "abduct-core": 80, "abduct-nleye": 70, "abduct-lxmert": 60,
     "abduct-lmms": 60, "abduct-sherlock": 60, "abduct-uniter": 40, "abduct-video": 40, "abduct-regions": 30,
     "abduct-cosim": 30, "lint": 20, "abduct-testing": 15, "abduct-plugin-example": 10, "abduct-tutorial": 10,
 }

@@ -35,6 +35,26 @@ def test_eval_writes_results(toy_registry: Registry, toy_data: Path, tmp_path: P
     assert "| accuracy |" in report and "went without (the task allows it): context" in report
 
 
+def test_without_a_page_renderer_a_run_writes_its_data_and_says_how_to_get_the_pages(
+        toy_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """abduct-core alone: no report.md, report.html or samples.html, a line naming abduct-report."""
+    from abduct._registry.registry import build_registry, reset_registry
+    from abduct_testing.toy import ToyPlugin
+
+    monkeypatch.setenv("ABDUCT_DISABLE_PLUGINS", "report")  # abduct-report's entry point, installed here
+    reset_registry(build_registry(extra_plugins=[("toy", ToyPlugin())]))
+    try:
+        out = tmp_path / "run"
+        assert main(_eval_args(toy_data, out)) == 0
+    finally:
+        reset_registry()
+    assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == [
+        "predictions.jsonl", "results.json", "units.json"]
+    printed = capsys.readouterr().out
+    assert f"wrote results.json, predictions.jsonl, units.json in {out}" in printed
+    assert "report.html and samples.html come with abduct-report: pip install abduct-report" in printed
+
+
 def test_eval_is_deterministic_and_seeded(toy_registry: Registry, toy_data: Path, tmp_path: Path) -> None:
     def metrics(out: str, seed: str) -> dict[str, float]:
         assert main(_eval_args(toy_data, tmp_path / out, "--seed", seed)) == 0

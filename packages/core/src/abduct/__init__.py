@@ -71,7 +71,7 @@ from abduct.contract import (
     percent,
 )
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "COUNT", "TEXT_METRICS", "AbductError", "Box", "Candidate", "Choice", "Choose", "Compare", "Custom", "DataError",

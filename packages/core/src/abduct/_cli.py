@@ -41,7 +41,8 @@ def cli() -> None:
 @cli.command("plugins")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def plugins_cmd(as_json: bool) -> None:
-    """List installed plugins, what they register, and errors of broken ones."""
+    """List installed plugins, what they register, and errors of broken ones (a plugin written
+    for a plugin API this abduct-core does not support is listed, with the versions, and not loaded)."""
     registry = get_registry()
     registry.published()  # reads every plugin's published rows, so that a malformed one shows here
     infos = registry.plugins
@@ -57,6 +58,8 @@ def plugins_cmd(as_json: bool) -> None:
             click.echo(f"  published rows left out: {info.published_error}")
         for kind, names in info.registers.items():
             click.echo(f"  {kind}s: {', '.join(names)}")
+        if info.note:
+            click.echo(f"  note: {info.note}")
 
 
 def _list_command(name: str, kinds: tuple[str, ...], doc: str) -> None:
@@ -324,16 +327,26 @@ def merge_cmd(out_dir: Path, shard_dirs: tuple[Path, ...], data_dir: Path | None
 class _Commands(click.Group):
     """Names the package to install for a first-party command that is missing (``abduct sherlock``
     with only abduct-core: ``pip install abduct-sherlock``; ``abduct demo``: abduct-demo) in one
-    line, exit 2, instead of "No such command". The table: ``abduct._registry.providers``."""
+    line, exit 2, instead of "No such command". The table: ``abduct._registry.providers``. A
+    command that may come with a plugin written for another plugin API says that plugin's reason."""
 
     def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
         from abduct._registry.providers import provider
 
         name = args[0] if args else None
-        package = provider("command", name) if name is not None and name not in self.commands else None
+        missing = name is not None and name not in self.commands and not name.startswith("-")
+        package = provider("command", name) if missing and name is not None else None
+        refused = get_registry().refused(package) if missing else []
+        if package is not None and refused:  # installed, but written for a plugin API this core does not support
+            raise AbductError(f"command '{name}' comes with {package}, which is not loaded: {refused[0].error}")
         if package is not None:
             raise AbductError(f"command '{name}' comes with {package}, which is not installed: pip install {package}")
-        return super().resolve_command(ctx, args)
+        try:
+            return super().resolve_command(ctx, args)
+        except click.UsageError:
+            if not refused:  # it may be a command of a plugin that was not loaded: say which, and why
+                raise
+            raise AbductError(f"no such command '{name}'; not loaded: {refused[0].error}") from None
 
 
 def build_cli() -> click.Group:

@@ -5,6 +5,10 @@ The plugin manager is built by a function (never at import time). Entry points i
 or return malformed records, is reported and skipped. Registrations are lazy: a record
 holds ``"module:attr"``, imported only when the component is used, so listing never
 imports torch.
+
+Each entry point's plugin API (``abduct.contract.PLUGIN_API``) is read from the ``abduct.api``
+entry points of its distribution before anything is imported: a plugin written for an API this
+core does not support is listed with the reason and not loaded; one that declares none loads.
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ import importlib.metadata as md
 import inspect
 import os
 import re
+import sys
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,7 +31,15 @@ from abduct._declare.traits import model_traits, task_traits
 from abduct._registry.providers import provider
 from abduct.contract import hooks as hookspecs
 from abduct.contract.errors import AbductError, PluginError, UnknownNameError
-from abduct.contract.hooks import PublishedRow, Registration, RunPages
+from abduct.contract.hooks import (
+    API_GROUP,
+    DEPRECATED_PLUGIN_APIS,
+    PLUGIN_API,
+    SUPPORTED_PLUGIN_APIS,
+    PublishedRow,
+    Registration,
+    RunPages,
+)
 from abduct.contract.protocols import Dataset, Metric
 from abduct.contract.spec import Settings, Spec
 from abduct.contract.task import Task
@@ -66,16 +80,27 @@ class PluginInfo:
     registers: dict[str, list[str]] = field(default_factory=dict)
     error: str | None = None
     published_error: str | None = None  # its published rows are malformed: left out, the plugin still works
+    api: int | None = None  # the plugin API its distribution declares (abduct.api), None when none or unreadable
+    note: str | None = None  # not an error: it declares no plugin API, or a deprecated one
+    refused: bool = False  # not loaded: written for a plugin API this core does not support (``error`` says which)
 
     def as_json(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "distribution": self.distribution,
             "version": self.version,
+            "api": self.api,
             "registers": self.registers,
             "error": self.error,
+            "note": self.note,
             **({"published_error": self.published_error} if self.published_error else {}),
         }
+
+    @property
+    def label(self) -> str:
+        """``plugin 'name' (distribution version)``, as a one-line error names it."""
+        where = " ".join(part for part in (self.distribution, self.version) if part)
+        return f"plugin '{self.name}'" + (f" ({where})" if where else "")
 
 
 def disabled_plugins() -> set[str]:
@@ -194,8 +219,23 @@ class Registry:
             )
         table = self._components[kind]
         if name not in table:
-            raise UnknownNameError(kind, name, table, provider(kind, name))
+            package = provider(kind, name)
+            refused = self.refused(package)
+            if package is not None and refused:  # installed, but written for another plugin API
+                raise PluginError(f"{kind} '{name}' comes with {package}, which is not loaded: {refused[0].error}")
+            unknown = UnknownNameError(kind, name, table, package)
+            if refused:  # it may come with a plugin that was not loaded: say which, and why
+                more = f" (and {len(refused) - 1} more plugins: see `abduct plugins`)" if len(refused) > 1 else ""
+                joint = " Not loaded: " if str(unknown).endswith("?") else "; not loaded: "
+                unknown.args = (f"{unknown}{joint}{refused[0].error}{more}",)
+            raise unknown
         return table[name]
+
+    def refused(self, distribution: str | None = None) -> list[PluginInfo]:
+        """The plugins not loaded because they are written for a plugin API this core does not
+        support (each one's ``error`` says which), all of them or ``distribution``'s."""
+        return [info for info in self.plugins if info.refused
+                and (distribution is None or _normal(info.distribution) == _normal(distribution))]
 
     def create(self, kind: str, spec: Spec | str, settings: Settings | None = None, **options: Any) -> Any:
         """Build the component a spec names: ``factory(spec, settings, **options)``, with the
@@ -283,6 +323,69 @@ def _entry_points() -> Iterable[md.EntryPoint]:
     return md.entry_points(group=hookspecs.PROJECT)
 
 
+def _normal(name: str | None) -> str | None:
+    """A distribution name as pip compares them (``abduct_Foo`` is ``abduct-foo``)."""
+    return None if name is None else re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _declared_apis() -> dict[tuple[str, str | None], str]:
+    """What the ``abduct.api`` entry points declare: (entry name, distribution) -> the plugin API
+    as text. Read from the installed metadata; nothing is imported."""
+    found: dict[tuple[str, str | None], str] = {}
+    for ep in md.entry_points(group=API_GROUP):
+        found.setdefault((ep.name, _normal(ep.dist.name if ep.dist is not None else None)), ep.value)
+    return found
+
+
+def _supported() -> str:
+    low, high = SUPPORTED_PLUGIN_APIS[0], SUPPORTED_PLUGIN_APIS[-1]
+    return f"plugin API {low}–{high}" if high > low else f"plugin API {low}"
+
+
+def _check_api(info: PluginInfo, declared: str | None, core: str) -> None:
+    """Read what ``info``'s distribution declares into ``info.api`` and ``info.note``; a plugin
+    written for a plugin API this core does not support is refused: ``info.refused``, and
+    ``info.error`` one line naming the plugin, its distribution and the versions."""
+    if declared is None:
+        info.note = f"declares no plugin API version (entry point group {API_GROUP}); loaded unchecked"
+        return
+    package = info.distribution or "the plugin"
+    if not re.fullmatch(r"[0-9]{1,4}", declared.strip()):
+        info.refused = True
+        info.error = (f"{info.label} declares plugin API '{declared}' ({API_GROUP}), which is not a whole number; "
+                      f"this {core} supports {_supported()}: upgrade {package} or ask its authors to fix it")
+        return
+    info.api = api = int(declared)
+    if api < SUPPORTED_PLUGIN_APIS[0]:
+        info.refused = True
+        info.error = (f"{info.label} is written for plugin API {api}; this {core} supports {_supported()}: "
+                      f"upgrade {package} or install an abduct-core that supports plugin API {api}")
+    elif api > SUPPORTED_PLUGIN_APIS[-1]:
+        info.refused = True
+        info.error = (f"{info.label} is written for plugin API {api}; this {core} supports {_supported()}: "
+                      f"upgrade abduct-core or install a release of {package} written for plugin API {SUPPORTED_PLUGIN_APIS[-1]}")
+    elif api in DEPRECATED_PLUGIN_APIS:
+        info.note = (f"written for plugin API {api}, which is deprecated: abduct {DEPRECATED_PLUGIN_APIS[api]} "
+                     f"drops it (plugin API {PLUGIN_API} is current)")
+
+
+_WARNED: set[tuple[str, str | None]] = set()
+
+
+def _warn_deprecated_api(info: PluginInfo, module: object) -> None:
+    """Once a process, a DeprecationWarning for a plugin written for a deprecated plugin API,
+    attributed to the plugin's module (so the plugin's own warnings filters see it)."""
+    if info.api not in DEPRECATED_PLUGIN_APIS or (info.name, info.distribution) in _WARNED:
+        return
+    _WARNED.add((info.name, info.distribution))
+    name = getattr(module, "__name__", info.name)
+    warnings.warn_explicit(
+        f"{info.label} is written for plugin API {info.api}, which is deprecated: abduct "
+        f"{DEPRECATED_PLUGIN_APIS[info.api]} drops it; move it to plugin API {PLUGIN_API} (docs/plugins.md)",
+        DeprecationWarning, filename=getattr(module, "__file__", None) or name, lineno=1, module=name,
+        registry=vars(sys.modules[name]).setdefault("__warningregistry__", {}) if name in sys.modules else None)
+
+
 def build_registry(extra_plugins: Iterable[tuple[str, object]] = ()) -> Registry:
     """Discover plugins (built-ins, entry points, ``extra_plugins``) and build the registry."""
     # The core's own plugin sits in a layer above the registry: found by name, like any plugin.
@@ -295,7 +398,9 @@ def build_registry(extra_plugins: Iterable[tuple[str, object]] = ()) -> Registry
 
     core_version = md.version("abduct-core") if _has_dist("abduct-core") else None
     manager.register(builtins, name=CORE_PLUGIN)
-    infos.append(PluginInfo(CORE_PLUGIN, "abduct-core", core_version))
+    infos.append(PluginInfo(CORE_PLUGIN, "abduct-core", core_version, api=PLUGIN_API))
+    core = f"abduct-core {core_version}" if core_version else "abduct-core"
+    declared = _declared_apis()
 
     seen = {CORE_PLUGIN}
     for ep in sorted(_entry_points(), key=lambda e: e.name):
@@ -310,10 +415,16 @@ def build_registry(extra_plugins: Iterable[tuple[str, object]] = ()) -> Registry
         seen.add(ep.name)
         info = PluginInfo(ep.name, dist, version)
         infos.append(info)
+        _check_api(info, declared.get((ep.name, _normal(dist))), core)
+        if info.refused:  # written for a plugin API this core does not support: never imported
+            continue
         try:
-            _register(manager, ep.load(), ep.name)
+            module = ep.load()
+            _register(manager, module, ep.name)
         except Exception as exc:  # reported by `abduct plugins`, never fatal
             info.error = _describe(exc)
+            continue
+        _warn_deprecated_api(info, module)
     for name, module in extra_plugins:
         if name in disabled:
             continue

@@ -160,8 +160,8 @@ def deprecated_evaluate(task: object, name: str) -> None:
     code = getattr(method, "__code__", None)
     module = type(task).__module__
     warnings.warn_explicit(
-        f"task '{name}' defines evaluate(run), which is deprecated: declare dataset, plan() and finish() instead "
-        "(docs/plugins.md)", DeprecationWarning,
+        f"task '{name}' defines evaluate(run), which is deprecated and goes in abduct 0.3: declare dataset, plan() "
+        "and finish() instead (docs/plugins.md)", DeprecationWarning,
         filename=code.co_filename if code is not None else module, lineno=code.co_firstlineno if code is not None else 0,
         module=module, registry=sys.modules[module].__dict__.setdefault("__warningregistry__", {})
         if module in sys.modules else None)

@@ -3,7 +3,7 @@ specs and options, metric declarations, errors and hooks. Standard library, nump
 everything else in abduct stands on it."""
 
 from abduct.contract.errors import AbductError, DataError, PluginError, UnknownNameError
-from abduct.contract.hooks import PublishedRow, Registration, RunPages, hookimpl
+from abduct.contract.hooks import PLUGIN_API, SUPPORTED_PLUGIN_APIS, PublishedRow, Registration, RunPages, hookimpl
 from abduct.contract.metric_info import COUNT, TEXT_METRICS, MetricInfo, higher, lower, percent, reference
 from abduct.contract.options import NonFinite, Range, check_fields, constraints_of
 from abduct.contract.protocols import (
@@ -50,5 +50,5 @@ __all__ = [
     "MatrixScorer", "Metric", "MetricInfo", "MetricResult", "NonFinite", "PairDataset", "PluginError", "PublishedRow", "Range", "Region",
     "Registration", "RunPages", "ScoreContext", "Scorer", "Scoring", "Settings", "Spec", "Task", "TextPool",
     "UnitScores", "UnknownNameError", "VisualInput", "check_fields", "constraints_of", "higher", "hookimpl", "lower",
-    "percent", "reference",
+    "percent", "reference", "PLUGIN_API", "SUPPORTED_PLUGIN_APIS",
 ]

@@ -18,6 +18,20 @@ PROJECT = "abduct"
 hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
+PLUGIN_API = 4
+"""The plugin API this core implements, an integer apart from the distribution's version: it
+changes when a plugin written for the previous one would need changing. 4: tasks declare
+(``dataset``, ``plan``, ``finish``); 3: tasks drove the run (``evaluate(run)``)."""
+SUPPORTED_PLUGIN_APIS = range(3, PLUGIN_API + 1)
+"""The plugin APIs a plugin may be written for; one written for another is listed by ``abduct
+plugins`` with the reason and not loaded. A distribution declares its plugins' API in the entry
+points of the group ``abduct.api`` (``API_GROUP``): one entry a plugin, the plugin's entry name
+and the version as text (``mine = "4"``), read without importing the plugin."""
+DEPRECATED_PLUGIN_APIS = {3: "0.3"}
+"""Supported plugin APIs that a coming release drops: API -> that abduct release. A plugin
+written for one loads, with a DeprecationWarning naming the release."""
+API_GROUP = "abduct.api"
+
 
 @dataclass(frozen=True)
 class Registration:

@@ -6,4 +6,4 @@ Importing this package is cheap: no torch, no video decoding; those load on firs
 from abduct_var.records import VarEvent, VarExample
 
 __all__ = ["VarEvent", "VarExample"]
-__version__ = "0.1.0"
+__version__ = "0.2.0"

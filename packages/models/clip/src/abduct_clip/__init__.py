@@ -7,4 +7,4 @@ Importing this package does not import torch; the heavy modules load on first us
 from abduct_clip.settings import ClipSettings, clip_settings
 
 __all__ = ["ClipSettings", "clip_settings"]
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -5,4 +5,4 @@
 scoring are abduct's.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

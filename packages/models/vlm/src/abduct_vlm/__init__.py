@@ -6,4 +6,4 @@ endpoint). Both generate; ``vlm`` also scores, ``openai`` where the server retur
 log-probabilities. Either can be the ``--judge`` of a judged task.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
