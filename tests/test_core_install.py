@@ -56,7 +56,10 @@ def test_clip_installs_and_lists_without_sherlock(tmp_path: Path, root: Path) ->
     probe = subprocess.run([str(bin_dir / "python"), "-c", "import abduct_sherlock"], capture_output=True, text=True)
     assert probe.returncode != 0 and "No module named 'abduct_sherlock'" in probe.stderr
     demo = subprocess.run([str(bin_dir / "abduct"), "demo", "--steps", "1"], capture_output=True, text=True)
-    assert demo.returncode == 2 and "pip install abduct-demo" in demo.stderr  # the command is abduct-demo's
+    assert demo.returncode == 2 and "comes with abduct-demo" in demo.stderr  # the command is abduct-demo's
+    # the core came from this checkout (not an index): the hint installs the folder, which exists
+    hint = Path(demo.stderr.strip().rpartition("pip install ")[2])
+    assert (Path.cwd() / hint).resolve() == (root / "packages" / "demo").resolve(), demo.stderr
     assert len(demo.stderr.strip().splitlines()) == 1
 
 

@@ -35,6 +35,13 @@ def test_one_task_and_text_output(capsys: pytest.CaptureFixture[str]) -> None:
     assert rows and {r["task"] for r in rows} == {"var-explanation"}
     assert any(r.get("std") for r in rows)  # the seeds' standard deviations of supplement Table 2
     assert main(["published", "whoops-vqa"]) == 0
-    assert "Table 2" in capsys.readouterr().out
+    header, *lines = capsys.readouterr().out.splitlines()
+    assert header.split("\t") == ["task", "model", "setting", "split", "metrics", "source", "citation"]
+    assert main(["published", "whoops-vqa", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [line.split("\t") for line in lines] == [
+        [r["task"], r["model"], r.get("setting", "-"), r["split"] or "-",
+         ", ".join(f"{k}={v:g}" for k, v in r["metrics"].items()), r["source"], r["citation"]] for r in rows]
+    assert "Table 2" in lines[0] and "WHOOPS!" in lines[0]
     assert main(["published", "no-such-task"]) == 2
     assert "unknown task" in capsys.readouterr().err

@@ -1,8 +1,10 @@
 """The README's commands run as written in the environment the README sets up.
 
-Each ```bash block runs in order, in one scratch directory (so a block may use what an
+Each ```bash block runs in order, in one empty directory (so a block may use what an
 earlier one made), with the installed ``abduct`` first on PATH; a block whose first line is
 ``# not run by the README test: <why>`` is skipped (set-up, downloads, the user's own data).
+The commands write only under ``scratch/``, which .gitignore covers: run from the checkout's
+root, they leave nothing else behind.
 ``./dev demo`` must install every package of the README's table, so that the environment it
 makes is the one these commands ran in."""
 
@@ -17,6 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 SKIP = "# not run by the README test:"
+SCRATCH = "scratch"  # where every README command writes
 MAX_LINES = 250  # the front page: what abduct is, set-up, one table, one example per job; details in each package
 
 
@@ -45,15 +48,26 @@ def test_every_block_is_run_or_says_why_not() -> None:
 def test_the_readme_commands_run(tmp_path: Path) -> None:
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
            "ABDUCT_CACHE_DIR": str(tmp_path / "cache")}
+    where = tmp_path / "checkout"  # stands for the checkout's root
+    where.mkdir()
     ran = 0
     for number, text in bash_blocks():
         if text.startswith(SKIP):
             continue
-        done = subprocess.run(["bash", "-euo", "pipefail", "-c", text], cwd=tmp_path, env=env,
+        done = subprocess.run(["bash", "-euo", "pipefail", "-c", text], cwd=where, env=env,
                               capture_output=True, text=True)
         assert done.returncode == 0, f"README.md:{number}: exit {done.returncode}\n{done.stderr[-2000:]}"
+        assert [p.name for p in where.iterdir()] == [SCRATCH], f"README.md:{number}: writes outside {SCRATCH}/"
         ran += 1
     assert ran >= 4
+
+
+def test_the_readme_commands_write_under_one_ignored_folder() -> None:
+    ignored = (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
+    assert f"/{SCRATCH}/" in ignored or f"{SCRATCH}/" in ignored
+    for number, text in bash_blocks():  # the skipped blocks too: their outputs go under scratch/ as well
+        for option, path in re.findall(r"(--out|--html|--include_path|>)\s+(\S+)", text):
+            assert path == "DIR" or path.startswith(f"{SCRATCH}/"), f"README.md:{number}: {option} {path}"
 
 
 def test_dev_demo_installs_every_package_of_the_table() -> None:

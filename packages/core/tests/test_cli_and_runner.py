@@ -10,6 +10,7 @@ import pytest
 from abduct._cli import main
 from abduct._registry.registry import Registry
 from abduct._run.evaluate import EvalConfig, run_evaluation
+from abduct.kit import install_command
 
 
 def _eval_args(data: Path, out: Path, *extra: str) -> list[str]:
@@ -52,7 +53,7 @@ def test_without_a_page_renderer_a_run_writes_its_data_and_says_how_to_get_the_p
         "predictions.jsonl", "results.json", "units.json"]
     printed = capsys.readouterr().out
     assert f"wrote results.json, predictions.jsonl, units.json in {out}" in printed
-    assert "report.html and samples.html come with abduct-report: pip install abduct-report" in printed
+    assert f"report.html and samples.html come with abduct-report: {install_command('abduct-report')}" in printed
 
 
 def test_eval_is_deterministic_and_seeded(toy_registry: Registry, toy_data: Path, tmp_path: Path) -> None:

@@ -3,6 +3,7 @@ one release, with a DeprecationWarning, and without abduct-modelkit the error sa
 
 from __future__ import annotations
 
+import re
 import sys
 import warnings
 
@@ -10,12 +11,13 @@ import pytest
 
 import abduct.kit
 from abduct import AbductError
+from abduct.kit import install_command
 
 
 def test_a_moved_name_without_abduct_modelkit_names_the_package(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "abduct_modelkit", None)  # None in sys.modules: the import fails
     with pytest.raises(AbductError, match=r"abduct\.kit\.load_weights_only moved to abduct_modelkit\.load_weights_only, "
-                                          r"which is not installed: pip install abduct-modelkit"):
+                                          r"which is not installed: " + re.escape(install_command("abduct-modelkit"))):
         from abduct.kit import load_weights_only  # noqa: F401
 
 
@@ -25,7 +27,7 @@ def test_a_moved_name_imports_from_abduct_modelkit_with_a_warning() -> None:
         from abduct.kit import hub_access
     assert hub_access is modelkit.hub_access
     assert str(caught[0].message) == ("abduct.kit.hub_access moved to abduct_modelkit.hub_access "
-                                      "(pip install abduct-modelkit); abduct.kit.hub_access is removed in abduct 0.3")
+                                      f"({install_command('abduct-modelkit')}); abduct.kit.hub_access is removed in abduct 0.3")
     assert caught[0].filename == __file__  # the warning points at the importer's line
 
 

@@ -17,6 +17,7 @@ from abduct._cli import main
 from abduct._registry.registry import build_registry, reset_registry
 from abduct.contract import hooks as hookspecs
 from abduct.contract.errors import PluginError, UnknownNameError
+from abduct.kit import install_command
 from toy_plugin import ToyPlugin
 
 
@@ -294,18 +295,25 @@ def test_two_distributions_with_one_plugin_name(tmp_path: Path) -> None:
     assert any("already taken" in (p["error"] or "") for p in clash)
 
 
-def test_a_missing_first_party_component_names_its_package(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_missing_first_party_component_names_its_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
     from abduct_testing import main
 
+    monkeypatch.setenv("ABDUCT_DISABLE_PLUGINS", "whoops,cosim,clip")  # as if they were not installed
+    reset_registry(build_registry())
     data = tmp_path / "data"
     data.mkdir()
-    assert main(["eval", "whoops-vqa", "--model", "random", "--data", str(data), "--out", str(tmp_path / "o")]) == 2
-    assert "task 'whoops-vqa' comes with abduct-whoops, which is not installed: pip install abduct-whoops" \
-        in capsys.readouterr().err
-    assert main(["whoops", "synth"]) == 2
-    assert "pip install abduct-whoops" in capsys.readouterr().err
-    assert main(["eval", "cosim", "--model", "clip:tiny", "--data", str(data), "--out", str(tmp_path / "o")]) == 2
-    assert "pip install abduct-cosim" in capsys.readouterr().err  # the task is resolved first
+    try:
+        assert main(["eval", "whoops-vqa", "--model", "random", "--data", str(data), "--out", str(tmp_path / "o")]) == 2
+        whoops = install_command("abduct-whoops")  # a checkout's folder, or the index's name
+        assert f"task 'whoops-vqa' comes with abduct-whoops, which is not installed: {whoops}" \
+            in capsys.readouterr().err
+        assert main(["whoops", "synth"]) == 2
+        assert whoops in capsys.readouterr().err
+        assert main(["eval", "cosim", "--model", "clip:tiny", "--data", str(data), "--out", str(tmp_path / "o")]) == 2
+        assert install_command("abduct-cosim") in capsys.readouterr().err  # the task is resolved first
+    finally:
+        reset_registry()
 
 
 @pytest.mark.parametrize("command, package", [("demo", "abduct-demo"), ("compare", "abduct-report")])
@@ -317,7 +325,7 @@ def test_a_first_party_command_not_installed_names_its_package_in_one_line(
     try:
         assert main([command, "--help"]) == 2
         assert capsys.readouterr().err.splitlines() == [
-            f"error: command '{command}' comes with {package}, which is not installed: pip install {package}"]
+            f"error: command '{command}' comes with {package}, which is not installed: {install_command(package)}"]
         assert main(["no-such-command"]) == 2  # not a first-party command: click's own message
         assert "No such command 'no-such-command'" in capsys.readouterr().err
     finally:

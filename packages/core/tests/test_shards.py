@@ -176,7 +176,9 @@ def test_a_shard_killed_mid_run_resumes_and_merges_into_the_one_process_run(
 
     extra = ["--model", "slow-random:0.1"]
     assert main(_eval("toy-choice", data, out, *extra, "--shard", "0/2")) == 0  # the same command again: resumes
-    assert json.loads((out / SHARD_FILE).read_text())["resumed"] is True
+    manifest = json.loads((out / SHARD_FILE).read_text())
+    assert manifest["resumed"] is True and manifest["resumed_units"] == {"kept": done_before, "of": mine}
+    assert f"resumed: {done_before} of {mine} units kept" in capsys.readouterr().err
     assert main(_eval("toy-choice", data, tmp_path / "shard-1", "--model", "random", "--shard", "1/2")) == 0
     assert main(_eval("toy-choice", data, tmp_path / "one", "--model", "random")) == 0
     capsys.readouterr()
@@ -184,7 +186,8 @@ def test_a_shard_killed_mid_run_resumes_and_merges_into_the_one_process_run(
     assert json.loads(capsys.readouterr().out) == json.loads((tmp_path / "merged" / "results.json").read_text())
     _same_run(tmp_path / "one", tmp_path / "merged")  # slow-random is random (its fingerprint), slowly
     assert len(_stored(out)) == mine
-    assert json.loads((tmp_path / "merged" / "results.json").read_text())["resumed"] is True
+    merged = json.loads((tmp_path / "merged" / "results.json").read_text())
+    assert merged["resumed"] is True and merged["resumed_units"] == {"kept": done_before, "of": 24}
 
 
 @pytest.fixture(scope="module")

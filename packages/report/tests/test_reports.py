@@ -102,7 +102,8 @@ def test_compare_side_by_side_with_differences(toy_registry: Registry, toy_data:
     a = json.loads((first / "results.json").read_text())["metrics"]["accuracy"]
     b = results["metrics"]["accuracy"]
     assert "## toy-choice" in out and "random" in out and "constant" in out
-    assert f"(Δ {b - a:+.4g}" in out
+    row = next(line for line in out.splitlines() if line.split()[:1] == ["constant"])
+    assert f"{b - a:+.4g}" in row.split()  # its difference from the first run, in its row
     page = _self_contained(html_out.read_text())
     assert len(page.images) >= 1  # a bar chart per metric
     verdict = "better" if b > a else "worse" if b < a else ""

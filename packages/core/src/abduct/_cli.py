@@ -18,6 +18,7 @@ from abduct.contract.spec import Settings, Spec
 from abduct.contract.task import ScoreContext
 from abduct.kit.cli import RESAMPLE_COUNT, emit_json, option_pairs, quiet_and_json, settings_from, settings_options
 from abduct.kit.cli import _check_device as check_device
+from abduct.kit.install import install_command
 
 
 def _shard(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
@@ -154,9 +155,16 @@ def eval_cmd(task: str, model: str, data_dir: Path, out_dir: Path, split: str | 
         cache_dir=cache_dir, use_cache=not no_cache, judge=judge, overwrite=overwrite,
         datasets=datasets, ci_resamples=ci_resamples, shard=shard,
     )
-    results = run_evaluation(config)
+    try:
+        results = run_evaluation(config)
+    except KeyboardInterrupt:
+        raise Interrupted(_resume_hint(out_dir)) from None
     if results.get("processes", 1) > 1 and not _is_main_process():
         return
+    if results.get("resumed"):  # on stderr, also under --quiet and --json
+        units = results.get("resumed_units") or {}
+        click.echo(f"resumed: {units.get('kept')} of {units.get('of')} units kept from an unfinished run in "
+                   f"{out_dir}", err=True)
     if as_json:
         emit_json(results)
         return
@@ -181,12 +189,31 @@ def eval_cmd(task: str, model: str, data_dir: Path, out_dir: Path, split: str | 
 PAGES = ("report.md", "report.html", "samples.html")
 
 
+class Interrupted(Exception):
+    """Ctrl-C (SIGINT) during a command: exit 130, as shells expect, with one line saying what a
+    rerun does (``hint``) where there is something to say."""
+
+    def __init__(self, hint: str = "") -> None:
+        super().__init__(hint)
+        self.hint = hint
+
+
+def _resume_hint(out_dir: Path) -> str:
+    """What rerunning an interrupted ``abduct eval`` into ``out_dir`` does."""
+    from abduct._run.runner import PARTIAL_DIR, stored_units
+
+    kept = stored_units(out_dir / PARTIAL_DIR)
+    if not kept:
+        return "no unit had finished, so nothing was kept; the same command starts again"
+    return f"rerun the same command to resume ({kept} unit{'' if kept == 1 else 's'} kept in {out_dir / PARTIAL_DIR})"
+
+
 def echo_written(out_dir: Path) -> None:
     """The files a finished run wrote; where no page renderer is installed, how to get the pages."""
     names = [name for name in ("results.json", "predictions.jsonl", "units.json", *PAGES) if (out_dir / name).is_file()]
     click.echo(f"wrote {', '.join(names)} in {out_dir}")
     if not any(name in names for name in PAGES):
-        click.echo("  (report.html and samples.html come with abduct-report: pip install abduct-report)")
+        click.echo(f"  (report.html and samples.html come with abduct-report: {install_command('abduct-report')})")
 
 
 def _is_main_process() -> bool:
@@ -314,8 +341,11 @@ def merge_cmd(out_dir: Path, shard_dirs: tuple[Path, ...], data_dir: Path | None
     one run, each once."""
     from abduct._run.merge import merge_shards
 
-    results = merge_shards(out_dir, shard_dirs, data_dir=data_dir, device=device, overwrite=overwrite, quiet=quiet,
-                           use_cache=not no_cache)
+    try:
+        results = merge_shards(out_dir, shard_dirs, data_dir=data_dir, device=device, overwrite=overwrite,
+                               quiet=quiet, use_cache=not no_cache)
+    except KeyboardInterrupt:
+        raise Interrupted("the merge did not finish; rerun the same command to merge (it starts again)") from None
     if as_json:
         emit_json(results)
         return
@@ -330,6 +360,13 @@ class _Commands(click.Group):
     line, exit 2, instead of "No such command". The table: ``abduct._registry.providers``. A
     command that may come with a plugin written for another plugin API says that plugin's reason."""
 
+    def invoke(self, ctx: click.Context) -> Any:
+        """A command's Ctrl-C as ``Interrupted`` (click would make it Abort, after a blank line)."""
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise Interrupted() from None
+
     def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
         from abduct._registry.providers import provider
 
@@ -340,7 +377,7 @@ class _Commands(click.Group):
         if package is not None and refused:  # installed, but written for a plugin API this core does not support
             raise AbductError(f"command '{name}' comes with {package}, which is not loaded: {refused[0].error}")
         if package is not None:
-            raise AbductError(f"command '{name}' comes with {package}, which is not installed: pip install {package}")
+            raise AbductError(f"command '{name}' comes with {package}, which is not installed: {install_command(package)}")
         try:
             return super().resolve_command(ctx, args)
         except click.UsageError:
@@ -363,7 +400,8 @@ def build_cli() -> click.Group:
 @click.argument("task", required=False)
 @click.option("--json", "as_json", is_flag=True, help="A JSON list of rows.")
 def published_cmd(task: str | None, as_json: bool) -> None:
-    """The papers' published rows (every installed task, or TASK), each with its table."""
+    """The papers' published rows (every installed task, or TASK): tab-separated under a header
+    line (task, model, setting, split, metrics, source: the paper's table, citation)."""
     registry = get_registry()
     names = [c.name for c in registry.components("task")]
     if task is not None and task not in names:
@@ -375,24 +413,48 @@ def published_cmd(task: str | None, as_json: bool) -> None:
                     **({"setting": r.setting} if r.setting else {}), **({"std": r.std} if r.std else {})}
                    for r in rows])
         return
+    if not rows:
+        click.echo("no published rows" + (f" for task '{task}'" if task else ""))
+        return
+    click.echo("\t".join(PUBLISHED_COLUMNS))
     for r in rows:
         values = ", ".join(f"{k}={v:g}" for k, v in r.metrics.items())
-        setting = f" [{r.setting}]" if r.setting else ""
-        click.echo(f"{r.task}\t{r.model}{setting}\t{r.split}\t{values}\t({r.source})")
+        click.echo("\t".join((r.task, r.model, r.setting or "-", r.split or "-", values, r.source, r.citation)))
+
+
+PUBLISHED_COLUMNS = ("task", "model", "setting", "split", "metrics", "source", "citation")
+INTERRUPTED = 130  # 128 + SIGINT, what shells report for a command Ctrl-C stopped
+_shown: set[str] = set()  # the warnings this command printed (main() starts each command with none)
 
 
 def _one_line_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
                       file: Any = None, line: str | None = None) -> None:
-    """A warning as one line on stderr (``warning: ...``): Python's default prints the source
-    line that raised it, which tells a user of the command line nothing."""
-    click.echo(f"warning: {message}", err=True)
+    """A warning as one line on stderr (``warning: ...``), once per command: Python's default
+    prints the source line that raised it, which tells a user of the command line nothing, and
+    shows a warning again after any ``catch_warnings`` (a library's, a second model's)."""
+    text = f"warning: {message}"
+    if text in _shown:
+        return
+    _shown.add(text)
+    click.echo(text, err=True)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: user errors print one line and exit 2, never a traceback; warnings one line each."""
+    """Entry point: user errors print one line and exit 2, never a traceback; Ctrl-C one line and
+    exit 130; warnings one line each, each once."""
+    _shown.clear()
     with warnings.catch_warnings():
         warnings.showwarning = _one_line_warning
         return _main(argv)
+
+
+def _interrupted(hint: str = "") -> int:
+    """Ctrl-C: one line (rank 0 alone under torchrun), exit 130; on a terminal, after the ``^C`` echo."""
+    if _is_main_process():
+        if sys.stderr.isatty():
+            click.echo(err=True)
+        click.echo(f"interrupted: {hint}" if hint else "interrupted", err=True)
+    return INTERRUPTED
 
 
 def _main(argv: list[str] | None) -> int:
@@ -401,7 +463,13 @@ def _main(argv: list[str] | None) -> int:
     except AbductError as exc:
         click.echo(f"error: {exc}", err=True)
         return 2
-    except click.exceptions.Abort:
+    except Interrupted as exc:
+        return _interrupted(exc.hint)
+    except KeyboardInterrupt:  # before any command ran (the plugins loading)
+        return _interrupted()
+    except click.exceptions.Abort as exc:
+        if isinstance(exc.__cause__, KeyboardInterrupt):  # while click read the arguments
+            return _interrupted()
         click.echo("aborted", err=True)
         return 1
     except click.ClickException as exc:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from sherlock_test_util import registry_with_test_models
 import abduct_sherlock.tasks as tasks
 from abduct import AbductError, MetricResult
 from abduct.host import EvalConfig, load_task, run_evaluation
+from abduct.kit import install_command
 from abduct_sherlock import load_instances
 from abduct_sherlock.records import OPTIONAL_INPUTS
 
@@ -95,5 +97,5 @@ def test_caption_metrics_are_reported(corpus: Path, tmp_path: Path) -> None:
 
 @pytest.mark.skipif(HAVE_METRICS, reason="abduct-metrics is installed")
 def test_without_abduct_metrics_the_message_says_what_to_install(corpus: Path, tmp_path: Path) -> None:
-    with pytest.raises(AbductError, match="pip install abduct-metrics"):
+    with pytest.raises(AbductError, match=re.escape(install_command("abduct-metrics"))):
         _eval(corpus, tmp_path / "o", limit=4)

@@ -246,6 +246,47 @@ def test_a_span_past_the_end_is_clipped_with_one_warning_per_video(corpus: Path)
     assert vectors.shape == (len(spans), encoder.dim)
 
 
+def test_a_clipped_video_is_warned_once_per_command_whatever_reads_it(corpus: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """The demo's VAR section trains (one frame sampler) and then evaluates the retrieval and the
+    trained models (one sampler each) in one process: each sampler warns once per video, and the
+    pages written between them (abduct-report's plots, the frame strips) enter catch_warnings,
+    after which Python shows a warning it has shown before again: the same clipped video was
+    warned about twice. One command shows it once."""
+    import warnings
+
+    import click
+
+    from abduct import hookimpl
+    from abduct.host import build_registry, reset_registry
+    from abduct_video import FrameSampler, SamplingSettings
+
+    examples, _ = load_split(corpus, "train")
+    quirky = next(x for x in examples if any(e.end > e.duration for e in x.events))
+    events = [(str(corpus / "videos" / f"{e.video_id}.mp4"), e.span) for e in quirky.events]
+
+    @click.command("encode-twice")
+    def encode_twice() -> None:
+        for _ in range(2):  # as training and then a model would, each with its event encoder's sampler
+            with FrameSampler(SamplingSettings(mode="uniform", frames_per_span=2), backend="pyav") as sampler:
+                sampler.sample_many([(path, [span]) for path, span in events])
+            with warnings.catch_warnings():  # as a run's pages do
+                warnings.simplefilter("ignore", UserWarning)
+
+    class Twice:
+        @hookimpl
+        def register_commands(self, cli: click.Group) -> None:
+            cli.add_command(encode_twice)
+
+    reset_registry(build_registry(extra_plugins=[("twice", Twice())]))
+    try:
+        assert main(["encode-twice"]) == 0
+    finally:
+        reset_registry()
+    warned = [line for line in capsys.readouterr().err.splitlines() if "end past the video's end" in line]
+    assert len(warned) == 1 and warned[0].startswith(f"warning: {events[0][0]}"), warned
+
+
 def _predictions(run: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (run / "predictions.jsonl").read_text().splitlines()]
 

@@ -45,6 +45,7 @@ from typing import Any, NoReturn, TypeVar
 
 from abduct import AbductError, MetricInfo, Registration
 from abduct.host import EvalConfig, Registry, build_registry, get_registry, reset_registry, run_evaluation
+from abduct.kit import install_command
 
 T = TypeVar("T")
 
@@ -101,7 +102,7 @@ def require_module(module: str, distribution: str, purpose: str) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ImportError:
-        raise AbductError(f"{purpose}: pip install {distribution}") from None
+        raise AbductError(f"{purpose}: {install_command(distribution)}") from None
 
 
 def _cell(value: float | None) -> str:
@@ -255,7 +256,7 @@ def _components(registry: Registry | None, only: Sequence[str]) -> list[Registra
         raise AbductError(f"no demo section {', '.join(map(repr, unknown))}; installed: {', '.join(names) or 'none'}")
     chosen = [c for c in components if not only or c.name in only]
     if not chosen:
-        raise AbductError("no demo section is installed: pip install abduct-clip abduct-sherlock")
+        raise AbductError(f"no demo section is installed: {install_command('abduct-clip', 'abduct-sherlock')}")
     return chosen
 
 

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from abduct.host import EvalConfig, Registry, run_evaluation
+from abduct.kit import install_command
 from abduct_testing import main
 
 
@@ -52,4 +53,4 @@ def test_demo_without_sherlock_says_what_to_install(
     monkeypatch.setitem(sys.modules, "abduct_sherlock.synth", None)  # import fails as if not installed
     assert main(["demo", "--quiet", "--images", "8", "--steps", "1", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip()
-    assert err == "error: abduct demo uses Sherlock's synthetic corpus and tasks: pip install abduct-sherlock"
+    assert err == f"error: abduct demo uses Sherlock's synthetic corpus and tasks: {install_command('abduct-sherlock')}"

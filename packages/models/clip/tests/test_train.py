@@ -16,6 +16,7 @@ import torch
 from clip_helpers import clip_model, install_test_plugin
 
 from abduct.host import Registry, build_registry, reset_registry
+from abduct.kit import install_command
 from abduct_clip._train import examples_from_pairs, top1_fraction
 from abduct_testing import PairsFile, killed_once, main
 
@@ -126,7 +127,8 @@ def test_sherlock_not_installed_names_the_package(
     finally:
         reset_registry(None)
     err = capsys.readouterr().err.strip()
-    assert err == "error: training needs the dataset 'sherlock', which comes with abduct-sherlock: pip install abduct-sherlock"
+    assert err == ("error: training needs the dataset 'sherlock', which comes with abduct-sherlock: "
+                   f"{install_command('abduct-sherlock')}")
 
 
 def test_examples_keep_the_dataset_order_clue_and_group(pair_data: Path) -> None:

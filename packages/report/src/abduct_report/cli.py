@@ -18,12 +18,15 @@ from abduct.kit import RESAMPLE_COUNT, SEED, atomic_write_text, emit_json
 @click.option("--ci-resamples", type=RESAMPLE_COUNT, default=1000, show_default=True, metavar="N",
               help="Resamples of each paired test (0: no tests).")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the paired tests' resampling.")
+@click.option("--breakdowns", is_flag=True,
+              help="Also print each breakdown (by_<field>, per_<name>) cell by cell, with n and intervals.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def compare_cmd(run_dirs: tuple[Path, ...], html_out: Path | None, no_published: bool, ci_resamples: int, seed: int,
-                as_json: bool) -> None:
+                breakdowns: bool, as_json: bool) -> None:
     """Put finished runs (their --out directories) side by side: models x tasks, the papers'
     published rows for reference, each run's difference from the first run of its task with a
-    paired test on the units both scored, and mean ± std over runs differing only in --seed."""
+    paired test on the units both scored (Holm-corrected within the headline metrics; each
+    breakdown is a family of its own), and mean ± std over runs differing only in --seed."""
     from abduct_report.comparison import compare, disagreement_pages, html_page, text_table
 
     comparison = compare(run_dirs, published=not no_published, resamples=ci_resamples, seed=seed)
@@ -36,12 +39,13 @@ def compare_cmd(run_dirs: tuple[Path, ...], html_out: Path | None, no_published:
         atomic_write_text(html_out, html_page(comparison, list(pages), where=html_out.parent))
     if as_json:
         emit_json({"runs": [{"dir": str(r.run), "task": r.task, "model": r.model, "split": r.split,
-                             "metrics": r.metrics, "intervals": r.intervals,
+                             "metrics": r.metrics, "intervals": r.intervals, "name": r.name,
+                             "headline": comparison.headline(r.task), "breakdowns": comparison.breakdowns(r.task),
                              **({"versus": r.versus} if r.versus is not None else {})} for r in comparison.runs],
                    "seeds": comparison.seeds,
                    "published": [{"task": p.task, "model": p.model, "split": p.split, "metrics": p.metrics,
                                   "citation": p.citation, "source": p.source} for p in comparison.published]})
         return
-    click.echo(text_table(comparison), nl=False)
+    click.echo(text_table(comparison, breakdowns=breakdowns), nl=False)
     if html_out is not None:
         click.echo(f"wrote {html_out}")

@@ -4,19 +4,62 @@ run of its task, and mean ± standard deviation over runs that differ only in ``
 A paired test uses the units both runs scored (units.json), so it asks whether the two models
 differ *on the same items*: stronger than comparing two intervals, which each carry the
 items' own spread. Runs on different data (files' hashes) or splits are not paired; the test
-is refused with the reason. p-values are Holm-adjusted across the metrics of a task.
+is refused with the reason.
+
+Families of the Holm correction. The headline metrics of a task are one family; each breakdown
+is a family of its own. The rule (no declaration needed from the task, for now): a metric is a
+breakdown cell when its flattened name has a ``by_<field>.`` or ``per_<name>.`` component (the
+report's shapes: ``by_category.physical.accuracy``, ``per_chunk.3.p_at_1``), and the breakdown
+(``by_category``, ``per_chunk``; with what precedes it, for nested tables) is its family; counts
+and reference figures (``metric_info`` ``better`` null: ``n``, ``chunks``, ``instances``, a human
+score) are in no family and not tested; every other metric of results.json is a headline metric.
+So a headline difference is corrected only for the other headline metrics, never for the dozens
+of exploratory breakdown cells. A task may later declare its headline metrics explicitly.
 """
 
 from __future__ import annotations
 
+import re
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from abduct.host import holm, paired_test, read_units
+from abduct_report.report_page import COUNT_KEYS
 
 ALPHA = 0.05
+HEADLINE = "headline"
+_BREAKDOWN_PART = re.compile(r"(?:by|per)_.+")
+
+
+def breakdown_of(metric: str) -> tuple[str, str, str] | None:
+    """``(breakdown, group, metric within the group)`` of a breakdown cell, None for any other
+    metric: ``by_domain.indoor.accuracy`` -> ``("by_domain", "indoor", "accuracy")``;
+    ``per_position.3`` -> ``("per_position", "3", "")``."""
+    parts = metric.split(".")
+    for i, part in enumerate(parts[:-1]):
+        if _BREAKDOWN_PART.fullmatch(part):
+            return ".".join(parts[: i + 1]), parts[i + 1], ".".join(parts[i + 2:])
+    return None
+
+
+def is_count(metric: str, metric_info: Mapping[str, Any] | None) -> bool:
+    """A count or reference figure: declared with no direction (``better`` null), or, undeclared,
+    named as a size (``n``, ``chunks``, ``instances``, ...)."""
+    info = (metric_info or {}).get(metric)
+    if isinstance(info, dict):
+        return info.get("better") is None
+    return metric.rsplit(".", 1)[-1] in COUNT_KEYS
+
+
+def family_of(metric: str, metric_info: Mapping[str, Any] | None) -> str | None:
+    """The Holm family of ``metric``: ``"headline"``, its breakdown (``"by_category"``), or
+    None for a count or reference figure (not tested)."""
+    if is_count(metric, metric_info):
+        return None
+    found = breakdown_of(metric)
+    return HEADLINE if found is None else found[0]
 
 
 def refusal(first: dict[str, Any], other: dict[str, Any]) -> str | None:
@@ -31,18 +74,26 @@ def refusal(first: dict[str, Any], other: dict[str, Any]) -> str | None:
 def versus(first_dir: Path, first: dict[str, Any], other_dir: Path, other: dict[str, Any],
            resamples: int, seed: int) -> dict[str, Any]:
     """``runs[i]["versus"]``: each shared metric's difference (this run minus the first), its
-    interval, raw and Holm-adjusted p-values; or ``refused`` with the reason."""
+    interval, raw and Holm-adjusted p-values, the Holm family it was corrected in (``family``)
+    and the families (``families``: ``{family: [metric, ...]}``); or ``refused`` with the reason."""
     out: dict[str, Any] = {"dir": str(first_dir)}
     reason = refusal(first, other)
     if reason is not None:
         out["refused"] = f"no paired test: {reason}"
         return out
+    info = {**(other.get("metric_info") or {}), **(first.get("metric_info") or {})}
     mine, theirs = read_units(other_dir), read_units(first_dir)
-    tests = {m: paired_test(theirs[m], mine[m], resamples, seed, m) for m in theirs if m in mine}
+    tests = {m: paired_test(theirs[m], mine[m], resamples, seed, m) for m in theirs
+             if m in mine and family_of(m, info) is not None}
     found = {m: t for m, t in tests.items() if t is not None}
-    for metric, p_holm in zip(found, holm([t["p_value"] for t in found.values()])):
-        found[metric]["p_holm"] = p_holm
+    families: dict[str, list[str]] = {}
+    for metric in found:
+        families.setdefault(str(family_of(metric, info)), []).append(metric)
+    for name, members in families.items():
+        for metric, p_holm in zip(members, holm([found[m]["p_value"] for m in members])):
+            found[metric].update(p_holm=p_holm, family=name)
     out["metrics"] = found
+    out["families"] = families
     return out
 
 
@@ -54,7 +105,9 @@ def same_but_seed(a: dict[str, Any], b: dict[str, Any]) -> bool:
 
 def seed_groups(runs: Sequence[tuple[Path, dict[str, Any], dict[str, float]]]) -> list[dict[str, Any]]:
     """Runs of one model and task that differ only in ``--seed`` (two or more seeds): each
-    metric's mean and sample standard deviation across them, as the VAR paper reports."""
+    metric's mean and sample standard deviation across them, as the VAR paper reports; and
+    ``counts``: each count or reference figure (``is_count``) as it is, one value when the runs
+    agree (they share data and limit), else the list, in the runs' order."""
     groups: list[list[tuple[Path, dict[str, Any], dict[str, float]]]] = []
     for run in runs:
         home = next((g for g in groups if same_but_seed(g[0][1], run[1])), None)
@@ -68,8 +121,14 @@ def seed_groups(runs: Sequence[tuple[Path, dict[str, Any], dict[str, float]]]) -
         if len(group) < 2 or len(set(seeds)) != len(seeds):
             continue
         names = [m for m in group[0][2] if all(m in r[2] for r in group)]
+        info = group[0][1].get("metric_info") or {}
+        counts: dict[str, Any] = {}
+        for m in [m for m in names if is_count(m, info)]:
+            values = [r[2][m] for r in group]
+            counts[m] = values[0] if len(set(values)) == 1 else values
         out.append({"task": group[0][1]["task"], "model": group[0][1]["model"]["spec"], "seeds": seeds,
                     "dirs": [str(r[0]) for r in group],
                     "metrics": {m: {"mean": statistics.fmean(r[2][m] for r in group),
-                                    "std": statistics.stdev(r[2][m] for r in group)} for m in names}})
+                                    "std": statistics.stdev(r[2][m] for r in group)} for m in names},
+                    "counts": counts})
     return out

@@ -47,6 +47,8 @@ th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}
 figure{display:inline-block;margin:.5em;vertical-align:top;max-width:460px}
 figure.wide{display:block;max-width:100%}pre{white-space:pre-wrap}figure img{max-width:100%;height:auto}
 tr.paper td{background:#f4f4f4;color:#555;font-style:italic}figcaption{font-size:.9em}.better{color:#080}.worse{color:#b00}.note{color:#666;font-size:.9em}
+.scroll{overflow-x:auto;max-width:100%}td.name{overflow-wrap:anywhere;min-width:6em;text-align:left}td span{white-space:nowrap}tr.seeds td{background:#f7f9fc}
+h1,h2,h3,p,summary,figcaption{overflow-wrap:anywhere}details{margin:.3em 0}summary{cursor:pointer}
 """
 
 

@@ -43,3 +43,37 @@ def test_no_shared_file_is_left_and_arrays_are_the_callers(videos: dict[str, Pat
         assert not list(shared.iterdir())
         again = sampler.sample(videos["counter"], [(0.0, 1.0)])[0]
         assert frame_numbers(again) == [2, 7]
+
+
+def test_ctrl_c_is_the_callers_not_a_traceback_from_each_worker(videos: dict[str, Path], tmp_path: Path) -> None:
+    """Ctrl-C in a terminal signals the whole process group: a worker in the middle of a video
+    printed a KeyboardInterrupt traceback; it leaves Ctrl-C to the caller, which stops it."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import textwrap
+    import time
+
+    script = textwrap.dedent(f"""
+        import signal, sys
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal (a background job ignores it)
+        from abduct_video import FrameSampler, SamplingSettings
+
+        requests = [({str(videos["moving"])!r}, [(0.0, 2.0)]), ({str(videos["counter"])!r}, [(0.0, 3.0)])] * 4
+        with FrameSampler(SamplingSettings(frames_per_span=16), workers=1) as sampler:
+            sampler.sample_many(requests)
+            print("decoding", flush=True)
+            try:
+                while True:
+                    sampler.sample_many(requests)
+            except KeyboardInterrupt:
+                sys.exit(130)
+    """)
+    process = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, start_new_session=True)
+    assert process.stdout is not None and process.stdout.readline() == "decoding\n"
+    time.sleep(1.0)
+    os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130 and "Traceback" not in err, err

@@ -1,9 +1,11 @@
 """Which distribution provides the components that tasks and trainers ask for by name, so
-that a missing one is answered with the package to install instead of a bare "unknown"."""
+that a missing one is answered with the package to install instead of a bare "unknown" (the
+command that installs it here: ``abduct.kit.install_command``)."""
 
 from __future__ import annotations
 
 from abduct.contract.errors import AbductError
+from abduct.kit.install import install_command
 
 _FIRST_PARTY: dict[str, dict[str, tuple[str, ...]]] = {  # package -> kind -> names (test_first_steps checks it)
     "abduct-metrics": {"metric": ("bleu", "meteor", "rouge-l", "cider", "bertscore", "bem")},
@@ -44,4 +46,4 @@ def not_installed(kind: str, name: str, needed_by: str) -> AbductError | None:
     package = PROVIDERS.get((kind, name))
     if package is None:
         return None
-    return AbductError(f"{needed_by} needs the {kind} '{name}', which comes with {package}: pip install {package}")
+    return AbductError(f"{needed_by} needs the {kind} '{name}', which comes with {package}: {install_command(package)}")

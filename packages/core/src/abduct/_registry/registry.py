@@ -43,6 +43,7 @@ from abduct.contract.hooks import (
 from abduct.contract.protocols import Dataset, Metric
 from abduct.contract.spec import Settings, Spec
 from abduct.contract.task import Task
+from abduct.kit.install import install_command
 from abduct.legacy import LegacyTask
 
 KINDS = ("dataset", "task", "model", "metric", "demo")
@@ -223,7 +224,8 @@ class Registry:
             refused = self.refused(package)
             if package is not None and refused:  # installed, but written for another plugin API
                 raise PluginError(f"{kind} '{name}' comes with {package}, which is not loaded: {refused[0].error}")
-            unknown = UnknownNameError(kind, name, table, package)
+            unknown = UnknownNameError(kind, name, table, package,
+                                       install_command(package) if package is not None else None)
             if refused:  # it may come with a plugin that was not loaded: say which, and why
                 more = f" (and {len(refused) - 1} more plugins: see `abduct plugins`)" if len(refused) > 1 else ""
                 joint = " Not loaded: " if str(unknown).endswith("?") else "; not loaded: "

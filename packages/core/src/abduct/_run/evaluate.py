@@ -5,7 +5,9 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import shutil
 import time
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -19,7 +21,7 @@ from abduct._engine.models import LoadedModel, engine_for, load_model
 from abduct._registry.registry import Registry, get_registry
 from abduct._run.outdir import check_finished, locked, publish_folder
 from abduct._run.provenance import abduct_sources, file_hashes, package_versions
-from abduct._run.runner import PARTIAL_DIR, Run
+from abduct._run.runner import PARTIAL_DIR, RepairWarning, Run, shard_files, stored_units
 from abduct._run.shards import FORMAT as SHARD_FORMAT
 from abduct._run.shards import Parts, Shard, check_not_a_shard, check_shard_out, write_shard
 from abduct._run.staged import evaluate_shard, evaluate_task, sample_view
@@ -121,18 +123,43 @@ def _resumable_part(signature: dict[str, Any]) -> dict[str, Any]:
     return kept
 
 
-def _check_resume(out_dir: Path, signature: dict[str, Any]) -> bool:
-    """True when ``out_dir`` holds an unfinished run of this same configuration."""
-    marker = out_dir / PARTIAL_DIR / "run.json"
-    if not marker.exists():
+def _units(count: int) -> str:
+    return f"{count} unit{'' if count == 1 else 's'}"
+
+
+def _check_resume(out_dir: Path, signature: dict[str, Any], overwrite: bool = False) -> bool:
+    """True when ``out_dir`` holds an unfinished run of this same configuration. Stored units
+    of a run that cannot be told (no ``run.json``, or one that does not parse) are said in one
+    warning and removed; another configuration's are refused, or with ``overwrite`` said and removed."""
+    partial = out_dir / PARTIAL_DIR
+    marker = partial / "run.json"
+    if not partial.is_dir():
         return False
-    previous = json.loads(marker.read_text())
+    try:
+        previous = json.loads(marker.read_text(encoding="utf-8"))
+        problem = None if isinstance(previous, dict) else f"{marker} does not hold a run's configuration"
+    except FileNotFoundError:
+        previous, problem = None, f"{partial} has no run.json"
+    except (ValueError, OSError):
+        previous, problem = None, f"{marker} does not parse"
+    kept = stored_units(partial)
+    if problem is not None:
+        if kept:
+            warnings.warn(f"{problem}, so which run stored the {_units(kept)} there is unknown; removed, "
+                          f"{'it is' if kept == 1 else 'they are'} computed again", RepairWarning, stacklevel=2)
+        elif marker.exists() or shard_files(partial):
+            warnings.warn(f"{problem}, and no unit there can be read; removed", RepairWarning, stacklevel=2)
+        shutil.rmtree(partial, ignore_errors=True)
+        return False
     if _resumable_part(previous) != _resumable_part(signature):
-        differs = ", ".join(k for k in signature if previous.get(k) != signature[k])
-        raise AbductError(
-            f"{out_dir} holds an unfinished run with a different {differs}; "
-            "use another --out or delete that directory"
-        )
+        differs = ", ".join(k for k in signature if previous.get(k) != signature[k]) or "configuration"
+        if not overwrite:
+            raise AbductError(f"{out_dir} holds an unfinished run with a different {differs} ({_units(kept)} in "
+                              f"{partial}); use another --out, or --overwrite to discard it")
+        warnings.warn(f"--overwrite: {partial} held an unfinished run with a different {differs} "
+                      f"({_units(kept)}); removed", RepairWarning, stacklevel=2)
+        shutil.rmtree(partial, ignore_errors=True)
+        return False
     return True
 
 
@@ -244,7 +271,8 @@ def _evaluate(config: EvalConfig, registry: Registry, ranks: Ranks) -> dict[str,
     _on_main(ranks, lambda: ensure_writable_dir(config.out_dir))
     with removed_if_left_empty(config.out_dir, created and ranks.is_main), \
             locked(config.out_dir) if ranks.is_main else contextlib.nullcontext():
-        _on_main(ranks, lambda: check_finished(config.out_dir, _identity(config, split), config.overwrite))
+        _on_main(ranks, lambda: check_finished(config.out_dir, _identity(config, split), config.overwrite,
+                                               keep_partial=True))  # _check_resume decides on the units
         shard = config.shard
         if shard is not None:
             _on_main(ranks, lambda: check_shard_out(config.out_dir, _shard_identity(config, split, shard),
@@ -256,7 +284,7 @@ def _evaluate(config: EvalConfig, registry: Registry, ranks: Ranks) -> dict[str,
         run = build_run(config, task, loaded, registry, split, ranks)
         assert run.signature is not None
         signature = run.signature
-        resumed = bool(_on_main(ranks, lambda: _check_resume(config.out_dir, signature)))
+        resumed = bool(_on_main(ranks, lambda: _check_resume(config.out_dir, signature, config.overwrite)))
 
         traits = task_traits(task, config.task)
         if shard is not None:
@@ -272,6 +300,7 @@ def _evaluate(config: EvalConfig, registry: Registry, ranks: Ranks) -> dict[str,
         results, units, interval_seconds = results_of(task, evaluation, about, config.data_dir, config.ci_resamples)
         results.update({
             "resumed": resumed,
+            "resumed_units": resumed_units(run),
             "processes": ranks.world,
             "timings": {
                 "total_seconds": time.perf_counter() - started,
@@ -289,6 +318,12 @@ def _evaluate(config: EvalConfig, registry: Registry, ranks: Ranks) -> dict[str,
                           sample_view(traits, outcome.examples), thumbnails, registry)
             run.discard_partial()
     return results
+
+
+def resumed_units(run: Run) -> dict[str, int]:
+    """results.json's ``resumed_units``: of all the units of every stage (``of``), how many an
+    earlier, interrupted run into the same ``--out`` had finished (``kept``: not computed again)."""
+    return {"kept": run.units_kept, "of": run.units_total}
 
 
 def results_of(task: Task | LegacyTask, evaluation: Evaluation, about: dict[str, Any], data_dir: Path,
@@ -372,6 +407,7 @@ def _write_shard(config: EvalConfig, split: str, shard: Shard, loaded: LoadedMod
         "stages": {stage: {"elements": len(elements), "records": sum(len(r) for _, r in elements)}
                    for stage, elements in parts.items()},
         "resumed": resumed,
+        "resumed_units": resumed_units(run),
         "processes": run.ranks.world,
         "timings": {
             "total_seconds": time.perf_counter() - started,

@@ -193,6 +193,18 @@ def _judge_block(shards: Sequence[ShardDir]) -> dict[str, Any] | None:
             "model_seconds": sum(float(b["model_seconds"]) for b in blocks)}
 
 
+def _resumed_units(shards: Sequence[ShardDir]) -> dict[str, Any]:
+    """``resumed_units`` over the shards (their kept and total units added up); nothing when a
+    shard's manifest has none (an older abduct's)."""
+    counts: list[dict[str, Any]] = []
+    for shard in shards:
+        count = shard.manifest.get("resumed_units")
+        if not (isinstance(count, dict) and all(isinstance(count.get(k), int) for k in ("kept", "of"))):
+            return {}
+        counts.append(count)
+    return {"resumed_units": {key: sum(c[key] for c in counts) for key in ("kept", "of")}}
+
+
 def _added(shards: Sequence[ShardDir], key: str) -> float:
     return sum(float(s.manifest["timings"].get(key, 0.0)) for s in shards)
 
@@ -274,6 +286,7 @@ def merge_shards(out_dir: Path, shard_dirs: Sequence[Path], *, data_dir: Path | 
     merge_seconds = time.perf_counter() - started
     results.update({
         "resumed": any(bool(s.manifest["resumed"]) for s in shards),
+        **_resumed_units(shards),
         "processes": sum(int(s.manifest["processes"]) for s in shards),
         "shards": len(shards),
         "timings": {

@@ -13,11 +13,12 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from abduct._run.runner import OUTPUT_NAMES, PARTIAL_DIR
+from abduct._run.runner import OUTPUT_NAMES, PARTIAL_DIR, RepairWarning, stored_units
 from abduct.contract.errors import AbductError
 
 LOCK_FILE = ".abduct.lock"
@@ -39,14 +40,21 @@ def finished_identity(results: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def check_finished(out_dir: Path, identity: dict[str, Any], overwrite: bool) -> None:
+def check_finished(out_dir: Path, identity: dict[str, Any], overwrite: bool, keep_partial: bool = False) -> None:
     """Refuse an ``out_dir`` holding another configuration's finished run unless ``overwrite``;
-    with ``overwrite``, remove abduct's outputs and unfinished units there first."""
+    with ``overwrite``, remove abduct's outputs and (unless ``keep_partial``) its unfinished
+    units there first, said in one warning when there were any."""
     results_file = out_dir / RESULTS_FILE
     if overwrite:
         for name in OUTPUT_NAMES:
             (out_dir / name).unlink(missing_ok=True)
-        shutil.rmtree(out_dir / PARTIAL_DIR, ignore_errors=True)
+        partial = out_dir / PARTIAL_DIR
+        if not keep_partial and partial.is_dir():
+            kept = stored_units(partial)
+            if kept:
+                warnings.warn(f"--overwrite: {partial} held {kept} unit{'' if kept == 1 else 's'} of an unfinished "
+                              "run; removed", RepairWarning, stacklevel=2)
+            shutil.rmtree(partial, ignore_errors=True)
         return
     if not results_file.is_file():
         return
@@ -55,8 +63,8 @@ def check_finished(out_dir: Path, identity: dict[str, Any], overwrite: bool) -> 
     try:
         previous = finished_identity(json.loads(results_file.read_text(encoding="utf-8")))
     except (ValueError, OSError, AttributeError):
-        raise AbductError(f"{out_dir} holds a results.json abduct cannot read; use another --out or "
-                          "--overwrite") from None
+        raise AbductError(f"{results_file} cannot be read as a run's results (cut off or edited), so which run "
+                          f"{out_dir} holds is unknown; use another --out, or --overwrite to replace it") from None
     differs = [k for k in IDENTITY_FIELDS if previous.get(k) != identity.get(k)]
     if differs:
         raise AbductError(

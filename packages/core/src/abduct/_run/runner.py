@@ -11,8 +11,10 @@ computed from the stored records, they equal an uninterrupted run's.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import time
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,9 +40,83 @@ OUTPUT_NAMES = ("results.json", "predictions.jsonl", "report.md", "report.html")
 FLUSH_SECONDS = 1.0
 
 
+SHARD_NAME = re.compile(r"shard-(\d+)\.jsonl")
+_UNIT_PREFIX = re.compile(rb'\{"unit": ("(?:[^"\\]|\\.)*")')
+
+
+class RepairWarning(UserWarning):
+    """A damaged run folder, said in one line before abduct repairs it (the damaged part dropped
+    and computed again)."""
+
+
+@dataclass
+class StoredFile:
+    """One shard file of a unit store: its well-formed entries, and its damaged lines as
+    ``(line number, what is wrong, the unit it held when that can still be read)``."""
+
+    entries: list[tuple[str, list[dict[str, Any]]]]
+    damaged: list[tuple[int, str, str | None]]
+
+
+def read_stored(path: Path) -> StoredFile:
+    """The units stored in ``path`` (a ``shard-N.jsonl`` of ``.partial``); a line that is cut off,
+    does not parse or is not a stored unit is listed as damaged, not raised."""
+    data = path.read_bytes()
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    entries, damaged = [], []
+    for number, line in enumerate(lines, 1):
+        try:
+            entry = json.loads(line.decode("utf-8"))
+            unit, records = entry["unit"], entry["records"]
+            if not isinstance(unit, str) or not isinstance(records, list) or \
+                    not all(isinstance(r, dict) for r in records):
+                raise TypeError
+        except (ValueError, KeyError, TypeError):
+            cut = number == len(lines) and not data.endswith(b"\n")
+            found = _UNIT_PREFIX.match(line)
+            try:
+                named = json.loads(found.group(1).decode("utf-8")) if found else None
+            except ValueError:
+                named = None
+            damaged.append((number, "is cut off" if cut else "is garbled", named if isinstance(named, str) else None))
+            continue
+        entries.append((unit, records))
+    return StoredFile(entries, damaged)
+
+
+def shard_files(directory: Path) -> list[Path]:
+    """A unit store's shard files, in the order they were written."""
+    return sorted((p for p in directory.glob("shard-*.jsonl") if SHARD_NAME.fullmatch(p.name)),
+                  key=lambda p: int(p.name[6:-6]))
+
+
+def stored_units(directory: Path) -> int:
+    """How many units ``directory`` (a ``.partial``) holds, damaged lines not counted; 0 when it
+    cannot be read."""
+    units: set[str] = set()
+    try:
+        for shard in shard_files(directory):
+            units.update(unit for unit, _ in read_stored(shard).entries)
+    except OSError:
+        return 0
+    return len(units)
+
+
+def _described(path: Path, damaged: list[tuple[int, str, str | None]]) -> str:
+    """One line: what is wrong in ``path`` and what is done about it."""
+    if len(damaged) == 1:
+        number, what, unit = damaged[0]
+        return f"{path}: line {number} {what}; dropped, its unit{f' ({unit})' if unit else ''} is computed again"
+    numbers = ", ".join(str(number) for number, _, _ in damaged)
+    return f"{path}: lines {numbers} are cut off or garbled; dropped, their units are computed again"
+
+
 class UnitStore:
     """Finished units' records in ``directory/shard-NNNNNN.jsonl`` files, beside ``run.json``
-    (the run's configuration, so that only the same run resumes from them)."""
+    (the run's configuration, so that only the same run resumes from them). A damaged line is
+    said in one warning, then dropped from its file (its unit is computed again)."""
 
     def __init__(self, directory: Path, signature: dict[str, Any] | None = None) -> None:
         self.directory = directory
@@ -50,12 +126,16 @@ class UnitStore:
         self._next = 0
         self._last_flush = time.monotonic()
         if directory.is_dir():
-            for shard in sorted(directory.glob("shard-*.jsonl")):
-                self._next = max(self._next, int(shard.stem.split("-")[1]) + 1)
-                with open(shard, encoding="utf-8") as handle:
-                    for line in handle:
-                        entry = json.loads(line)
-                        self.done[entry["unit"]] = entry["records"]
+            for shard in shard_files(directory):
+                self._next = max(self._next, int(shard.name[6:-6]) + 1)
+                stored = read_stored(shard)
+                if stored.damaged:
+                    warnings.warn(_described(shard, stored.damaged), RepairWarning, stacklevel=2)
+                    if stored.entries:
+                        atomic_write_jsonl(shard, ({"unit": u, "records": r} for u, r in stored.entries))
+                    else:
+                        shard.unlink()
+                self.done.update(stored.entries)
 
     def add(self, unit: str, records: list[dict[str, Any]]) -> None:
         self.done[unit] = records
@@ -100,6 +180,8 @@ class Run:
     datasets: dict[str, Any] = field(default_factory=dict)  # name -> options the user gave (--dataset)
     artifacts: dict[str, Any] = field(default_factory=dict)  # written beside the outputs when the run ends
     data_files: list[Path] = field(default_factory=list)  # what the task's dataset read, hashed into results.json
+    units_kept: int = 0  # units of every stage so far taken from an earlier, interrupted run's store
+    units_total: int = 0  # units of every stage so far, kept or computed
     _store: UnitStore | None = field(default=None, repr=False)
     _metrics: dict[tuple[str, str], Metric] = field(default_factory=dict, repr=False)
 
@@ -209,6 +291,8 @@ class Run:
         results: list[list[dict[str, Any]]] = []
         done = self._agreed_done(stage, units)
         todo = sum(1 for uid, _ in units if f"{stage}/{uid}" not in done)
+        self.units_kept += len(units) - todo
+        self.units_total += len(units)
         quiet = self.quiet or todo < 2 or not self.ranks.is_main
         ticks = iter(progress(range(todo), desc=stage, total=todo, quiet=quiet, unit="unit"))
         start = time.perf_counter()

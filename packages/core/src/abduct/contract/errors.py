@@ -39,11 +39,15 @@ class DataError(AbductError):
 class UnknownNameError(AbductError):
     """A task, model, metric or dataset name that no installed plugin registers."""
 
-    def __init__(self, kind: str, name: str, known: Iterable[str], package: str | None = None) -> None:
+    def __init__(self, kind: str, name: str, known: Iterable[str], package: str | None = None,
+                 install: str | None = None) -> None:
+        """``package``: the first-party distribution that provides ``name``, when it is not
+        installed; ``install``: the command that installs it (``pip install {package}`` if not given)."""
         known = sorted(known)
         self.kind, self.name, self.known = kind, name, known
         if package is not None:  # a first-party component whose package is not installed
-            super().__init__(f"{kind} '{name}' comes with {package}, which is not installed: pip install {package}")
+            super().__init__(f"{kind} '{name}' comes with {package}, which is not installed: "
+                             f"{install or f'pip install {package}'}")
             return
         close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
         hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""

@@ -34,6 +34,7 @@ from abduct.kit.cli import (
 from abduct.kit.content import ContentKeys, unique_index
 from abduct.kit.distributed import Ranks, current_ranks, process_group, seed_everything
 from abduct.kit.drawing import image_problem, load_rgb, require_regular_image
+from abduct.kit.install import install_command
 from abduct.kit.io import (
     atomic_write_bytes,
     atomic_write_json,
@@ -77,7 +78,7 @@ __all__ = [
     "atomic_write_json", "atomic_write_jsonl", "atomic_write_text", "batched",
     "check_template", "compare_two", "current_ranks", "default_cache_dir", "emit_json",
     "ensure_writable_dir", "exact_match", "fill", "first_argmax", "generate", "honour_umask",
-    "image_problem", "load_rgb",
+    "image_problem", "install_command", "load_rgb",
     "multiple_choice", "normalize_answer", "option_pairs", "process_group", "progress",
     "read_csv_cells", "read_published", "read_json", "read_keyed_predictions", "report_problems",
     "require_dir", "require_file", "require_new_or_regular", "require_regular_image", "score_generations", "seed_everything",
@@ -107,7 +108,7 @@ def __getattr__(name: str) -> Any:
     except ImportError:
         # not an AttributeError: `from abduct.kit import X` would replace it with a bare "cannot import name"
         raise AbductError(f"abduct.kit.{name} moved to {_MODELKIT}.{name}, which is not installed: "
-                          "pip install abduct-modelkit") from None
-    warnings.warn(f"abduct.kit.{name} moved to {_MODELKIT}.{name} (pip install abduct-modelkit); "
+                          f"{install_command('abduct-modelkit')}") from None
+    warnings.warn(f"abduct.kit.{name} moved to {_MODELKIT}.{name} ({install_command('abduct-modelkit')}); "
                   f"abduct.kit.{name} is removed in abduct 0.3", DeprecationWarning, stacklevel=2)
     return getattr(home, name)

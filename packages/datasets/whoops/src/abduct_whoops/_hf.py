@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from abduct import AbductError, DataError
-from abduct.kit import atomic_write_bytes, default_cache_dir
+from abduct.kit import atomic_write_bytes, default_cache_dir, install_command
 from abduct_whoops.records import COLUMNS, WhoopsImage
 from abduct_whoops.rows import check_unique, parse_row, require_columns
 
 SAVED_MARKERS = ("dataset_info.json", "state.json", "dataset_dict.json")
-HINT = "pip install 'abduct-whoops[hf]'"
+EXTRA = "abduct-whoops[hf]"  # the hint: install_command(EXTRA), where abduct was installed from
 
 
 def find(data_dir: Path) -> tuple[str, list[Path]] | None:
@@ -35,7 +35,7 @@ def _rows_saved(folder: Path) -> list[dict[str, Any]]:
     try:
         import datasets  # type: ignore[import-untyped,import-not-found,unused-ignore]
     except ImportError:
-        raise AbductError(f"{folder} is a datasets folder; reading it needs the datasets library: {HINT}") from None
+        raise AbductError(f"{folder} is a datasets folder; reading it needs the datasets library: {install_command(EXTRA)}") from None
     loaded: Any = datasets.load_from_disk(str(folder))
     if isinstance(loaded, datasets.DatasetDict):
         if "test" not in loaded:
@@ -50,7 +50,7 @@ def _rows_parquet(files: list[Path]) -> list[dict[str, Any]]:
     try:
         import pyarrow.parquet as pq  # type: ignore[import-untyped,import-not-found,unused-ignore]
     except ImportError:
-        raise AbductError(f"{files[0]} is parquet; reading it needs pyarrow: {HINT}") from None
+        raise AbductError(f"{files[0]} is parquet; reading it needs pyarrow: {install_command(EXTRA)}") from None
     rows: list[dict[str, Any]] = []
     for file in files:
         try:

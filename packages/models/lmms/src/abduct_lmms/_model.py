@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from abduct import AbductError, Decoding, GenerationRequest, Settings, Spec, TextPool, VisualInput
+from abduct.kit import install_command
 from abduct_lmms.docs import doc_to_target, doc_to_text, doc_to_visual, generation_doc, scoring_doc
 from abduct_lmms.hooks import answer_of
 from abduct_lmms.replay import ACCEPTS
@@ -112,7 +113,7 @@ def make_lmms(spec: Spec, settings: Settings, **model_args: str) -> LmmsModel:
         from lmms_eval import models
     except ImportError as exc:  # a declared dependency, but an environment can lack it or break it
         raise AbductError(f"lmms:{spec.argument} needs lmms-eval, which cannot be imported here ({exc}); "
-                          "pip install abduct-lmms") from None
+                          f"{install_command('abduct-lmms')}") from None
 
     if spec.argument not in models.list_available_models(include_aliases=True):
         raise AbductError(f"lmms-eval has no model '{spec.argument}' (see lmms_eval.models.list_available_models())")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import time
 
+from abduct.kit import install_command
 from abduct_demo import DemoContext, DemoTable, require_module
 
 SECTION = "sherlock-t5"
@@ -36,7 +37,7 @@ def sherlock_t5(ctx: DemoContext) -> DemoTable:
     if importlib.util.find_spec("abduct_metrics") is not None:
         tasks.append("sherlock-generation")
     else:
-        note += " Generation columns need abduct-metrics (pip install abduct-metrics)."
+        note += f" Generation columns need abduct-metrics ({install_command('abduct-metrics')})."
     rows = ctx.evaluate({"random": "random", "t5_fine_tuned": f"t5:{train_dir / BEST}"}, tasks, data,
                         section=SECTION)
     return DemoTable("Sherlock with T5 (text only: the clue)", COLUMNS, rows, note=note)

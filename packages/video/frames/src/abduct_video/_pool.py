@@ -30,6 +30,7 @@ import dataclasses
 import mmap
 import multiprocessing
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -110,6 +111,9 @@ def _read_frames(area: _Area, size: int, shapes: list[tuple[int, ...]], clipped:
 
 
 def _serve(conn: Connection, backend: str, threads: int, areas: list[_Area]) -> None:
+    # Ctrl-C is the parent's to handle (it stops its workers), not a traceback from each worker
+    # in the middle of a video (a POSIX worker has its own session, out of the terminal's reach)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     runner = JobRunner(backend, threads)
     while True:
         try:
@@ -224,6 +228,7 @@ class WorkerPool:
                 [sys.executable, "-m", "abduct_video._worker", str(theirs.fileno()), self.backend, str(self.threads),
                  *(path for _, path in files)],
                 pass_fds=(theirs.fileno(),), env=env, stdin=subprocess.DEVNULL,
+                start_new_session=True,  # a terminal's Ctrl-C is the parent's: it stops its workers
             )
             theirs.close()
             worker = _Worker(_Child(popen), Connection(ours.detach()), [_Area(fd) for fd, _ in files])
