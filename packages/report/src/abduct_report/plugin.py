@@ -4,16 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from abduct import hookimpl
 from abduct.contract import RunPages
-from abduct_report.markdown import markdown_report
-from abduct_report.report_page import html_report
-from abduct_report.samples import SAMPLES_PAGE, SampleView, render_samples
-from abduct_report.thumbnails import THUMB_DIR
+
+if TYPE_CHECKING:
+    from abduct_report.samples import SampleView
 
 
 @hookimpl
@@ -21,6 +20,12 @@ def render_run_pages(results: Mapping[str, Any], predictions: Sequence[Mapping[s
                      sample_view: SampleView | None, cache_dir: Path | None) -> RunPages:
     """report.md, report.html and samples.html (its thumbnails in ``samples/``), rendered before
     the core writes anything."""
+    # imported here, not when the plugin registers: every abduct command loads this module
+    from abduct_report.markdown import markdown_report
+    from abduct_report.report_page import html_report
+    from abduct_report.samples import SAMPLES_PAGE, render_samples
+    from abduct_report.thumbnails import THUMB_DIR
+
     run, records = dict(results), [dict(r) for r in predictions]
     files = {"report.md": markdown_report(run), "report.html": html_report(run, records, out_dir)}
     # rendered last: its thumbnails are files, staged in a folder the core publishes or the failure removes
