@@ -77,3 +77,18 @@ def test_ctrl_c_is_the_callers_not_a_traceback_from_each_worker(videos: dict[str
     os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
     _, err = process.communicate(timeout=60)
     assert process.returncode == 130 and "Traceback" not in err, err
+
+
+def test_a_worker_starting_after_its_parent_cleaned_up_leaves_quietly(tmp_path: Path) -> None:
+    """The race of a Ctrl-C while a worker starts: its shared-memory areas are gone, so it exits 0
+    with nothing on stderr, not a FileNotFoundError traceback under the parent's last line."""
+    import socket
+    import subprocess
+    import sys
+
+    ours, theirs = socket.socketpair()
+    with ours, theirs:
+        done = subprocess.run([sys.executable, "-m", "abduct_video._worker", str(theirs.fileno()), "pyav", "1",
+                               str(tmp_path / "gone.frames")], pass_fds=(theirs.fileno(),), capture_output=True,
+                              text=True, timeout=60)
+    assert done.returncode == 0 and done.stderr == ""

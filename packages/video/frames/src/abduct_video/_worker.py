@@ -14,7 +14,12 @@ from abduct_video._pool import _Area, _serve
 def main(argv: list[str]) -> None:
     fd, backend, threads, *area_paths = argv
     conn = Connection(int(fd))
-    areas = [_Area(os.open(path, os.O_RDWR)) for path in area_paths]
+    try:
+        areas = [_Area(os.open(path, os.O_RDWR)) for path in area_paths]
+    except FileNotFoundError:
+        # the parent stopped while this worker was starting (Ctrl-C, an error) and removed its
+        # areas: nothing to serve, and nothing to report on a terminal the parent has left
+        sys.exit(0)
     conn.send("ready")
     _serve(conn, backend, int(threads), areas)
 
