@@ -1,21 +1,13 @@
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from abduct.host import Registry, build_registry, reset_registry
-from abduct_testing.toy import ToyPlugin, write_toy_data
+from abduct_testing import registry_fixture
+from abduct_testing.toy import install_toy_registry, write_toy_data
 
-
-@pytest.fixture
-def toy_registry() -> Iterator[Registry]:
-    """The process-wide registry with the toy benchmark added (as the CLI will see it)."""
-    registry = build_registry(extra_plugins=[("toy", ToyPlugin())])
-    reset_registry(registry)
-    yield registry
-    reset_registry()
+toy_registry = registry_fixture(install_toy_registry, "toy_registry")
 
 
 @pytest.fixture

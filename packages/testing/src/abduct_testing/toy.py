@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -31,6 +31,9 @@ from abduct import (
     percent,
 )
 from abduct.kit import accuracy, read_json
+
+if TYPE_CHECKING:
+    from abduct.host import Registry
 
 
 def write_toy_data(directory: Path, items: int = 12) -> Path:
@@ -106,3 +109,13 @@ class ToyPlugin:
     @hookimpl
     def register_tasks(self) -> Iterator[Registration]:
         yield Registration("toy-choice", "Toy multiple choice", "abduct_testing.toy:make_choice")
+
+
+def install_toy_registry() -> Registry:
+    """The process-wide registry with the toy benchmark added (as the CLI will see it); pair it
+    with ``abduct_testing.registry_fixture``, which resets the registry after each test."""
+    from abduct.host import build_registry, reset_registry
+
+    registry = build_registry(extra_plugins=[("toy", ToyPlugin())])
+    reset_registry(registry)
+    return registry
