@@ -36,9 +36,10 @@ from abduct._engine.inputs import InputPolicy, accepted_inputs, needed_inputs
 from abduct._engine.models import load_model
 from abduct._engine.scoring import ScoringEngine
 from abduct._registry.registry import Registry
+from abduct._spec_text import SpecSyntaxError, split_outside_quotes
 from abduct.contract.errors import AbductError
 from abduct.contract.records import FEATURES, VisualInput
-from abduct.contract.spec import Settings, Spec, split_outside_quotes
+from abduct.contract.spec import Settings, Spec
 
 
 def top_k_mask(scores: np.ndarray, k: int) -> np.ndarray:
@@ -107,7 +108,10 @@ def cascade_parts(spec: Spec) -> tuple[str, str]:
         raise AbductError("cascade needs two models: cascade:DUAL+CROSS[,k=50], e.g. cascade:clip:tiny+lxmert:tiny")
     # the spec grammar reads a part's @tag as the cascade's: put it back
     argument = spec.argument if spec.tag is None else f"{spec.argument}@{spec.tag}"
-    parts = split_outside_quotes(argument, "+")
+    try:
+        parts = split_outside_quotes(argument, "+")
+    except SpecSyntaxError as exc:
+        raise AbductError(f"cascade: {exc}") from None
     if len(parts) != 2 or not all(p.strip() for p in parts):
         raise AbductError(f"cascade: expected DUAL+CROSS (e.g. cascade:clip:tiny+lxmert:tiny,k=50), got '{argument}'")
     return parts[0].strip(), parts[1].strip()

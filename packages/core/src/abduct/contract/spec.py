@@ -14,50 +14,10 @@ component's factory signature types them (``abduct.contract.options``).
 from __future__ import annotations
 
 import importlib
-import re
 from dataclasses import dataclass, field
 
+from abduct._spec_text import SpecSyntaxError, parse_option, parse_spec
 from abduct.contract.errors import AbductError
-
-_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
-_QUOTES = ("'", '"')
-
-
-def split_outside_quotes(text: str, separator: str = ",") -> list[str]:
-    """Split at ``separator`` outside quotes (spec options; the parts of a composite spec)."""
-    parts: list[str] = []
-    current: list[str] = []
-    quote: str | None = None
-    for char in text:
-        if quote:
-            quote = None if char == quote else quote
-        elif char in _QUOTES:
-            quote = char
-        elif char == separator:
-            parts.append("".join(current))
-            current = []
-            continue
-        current.append(char)
-    if quote:
-        raise AbductError(f"unclosed {quote} in '{text}'")
-    parts.append("".join(current))
-    return parts
-
-
-def _unquote(text: str) -> str:
-    text = text.strip()
-    if len(text) >= 2 and text[0] in _QUOTES and text[-1] == text[0]:
-        return text[1:-1]
-    return text
-
-
-def parse_option(pair: str, source: str) -> tuple[str, str]:
-    """``key=value`` -> (key with ``-`` as ``_``, unquoted value)."""
-    key, sep, value = pair.partition("=")
-    key = key.strip()
-    if not sep or not _KEY.match(key):
-        raise AbductError(f"'{pair}' in '{source}' is not key=value")
-    return key.replace("-", "_"), _unquote(value)
 
 
 @dataclass(frozen=True)
@@ -71,31 +31,18 @@ class Spec:
 
     @classmethod
     def parse(cls, text: str) -> Spec:
-        text = text.strip()
-        if not text:
-            raise AbductError("empty spec; expected name[:argument][@tag][,key=value...]")
-        head, *pairs = split_outside_quotes(text)
-        name, sep, rest = head.partition(":")
-        argument: str | None = rest if sep else None
-        tag = None
-        base, at, maybe_tag = (rest if sep else name).rpartition("@")
-        if at and maybe_tag and "/" not in maybe_tag and "\\" not in maybe_tag:
-            tag = maybe_tag
-            if sep:
-                argument = base
-            else:
-                name = base
-        name = name.strip()
-        if not name:
-            raise AbductError(f"spec '{text}' has no name; expected name[:argument][@tag][,key=value...]")
-        if sep and not (argument and argument.strip()):
-            raise AbductError(f"spec '{text}' has an empty argument after ':'")
-        options = tuple(parse_option(pair, text) for pair in pairs)
-        return cls(name, None if argument is None else _unquote(argument), tag, options)
+        """Read ``name[:argument][@tag][,key=value...]``; one-line errors for what is not one."""
+        try:
+            return cls(*parse_spec(text))
+        except SpecSyntaxError as exc:
+            raise AbductError(str(exc)) from None
 
     def with_options(self, pairs: tuple[str, ...] | list[str]) -> Spec:
         """This spec with ``key=value`` pairs added (the CLI's ``-o`` synonym)."""
-        extra = tuple(parse_option(p, p) for p in pairs)
+        try:
+            extra = tuple(parse_option(p, p) for p in pairs)
+        except SpecSyntaxError as exc:
+            raise AbductError(str(exc)) from None
         return Spec(self.name, self.argument, self.tag, self.options + extra)
 
     def option_dict(self) -> dict[str, str]:
