@@ -18,10 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from abduct._registry.registry import build_registry
+from abduct._registry.registry import DEPRECATED_PLUGIN_APIS, build_registry
 from abduct.contract import PLUGIN_API, SUPPORTED_PLUGIN_APIS
 from abduct.contract.errors import PluginError, UnknownNameError
-from abduct.contract.hooks import DEPRECATED_PLUGIN_APIS
 from abduct_testing.toy import write_toy_data
 
 CONSTANT = "abduct._builtins.baselines:make_constant"

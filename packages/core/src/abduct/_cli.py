@@ -13,12 +13,13 @@ import click
 from abduct import __version__
 from abduct._declare.traits import score_files, task_traits
 from abduct._registry.registry import KINDS, get_registry
-from abduct.contract.errors import AbductError, describe_os_error
+from abduct.contract.errors import AbductError
 from abduct.contract.spec import Settings, Spec
 from abduct.contract.task import ScoreContext
 from abduct.kit.cli import RESAMPLE_COUNT, emit_json, option_pairs, quiet_and_json, settings_from, settings_options
 from abduct.kit.cli import _check_device as check_device
 from abduct.kit.install import install_command
+from abduct.kit.io import describe_os_error
 
 
 def _shard(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:

@@ -32,8 +32,6 @@ from abduct._registry.providers import provider
 from abduct.contract import hooks as hookspecs
 from abduct.contract.errors import AbductError, PluginError, UnknownNameError
 from abduct.contract.hooks import (
-    API_GROUP,
-    DEPRECATED_PLUGIN_APIS,
     PLUGIN_API,
     SUPPORTED_PLUGIN_APIS,
     PublishedRow,
@@ -53,6 +51,11 @@ _FACTORY = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 CORE_PLUGIN = "core"
 BUILTINS_MODULE = "abduct._builtins.plugin"
 
+
+API_GROUP = "abduct.api"  # the entry-point group where a distribution declares its plugins' API
+DEPRECATED_PLUGIN_APIS = {3: "0.3"}
+"""Supported plugin APIs that a coming release drops: API -> that abduct release. A plugin
+written for one loads, with a DeprecationWarning naming the release."""
 
 @dataclass(frozen=True)
 class Component:

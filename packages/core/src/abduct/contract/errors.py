@@ -60,9 +60,3 @@ class UnknownNameError(AbductError):
 class PluginError(AbductError):
     """A plugin returned something invalid or clashes with another plugin."""
 
-
-def describe_os_error(exc: OSError) -> str:
-    """One line for a file-system error: what was refused and where (no traceback)."""
-    reason = exc.strerror or type(exc).__name__
-    names = [str(n) for n in (exc.filename, exc.filename2) if n is not None]
-    return f"{' -> '.join(names)}: {reason}" if names else f"{reason} ({exc})"

@@ -27,10 +27,6 @@ SUPPORTED_PLUGIN_APIS = range(3, PLUGIN_API + 1)
 plugins`` with the reason and not loaded. A distribution declares its plugins' API in the entry
 points of the group ``abduct.api`` (``API_GROUP``): one entry a plugin, the plugin's entry name
 and the version as text (``mine = "4"``), read without importing the plugin."""
-DEPRECATED_PLUGIN_APIS = {3: "0.3"}
-"""Supported plugin APIs that a coming release drops: API -> that abduct release. A plugin
-written for one loads, with a DeprecationWarning naming the release."""
-API_GROUP = "abduct.api"
 
 
 @dataclass(frozen=True)

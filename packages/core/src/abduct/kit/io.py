@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from abduct.contract.errors import AbductError, DataError, describe_os_error
+from abduct.contract.errors import AbductError, DataError
 
 _UMASK_LOCK = threading.Lock()
 
@@ -232,3 +232,10 @@ def ensure_writable_dir(path: Path, option: str = "--out") -> Path:
     except OSError as exc:
         raise AbductError(f"cannot write in {option} {path}: {describe_os_error(exc)}") from None
     return path
+
+
+def describe_os_error(exc: OSError) -> str:
+    """One line for a file-system error: what was refused and where (no traceback)."""
+    reason = exc.strerror or type(exc).__name__
+    names = [str(n) for n in (exc.filename, exc.filename2) if n is not None]
+    return f"{' -> '.join(names)}: {reason}" if names else f"{reason} ({exc})"
