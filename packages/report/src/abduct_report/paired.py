@@ -19,38 +19,18 @@ of exploratory breakdown cells. A task may later declare its headline metrics ex
 
 from __future__ import annotations
 
-import re
 import statistics
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from abduct import DataError
 from abduct.host import holm, paired_test, read_units
-from abduct_report.report_page import COUNT_KEYS
+from abduct_report.metric_names import breakdown_of as breakdown_of  # re-exported: compare's rule
+from abduct_report.metric_names import is_count as is_count
 
 ALPHA = 0.05
 HEADLINE = "headline"
-_BREAKDOWN_PART = re.compile(r"(?:by|per)_.+")
-
-
-def breakdown_of(metric: str) -> tuple[str, str, str] | None:
-    """``(breakdown, group, metric within the group)`` of a breakdown cell, None for any other
-    metric: ``by_domain.indoor.accuracy`` -> ``("by_domain", "indoor", "accuracy")``;
-    ``per_position.3`` -> ``("per_position", "3", "")``."""
-    parts = metric.split(".")
-    for i, part in enumerate(parts[:-1]):
-        if _BREAKDOWN_PART.fullmatch(part):
-            return ".".join(parts[: i + 1]), parts[i + 1], ".".join(parts[i + 2:])
-    return None
-
-
-def is_count(metric: str, metric_info: Mapping[str, Any] | None) -> bool:
-    """A count or reference figure: declared with no direction (``better`` null), or, undeclared,
-    named as a size (``n``, ``chunks``, ``instances``, ...)."""
-    info = (metric_info or {}).get(metric)
-    if isinstance(info, dict):
-        return info.get("better") is None
-    return metric.rsplit(".", 1)[-1] in COUNT_KEYS
 
 
 def family_of(metric: str, metric_info: Mapping[str, Any] | None) -> str | None:
@@ -83,8 +63,12 @@ def versus(first_dir: Path, first: dict[str, Any], other_dir: Path, other: dict[
         return out
     info = {**(other.get("metric_info") or {}), **(first.get("metric_info") or {})}
     mine, theirs = read_units(other_dir), read_units(first_dir)
-    tests = {m: paired_test(theirs[m], mine[m], resamples, seed, m) for m in theirs
-             if m in mine and family_of(m, info) is not None}
+    try:  # units that the two runs group into different clusters (another version of the task) are not paired
+        tests = {m: paired_test(theirs[m], mine[m], resamples, seed, m) for m in theirs
+                 if m in mine and family_of(m, info) is not None}
+    except DataError as exc:
+        out["refused"] = f"no paired test: {exc}"
+        return out
     found = {m: t for m, t in tests.items() if t is not None}
     families: dict[str, list[str]] = {}
     for metric in found:
@@ -95,6 +79,12 @@ def versus(first_dir: Path, first: dict[str, Any], other_dir: Path, other: dict[
     out["metrics"] = found
     out["families"] = families
     return out
+
+
+def test_units(test: Mapping[str, Any]) -> str:
+    """What a paired test resampled: ``sign-flip permutation, 400 question in 100 video clusters``."""
+    clusters = f" in {test['clusters']} {test['clustered_by']} clusters" if test.get("clustered_by") else ""
+    return f"{test['test']}, {test['units']} {test['unit']}{clusters}"
 
 
 def same_but_seed(a: dict[str, Any], b: dict[str, Any]) -> bool:

@@ -32,4 +32,9 @@ def check_units(units: object, owner: str) -> dict[str, UnitScores]:
         if bad is not None:
             shape = "a number" if width == 0 else f"a row of {width} statistics"
             raise PluginError(f"{where}: unit '{bad}' is not {shape}")
+        if (scores.cluster or scores.clusters) and (not scores.cluster or len(scores.clusters) != len(scores.ids)):
+            raise PluginError(f"{where}: {len(scores.clusters)} clusters for {len(scores.ids)} units "
+                              f"(cluster '{scores.cluster}')")
+        if "" in scores.clusters:
+            raise PluginError(f"{where}: unit '{scores.ids[scores.clusters.index('')]}' has no {scores.cluster}")
     return dict(units)

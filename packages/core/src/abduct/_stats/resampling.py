@@ -5,6 +5,11 @@ aggregate, so a corpus metric is resampled as a corpus (its sufficient statistic
 the drawn units), never as a mean of per-unit scores. Each metric gets its own random stream,
 derived from the run's seed and the metric's name: reproducible, and independent of which
 other metrics a run reports. The sign-flip test is scipy.stats.permutation_test's.
+
+Units with clusters (``UnitScores.clustered``) are summed within their cluster first, and the
+clusters are resampled (and sign-flipped) in the units' place: a mean becomes the ratio
+estimator, the drawn clusters' summed values over the number of units they hold. Clusters of
+one unit each give the unclustered numbers exactly (the same path).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from abduct._stats.aggregates import as_array, statistic
+from abduct.contract.errors import DataError
 from abduct.contract.units import UnitScores
 
 LEVEL = 0.95
@@ -53,18 +59,42 @@ def _bootstrap(fn: Callable[[np.ndarray], np.ndarray], n: int, width: int, resam
     return _Bootstrap(np.concatenate(parts))
 
 
+def by_cluster(scores: UnitScores, values: np.ndarray, clusters: Sequence[str]
+               ) -> tuple[np.ndarray, Callable[[np.ndarray], np.ndarray]]:
+    """The rows a bootstrap draws, ``values`` summed within their cluster (in first-seen order;
+    a mean's as (sum, units)), and the metric of the rows an index array draws; ``values`` and
+    the metric as they are when no cluster holds two units."""
+    index: dict[str, int] = {}
+    codes = [index.setdefault(c, len(index)) for c in clusters]
+    compute = statistic(scores)
+    if len(index) in (0, len(values)):
+        return values, lambda drawn: compute(values[drawn])
+    rows = np.stack([values, np.ones(len(values))], axis=-1) if scores.aggregate == "mean" else values
+    sums = np.zeros((len(index), *rows.shape[1:]))
+    np.add.at(sums, np.asarray(codes), rows)
+    if scores.aggregate != "mean":
+        return sums, lambda drawn: compute(sums[drawn])
+    total, units, scale = sums[:, 0].copy(), sums[:, 1].copy(), scores.scale  # contiguous: two fast gathers
+    return sums, lambda drawn: np.asarray(scale * total[drawn].sum(axis=-1) / units[drawn].sum(axis=-1))
+
+
+def _clusters(scores: UnitScores) -> dict[str, Any]:
+    """What results.json and a paired test say of the clusters, beside the units."""
+    return {"clustered_by": scores.cluster, "clusters": len(set(scores.clusters))} if scores.cluster else {}
+
+
 def interval(scores: UnitScores, resamples: int, seed: int, metric: str) -> dict[str, Any] | None:
-    """The metric's 95% percentile-bootstrap interval over its units; None under two units."""
-    values = as_array(scores)
-    n = len(values)
+    """The metric's 95% percentile-bootstrap interval over its units (their clusters, if any);
+    None under two units or clusters."""
+    rows, figure = by_cluster(scores, as_array(scores), scores.clusters)
+    n = len(rows)
     if n < 2 or resamples < 1:
         return None
-    compute = statistic(scores)
-    result = _bootstrap(lambda index: compute(values[index]), n, values[0].size, resamples, rng_for(seed, metric))
+    result = _bootstrap(figure, n, rows[0].size, resamples, rng_for(seed, metric))
     low, high = result.confidence_interval
     method = f"percentile bootstrap; {scores.note}" if scores.note else "percentile bootstrap"
     return {"low": float(low), "high": float(high), "level": LEVEL, "method": method,
-            "resamples": resamples, "unit": scores.unit, "units": n}
+            "resamples": resamples, "unit": scores.unit, "units": len(scores.ids), **_clusters(scores)}
 
 
 def shared(first: UnitScores, other: UnitScores) -> tuple[np.ndarray, np.ndarray, list[str]]:
@@ -76,25 +106,58 @@ def shared(first: UnitScores, other: UnitScores) -> tuple[np.ndarray, np.ndarray
     return a[[own[u] for u in ids]], b[[where[u] for u in ids]], ids
 
 
+def shared_clusters(first: UnitScores, other: UnitScores, ids: Sequence[str], metric: str) -> UnitScores:
+    """The clusters of the shared ``ids`` (units only, no values), from whichever run declares
+    them; DataError when both do and they group the units differently."""
+    declared = [s for s in (first, other) if s.cluster]
+    labels = [dict(zip(s.ids, s.clusters)) for s in declared]
+    if len(declared) == 2:
+        if first.cluster != other.cluster:
+            raise DataError(f"the units of '{metric}' are clustered by {first.cluster} in the first run, "
+                            f"by {other.cluster} in this one")
+        runs = ("the first run", "this one")
+        seen: tuple[dict[str, tuple[str, str]], ...] = ({}, {})  # per run: cluster -> (its first unit, the other's)
+        for unit in ids:
+            x, y = labels[0][unit], labels[1][unit]
+            for side, (mine, theirs) in enumerate(((x, y), (y, x))):
+                earlier, where = seen[side].setdefault(mine, (unit, theirs))
+                if where != theirs:
+                    raise DataError(f"the units of '{metric}' are clustered differently: '{earlier}' and '{unit}' "
+                                    f"share {first.cluster} '{mine}' in {runs[side]}, not in {runs[1 - side]}")
+    return UnitScores(first.unit, tuple(ids), (), cluster=declared[0].cluster if declared else "",
+                      clusters=tuple(labels[0][u] for u in ids) if declared else ())
+
+
 def paired_test(first: UnitScores, other: UnitScores, resamples: int, seed: int, metric: str) -> dict[str, Any] | None:
     """``other`` minus ``first`` on their shared units: the difference, its 95% paired-bootstrap
     interval and a two-sided p-value (sign-flip permutation for per-unit means, paired
-    bootstrap for corpus aggregates). None under two shared units."""
+    bootstrap for corpus aggregates), resampling and flipping whole clusters where either run
+    declares them (DataError when the two runs' clusters differ). None under two shared units
+    or clusters."""
     from scipy import stats  # type: ignore[import-untyped]
 
     a, b, ids = shared(first, other)
-    n = len(ids)
-    if n < 2 or resamples < 1:
+    units = len(ids)
+    if units < 2 or resamples < 1:
         return None
-    fa, fb = statistic(first), statistic(other)
-    difference = float(fb(b) - fa(a))
-    boot = _bootstrap(lambda index: fb(b[index]) - fa(a[index]), n, 2 * a[0].size, resamples,
+    grouped = shared_clusters(first, other, ids, metric)
+    difference = float(statistic(other)(b) - statistic(first)(a))
+    a, figure_a = by_cluster(first, a, grouped.clusters)
+    b, figure_b = by_cluster(other, b, grouped.clusters)
+    n = len(a)
+    if n < 2:
+        return None
+    boot = _bootstrap(lambda index: figure_b(index) - figure_a(index), n, a[0].size + b[0].size, resamples,
                       rng_for(seed, metric, "paired"))
     low, high = (float(x) for x in boot.confidence_interval)
     if first.aggregate == "mean" and other.aggregate == "mean":
         scale_a, scale_b = first.scale, other.scale
+        if n < units:  # clusters: each run's summed values; swapping a pair flips a cluster's units together
+            a, b = a[:, 0], b[:, 0]
 
         def mean_difference(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+            if n < units:  # the ratio estimator: summed values over the (fixed) number of shared units
+                return np.asarray((scale_b * y.sum(axis=axis) - scale_a * x.sum(axis=axis)) / units)
             return np.asarray(scale_b * y.mean(axis=axis) - scale_a * x.mean(axis=axis))
 
         result = stats.permutation_test((a, b), mean_difference, permutation_type="samples", vectorized=True,
@@ -106,7 +169,7 @@ def paired_test(first: UnitScores, other: UnitScores, resamples: int, seed: int,
         extreme = int(np.sum(spread >= abs(difference) - 1e-12 * max(1.0, abs(difference))))
         p_value, test = (1 + extreme) / (1 + resamples), "paired bootstrap"
     return {"difference": difference, "low": low, "high": high, "p_value": min(1.0, p_value), "test": test,
-            "units": n, "unit": first.unit, "resamples": resamples}
+            "units": units, "unit": first.unit, "resamples": resamples, **_clusters(grouped)}
 
 
 def holm(p_values: Sequence[float]) -> list[float]:

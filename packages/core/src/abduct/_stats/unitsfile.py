@@ -48,7 +48,8 @@ def decode(content: Any, path: Path) -> dict[str, UnitScores]:
         try:
             values = tuple(tuple(v) if isinstance(v, list) else float(v) for v in entry["values"])
             out[metric] = UnitScores(str(entry["unit"]), tuple(str(i) for i in entry["ids"]), values,
-                                     str(entry["aggregate"]), float(entry["scale"]), str(entry.get("note", "")))
+                                     str(entry["aggregate"]), float(entry["scale"]), str(entry.get("note", "")),
+                                     str(entry.get("cluster", "")), tuple(str(c) for c in entry.get("clusters", ())))
         except (KeyError, TypeError, ValueError) as exc:
             raise DataError(f"malformed units ({exc})", file=path, record=metric) from None
     try:

@@ -23,6 +23,13 @@ image's questions): a mean over samples resampled by unit is the ``ratio`` of (s
 ``note`` states an approximation the interval makes (CIDEr-D's document frequencies held at
 the full set's); the interval's ``method`` carries it.
 
+``clustered(cluster, cluster_of)`` names, when units are not independent, the larger thing
+each belongs to (a video's questions, an image's instances): the interval then resamples whole
+clusters and the paired test flips all of a cluster's units together. Without it each unit is
+its own cluster, as before::
+
+    UnitScores.means("question", {q.id: q.right for q in qs}).clustered("video", {q.id: q.video for q in qs})
+
 The runner recomputes each metric from its units and refuses a declaration that does not
 reproduce the reported value, so an interval always brackets the number shown beside it.
 """
@@ -39,7 +46,9 @@ AGGREGATES = ("mean", "ratio", "bleu-1", "bleu-2", "bleu-3", "bleu-4")  # what e
 @dataclass(frozen=True)
 class UnitScores:
     """``unit``: what one entry is, in words ("instance", "triplet (both orders)"); ``ids`` and
-    ``values`` one per unit (a number for ``mean``, a statistics row for a corpus aggregate)."""
+    ``values`` one per unit (a number for ``mean``, a statistics row for a corpus aggregate);
+    ``cluster``: what a cluster is ("video"), ``clusters`` each unit's, in step with ``ids``
+    (both empty: every unit its own cluster)."""
 
     unit: str
     ids: tuple[str, ...]
@@ -47,6 +56,8 @@ class UnitScores:
     aggregate: str = "mean"
     scale: float = 1.0
     note: str = ""
+    cluster: str = ""
+    clusters: tuple[str, ...] = ()
 
     @classmethod
     def means(cls, unit: str, values: Mapping[Any, float | bool], scale: float = 100.0, note: str = "") -> UnitScores:
@@ -75,6 +86,11 @@ class UnitScores:
                 total[i] += float(x)
         return cls(unit, tuple(sums), tuple(tuple(r) for r in sums.values()), aggregate, scale, note)
 
+    def clustered(self, cluster: str, cluster_of: Mapping[Any, Any]) -> UnitScores:
+        """These units grouped by ``cluster`` ("video"), ``cluster_of`` giving each unit id's."""
+        where = {str(k): str(v) for k, v in cluster_of.items()}
+        return replace(self, cluster=cluster, clusters=tuple(where.get(i, "") for i in self.ids))
+
     def breakdown(self, metric: str, groups: Mapping[str, Mapping[Any, Any]]) -> dict[str, UnitScores]:
         """The units behind each group's figure of a breakdown that recomputes ``metric`` on the
         group's units: ``{"<by>.<group>.<metric>": UnitScores}``, ``groups`` giving each
@@ -88,11 +104,13 @@ class UnitScores:
                     members.setdefault(str(group), []).append(where[str(unit)])
             for group, index in members.items():
                 out[f"{by}.{group}.{metric}"] = replace(self, ids=tuple(self.ids[i] for i in index),
-                                                        values=tuple(self.values[i] for i in index))
+                                                        values=tuple(self.values[i] for i in index),
+                                                        clusters=tuple(self.clusters[i] for i in index if self.clusters))
         return out
 
     def describe(self) -> dict[str, Any]:
         """The JSON form written to units.json (and read back by ``abduct compare``)."""
         out = {"unit": self.unit, "aggregate": self.aggregate, "scale": self.scale,
                "ids": list(self.ids), "values": [list(v) if isinstance(v, tuple) else v for v in self.values]}
-        return {**out, "note": self.note} if self.note else out
+        out = {**out, "note": self.note} if self.note else out
+        return {**out, "cluster": self.cluster, "clusters": list(self.clusters)} if self.cluster else out

@@ -86,6 +86,23 @@ def items_for(examples: Sequence[VarExample], part: Part) -> list[tuple[Generati
     return out
 
 
+def video_clusters(examples: Sequence[VarExample]) -> dict[str, str]:
+    """Each example's cluster for the intervals: its video, joined with every other example that
+    shares one (a chain of several videos links theirs), named by the cluster's smallest video id."""
+    parent: dict[str, str] = {}
+
+    def root(video: str) -> str:
+        while parent.setdefault(video, video) != video:
+            video = parent[video]
+        return video
+
+    for example in examples:
+        for video in example.video_ids[1:]:
+            low, high = sorted((root(example.video_ids[0]), root(video)))
+            parent[high] = low
+    return {x.id: root(x.video_ids[0]) for x in examples}
+
+
 def frames_stage(examples: Sequence[VarExample]) -> Stage:
     """Draw a strip per distinct event of ``examples``, the first ``MAX_STRIPS`` of them."""
     events = list(dict.fromkeys((event_file(e), e.span) for x in examples for e in x.counted))[: _strips.MAX_STRIPS]
@@ -167,6 +184,8 @@ class VarTask:
             if name in sets:
                 metrics.update({f"{name}_{k}": v for k, v in sets[name].values.items()})
                 units.update(sets[name].units(entries, f"{name}_"))
+        clusters = video_clusters(run.corpus or examples)  # on the whole split: the same under --limit
+        units = {metric: scores.clustered("video", clusters) for metric, scores in units.items()}
         metrics["n_events"] = len(entries)
         metrics["n_examples"] = len({e.example_id for e in entries})
         per_event = sets["all"].per_event
