@@ -71,8 +71,8 @@ def test_synth_out_is_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert err == f"error: --out {target} is a file, not a directory"
 
 
-@pytest.mark.parametrize("text", ['{"%s": Infinity}', '{"%s": 1.0, "%s": 2.0}'])
-def test_infinity_and_duplicate_keys_in_predictions_json(tmp_path: Path, text: str) -> None:
+@pytest.mark.parametrize("text", ['{"%s": NaN}', '{"%s": 1.0, "%s": 2.0}'])
+def test_nan_and_duplicate_keys_in_predictions_json(tmp_path: Path, text: str) -> None:
     _corpus_and_retrieval_predictions(tmp_path)
     preds = json.loads((tmp_path / "preds.json").read_text())
     first = sorted(preds)[0]
@@ -81,18 +81,18 @@ def test_infinity_and_duplicate_keys_in_predictions_json(tmp_path: Path, text: s
     (tmp_path / "preds.json").write_text(body[:-1] + ", " + rest + "}")
     outcome = run_cli(_score("sherlock-retrieval", f"{RETRIEVAL}/val_retrieval_0_answer_key.json")(tmp_path))  # type: ignore[operator]
     assert outcome.code == 2 and outcome.crash is None
-    assert str(tmp_path / "preds.json") in outcome.err and ("infinite" in outcome.err or "duplicate key" in outcome.err)
+    assert str(tmp_path / "preds.json") in outcome.err and ("NaN" in outcome.err or "duplicate key" in outcome.err)
 
 
-def test_infinity_in_npy_predictions(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_nan_in_npy_predictions(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _corpus_and_retrieval_predictions(tmp_path)
     preds = json.loads((tmp_path / "preds.json").read_text())
     scores = np.array([preds[k] for k in sorted(preds)], dtype=np.float32)
-    scores[2] = np.inf
+    scores[2] = np.nan
     np.save(tmp_path / "preds.npy", scores)
     assert main(_score("sherlock-retrieval", f"{RETRIEVAL}/val_retrieval_0_answer_key.json", "preds.npy")(tmp_path)) == 2  # type: ignore[operator]
     err = capsys.readouterr().err
-    assert f"record {sorted(preds)[2]}" in err and "infinite" in err
+    assert f"record {sorted(preds)[2]}, field 'score'" in err and "NaN" in err
 
 
 def test_image_size_differing_from_annotation_is_reported_by_check(tmp_path: Path,

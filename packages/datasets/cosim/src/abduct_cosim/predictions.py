@@ -1,9 +1,10 @@
 """Official-format predictions: four scores per record, in file order.
 
 Either a JSON list (record i's scores at position i, as many entries as records) or an
-object ``{"<index>": [s0, s1, s2, s3]}`` covering every index. A missing or unknown index,
-a wrong number of scores, a non-number or a NaN/Infinity is a DataError naming the file,
-the record and the field.
+object ``{"<index>": [s0, s1, s2, s3]}`` covering every index. +-inf scores are kept (the
+authors' float32 comparison ranks them; a number beyond the float range reads as +-inf, as
+``1e400`` does in Python's json). A missing or unknown index, a wrong number of scores, a
+non-number or a NaN is a DataError naming the file, the record and the field.
 """
 
 from __future__ import annotations
@@ -24,8 +25,9 @@ def _scores(value: Any, file: Path, index: str) -> list[float]:
     for k, score in enumerate(value):
         if isinstance(score, bool) or not isinstance(score, int | float):
             raise DataError(f"expected a number, got {score!r}", file=file, record=index, field=f"scores[{k}]")
-        if not math.isfinite(score):
-            raise DataError(f"not a finite number ({score})", file=file, record=index, field=f"scores[{k}]")
+        if math.isnan(score):
+            raise DataError("NaN is not a score (no choice can be picked by it)", file=file, record=index,
+                            field=f"scores[{k}]")
         out.append(float(score))
     return out
 

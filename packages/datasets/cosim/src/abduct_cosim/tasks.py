@@ -35,9 +35,10 @@ from abduct import (
     UnitScores,
     percent,
 )
-from abduct.kit import Choice, first_argmax, gold_margin, scored_texts
+from abduct.kit import Choice, gold_margin, scored_texts
 from abduct_cosim.breakdown import breakdowns, is_yes_no, sentence_bucket
 from abduct_cosim.loader import image_folder, load_file
+from abduct_cosim.official import official_answers, score_choices, summary
 from abduct_cosim.predictions import load_predictions
 from abduct_cosim.records import ContextMode, CosimRecord
 
@@ -90,7 +91,7 @@ class CosimTask:
         return [Stage(STAGE, Choose(items, per_unit=16))]
 
     def finish(self, examples: Sequence[CosimRecord], records: Mapping[str, Records], run: RunInfo) -> Evaluation:
-        answers = {str(a["id"]): a for a in records[STAGE]}
+        answers = official_answers({str(a["id"]): a for a in records[STAGE]})  # the authors' float32 choice
         predictions: list[dict[str, Any]] = [
             {**answers[r.id], "type": r.type, "change_sentences": sentence_bucket(r.change),
              "yes_no": is_yes_no(r.question), "duplicate_gold_text": r.choices.count(r.choices[r.label]) > 1}
@@ -99,7 +100,8 @@ class CosimTask:
         correct = {r.index: bool(answers[r.id]["correct"]) for r in examples}
         metrics = breakdowns(examples, correct)
         details = {"context": self.mode(examples),
-                   "scores_file": "predictions.jsonl (id = record index, scores = 4 choices)"}
+                   "scores_file": "predictions.jsonl (id = record index, scores = 4 choices)",
+                   **summary(predictions, "cosim")}
         accuracy = UnitScores.means("instance", {p["id"]: p["correct"] for p in predictions})
         groups = {"by_type": {p["id"]: p["type"] for p in predictions},
                   "by_change_sentences": {p["id"]: p["change_sentences"] for p in predictions},
@@ -129,9 +131,7 @@ class CosimTask:
         """``predictions``: a list of four scores per record in file order, or
         ``{"<index>": [4 scores]}``; ``answer_key``: ``val.json`` or ``train.json``."""
         records = load_file(answer_key)
-        scores = load_predictions(predictions, len(records))
-        correct = {r.index: first_argmax(scores[r.index]) == r.label for r in records}
-        return breakdowns(records, correct)
+        return score_choices(records, load_predictions(predictions, len(records)), str(predictions))
 
 
 def make_cosim(

@@ -1,5 +1,9 @@
 """Reading predictions in the leaderboard formats: ``{test_id: score}`` JSON, or a float
-``.npy`` in sorted-test_id order (with an optional JSON list of the ids it follows)."""
+``.npy`` in sorted-test_id order (with an optional JSON list of the ids it follows).
+
+Scores are read as the official scorers read them: any float, +-inf included (the
+log-probability of a masked candidate is -inf; a JSON number beyond the float range reads as
++-inf, as ``1e400`` does in Python's json). NaN is refused: no ranking holds it."""
 
 from __future__ import annotations
 
@@ -45,7 +49,7 @@ def load_predictions(path: Path, expected: Collection[str], instance_ids: Path |
 
     Raises DataError naming the first offending test id for: a NaN or non-numeric score, an
     id the key does not know (or given twice), an id without a score, an array whose length
-    differs from its id list.
+    differs from its id list. +-inf scores are kept.
     """
     path = Path(path)
     known: set[str] | frozenset[str] = expected if isinstance(expected, (set, frozenset)) else set(expected)
@@ -62,9 +66,9 @@ def load_predictions(path: Path, expected: Collection[str], instance_ids: Path |
                             file=path, record=f"#{len(ids)}")
         if not from_key and (len(set(ids)) != len(ids) or not known.issuperset(ids)):
             _first_bad_id(ids, known, path)
-        bad = np.flatnonzero(~np.isfinite(arr))
+        bad = np.flatnonzero(np.isnan(arr))
         if len(bad):
-            raise DataError(f"score is NaN or infinite ({arr[int(bad[0])]})", file=path, record=ids[int(bad[0])])
+            raise DataError("NaN is not a score (no ranking can place it)", file=path, record=ids[int(bad[0])], field="score")
         scores = dict(zip(ids, arr.astype(np.float64).tolist()))
     else:
         raw = read_json(path, "predictions", allow_non_finite=True)
@@ -92,8 +96,8 @@ def _first_bad_id(ids: list[str], known: Collection[str], path: Path) -> None:
 
 
 def _add(scores: dict[str, float], tid: str, value: float, known: Collection[str], path: Path) -> None:
-    if not math.isfinite(value):
-        raise DataError(f"score is NaN or infinite ({value})", file=path, record=tid)
+    if math.isnan(value):
+        raise DataError("NaN is not a score (no ranking can place it)", file=path, record=tid, field="score")
     if tid not in known:
         raise DataError("test id not in the answer key", file=path, record=tid)
     if tid in scores:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import warnings
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -68,12 +69,20 @@ def _scores(engine: Scoring, rows: list[LeaderboardRow], per_image: bool) -> dic
 
 
 def sorted_array(scores: dict[str, float], what: str) -> np.ndarray:
-    """Scores in sorted-test_id order as float32; a NaN is an error naming its test id."""
+    """Scores in sorted-test_id order as float32; a NaN is an error naming its test id. +-inf
+    pass (the leaderboard's validator refuses NaN only); finite scores that float32 cannot hold
+    become +-inf there, which one warning says."""
     ids = sorted(scores)
-    arr = np.array([scores[t] for t in ids], dtype=np.float32)
-    bad = np.flatnonzero(~np.isfinite(arr))
+    wide = np.array([scores[t] for t in ids], dtype=np.float64)
+    bad = np.flatnonzero(np.isnan(wide))
     if len(bad):
-        raise AbductError(f"{what}: the model gave a non-finite score for test id {ids[bad[0]]}")
+        raise AbductError(f"{what}: the model gave a NaN score for test id {ids[bad[0]]}")
+    with np.errstate(over="ignore"):
+        arr = wide.astype(np.float32)
+    lost = int(np.sum(np.isinf(arr) & np.isfinite(wide)))
+    if lost:
+        warnings.warn(f"{what}: {lost} finite score(s) beyond float32's range (3.4e38) are +-inf in the submission, "
+                      "which reads float32; rescale the model's scores", stacklevel=2)
     return arr
 
 

@@ -42,7 +42,7 @@ from abduct import (
 )
 from abduct.contract import reference
 from abduct.kit import score_generations
-from abduct_sherlock import metrics
+from abduct_sherlock import metrics, precision
 from abduct_sherlock.examples import ComparisonExample, GenerationExample, LocalizationImage, require_val
 from abduct_sherlock.keys import ComparisonKey, LocalizationKey, RetrievalKey, auto_image, source_result
 from abduct_sherlock.predictions import load_predictions
@@ -64,17 +64,21 @@ def _unique(ids: list[str]) -> list[str]:
     return ids if len(set(ids)) == len(ids) else [f"{i}:{x}" for i, x in enumerate(ids)]
 
 
-def _retrieval_units(records: Sequence[dict[str, Any]], per_chunk: dict[int, dict[str, float]]) -> dict[str, UnitScores]:
+def _retrieval_units(records: Sequence[dict[str, Any]], per_chunk: dict[int, dict[str, float]],
+                     image_of: Mapping[str, str]) -> dict[str, UnitScores]:
     """Retrieval's figures are means over chunks of means over a chunk's instances: an
     instance weighs N / (K n_k) (N instances, K chunks, n_k in its chunk), so that the plain
     mean of the weighted values is the official figure. Resampling instances with these
-    weights approximates resampling each chunk on its own (chunks hold ~1,000 instances)."""
+    weights approximates resampling each chunk on its own (chunks hold ~1,000 instances).
+    An image's instances are resampled together (clustered by image, ``image_of`` its URL)."""
     weight = {k: len(records) / (len(per_chunk) * c["n"]) for k, c in per_chunk.items()}
     ids = [f"{r['split_idx']}:{r['instance_id']}" for r in records]
     unit = "retrieval instance (weighted within its chunk)"
+    images = {i: image_of[r["instance_id"]] for i, r in zip(ids, records)}
 
     def weighted(value: Callable[[dict[str, Any]], float], scale: float) -> UnitScores:
-        return UnitScores.means(unit, {i: weight[r["split_idx"]] * value(r) for i, r in zip(ids, records)}, scale)
+        return UnitScores.means(unit, {i: weight[r["split_idx"]] * value(r) for i, r in zip(ids, records)},
+                                scale).clustered("image", images)
 
     return {"im2txt": weighted(lambda r: r["im2txt_rank"], 1.0), "txt2im": weighted(lambda r: r["txt2im_rank"], 1.0),
             "p_at_1": weighted(lambda r: float(r["im2txt_rank"] == 1.0), 100.0)}
@@ -154,7 +158,8 @@ class RetrievalTask(SherlockTask):
                    "examples": _examples(examples, ranked)}
         rank, p1 = result["chance_mean_rank"], float(np.mean([100.0 / c["n"] for c in per_chunk.values()]))
         chance = {"im2txt": lower(1.0, chance=rank), "txt2im": lower(1.0, chance=rank), "p_at_1": percent(chance=p1)}
-        return Evaluation(result, ranked, [], details, chance, units=_retrieval_units(ranked, per_chunk))
+        images = {e.instance_id: e.image_url for e in examples}
+        return Evaluation(result, ranked, [], details, chance, units=_retrieval_units(ranked, per_chunk, images))
 
     def view(self, record: Mapping[str, Any], examples: Mapping[str, SherlockInstance]) -> dict[str, Any] | None:
         """samples.html: the image with the clue's region drawn, the clue, the gold inference,
@@ -212,10 +217,8 @@ def score_image(models: RunModels, image: LocalizationImage) -> Records:
     scores = dict(zip(image.ids, models.require_scorer().score_rows(image.visuals, image.texts).tolist()))
     record: dict[str, Any] = {"image": image.image}
     if image.gt is not None:
-        matrix = image.gt.matrix(scores)
-        record["gt_accuracy"] = metrics.gt_accuracy(matrix)
+        record.update(metrics.gt_result(image.gt.matrix(scores)).record())  # box i gets inference assignment[i]
         record["boxes"] = image.gt.size
-        record["assignment"] = [int(j) for j in metrics.assignment(matrix)]  # box i -> inference j
     if image.auto is not None:
         record["auto_accuracy"], record["auto_oracle"] = auto_image(image.auto, scores)
     return [record]
@@ -252,7 +255,8 @@ class LocalizationTask(SherlockTask):
         per_image: dict[str, UnitScores] = {name: UnitScores.means("image", {i: r[name] for i, r in zip(ids, scored)})
                                             for name in ("gt_accuracy", "auto_accuracy") if name in result and all(name in r for r in scored)}
         source = "/".join(sorted({u.source for u in examples})) or "none"
-        details = {"source": source, **_localization_plots(scored), "examples": _localization_examples(examples, scored)}
+        details = {"source": source, **_localization_plots(scored), "examples": _localization_examples(examples, scored),
+                   **precision.summary(scored, "gt_accuracy", precision.GT_LOSS, "sherlock-localization")}
         return Evaluation(result, scored, [], details, chance, units=per_image)
 
     def view(self, record: Mapping[str, Any], examples: Mapping[str, LocalizationImage]) -> dict[str, Any] | None:
@@ -265,7 +269,7 @@ class LocalizationTask(SherlockTask):
     def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, float]:
         key = LocalizationKey.read(answer_key)
         scores = load_predictions(predictions, key.test_ids, instance_ids)
-        return key.score(scores)
+        return key.score(scores, str(predictions))
 
 
 def _localization_plots(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -337,7 +341,8 @@ class ComparisonTask(SherlockTask):
         result: dict[str, Any] = {n: metrics.macro_percent([r[n] for r in scored]) for n in ("accuracy", "human", "oracle")}
         result["sources"] = len(scored)
         units = {"accuracy": UnitScores.means("comparison source", {r["source"]: r["accuracy"] for r in scored})}
-        details = {"histograms": ["accuracy"], "examples": _comparison_examples(examples, scored)}
+        details = {"histograms": ["accuracy"], "examples": _comparison_examples(examples, scored),
+                   **precision.summary(scored, "accuracy", precision.COMPARISON_LOSS, "sherlock-comparison")}
         return Evaluation(result, scored, [], details, units=units)
 
     def view(self, record: Mapping[str, Any], examples: Mapping[str, ComparisonExample]) -> dict[str, Any] | None:
@@ -352,7 +357,7 @@ class ComparisonTask(SherlockTask):
     def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, float]:
         key = ComparisonKey.read(answer_key)
         scores = load_predictions(predictions, key.test_ids, instance_ids)
-        return key.score(scores)
+        return key.score(scores, str(predictions))
 
 
 def _comparison_examples(examples: Sequence[ComparisonExample], records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
