@@ -124,6 +124,9 @@ for _name in PACKAGES:
         _typecheck(session, package_dir)
 
 
+# tests/test_pages_in_browser.py opens every demo task's pages in Chromium. The session starts at
+# once (it is the longest) and only those tests wait for Chromium (abduct_testing.browser_or_skip
+# waits for ABDUCT_BROWSER_READY), so the install stays off the critical path.
 @nox.session
 def integration(session: nox.Session) -> None:
     """All packages and the example plugin together, exercising the CLI across packages."""

@@ -17,12 +17,16 @@ def test_every_published_row_fits_the_schema(capsys: pytest.CaptureFixture[str])
     rows = json.loads(capsys.readouterr().out)
     tasks = {c.name for c in get_registry().components("task")}
     for row in rows:
-        assert FIELDS <= set(row) <= FIELDS | {"setting", "std"}, row
+        assert FIELDS <= set(row) <= FIELDS | {"setting", "std", "conditions"}, row
         assert row["task"] in tasks, row["task"]
         for key in ("model", "split", "citation", "source"):
             assert isinstance(row[key], str) and row[key].strip(), (key, row)
         assert row["metrics"] and all(isinstance(v, float) for v in row["metrics"].values()), row
         assert set(row.get("std", {})) <= set(row["metrics"]), row
+        # what makes a run comparable with it: the data it was measured on, and for ranks the candidates
+        assert row.get("conditions", {}).get("data") in ("real", "synthetic"), row
+        if row["task"] == "sherlock-retrieval":
+            assert row["conditions"]["candidates"] == 1000, row  # ~1K a chunk (Sherlock § 4.1, footnote 12)
     covered = {row["task"] for row in rows}
     for needed in ("sherlock-retrieval", "cosim", "nleye-triplet", "whoops-captioning", "whoops-vqa",
                    "whoops-identification", "var-explanation", "var-premise"):

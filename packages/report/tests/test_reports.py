@@ -225,14 +225,19 @@ def test_turned_labels_leave_the_plot_its_height() -> None:
     assert plot_height[1] >= 0.9 * plot_height[0] and renderer is not None
 
 
-def test_the_legend_fits_the_figure_and_leaves_the_bars_alone() -> None:
+def test_the_legend_stands_under_the_panels_clear_of_every_title() -> None:
+    from abduct_report.panels import figure_problems
     from abduct_report.report_page import draw_bars
 
-    row = {"consistency_accuracy": 25.0, "order1_accuracy": 50.0, "order2_accuracy": 50.0}
-    figure = draw_bars("t", {"food": row, "indoor": row, "outdoor": row})
+    rows = {group: {"consistency_accuracy": 25.0 + i, "order1_accuracy": 50.0 - i, "order2_accuracy": 40.0 + 2 * i}
+            for i, group in enumerate(("food", "indoor", "outdoor"))}
+    figure = draw_bars("t", rows)
     (legend,) = figure.legends
-    box, plot = legend.get_window_extent(), figure.axes[0].get_window_extent()
-    assert 0 <= box.x0 and box.x1 <= figure.bbox.width and box.y0 >= plot.y1  # inside the figure, over the plot
+    renderer = figure.canvas.get_renderer()
+    box = legend.get_window_extent()
+    labels = min(t.get_window_extent(renderer).y0 for ax in figure.axes for t in ax.get_xticklabels() if t.get_text())
+    assert 0 <= box.x0 and box.x1 <= figure.bbox.width and box.y1 <= labels  # inside the figure, under the x labels
+    assert figure_problems(figure) == []
 
 
 def test_plots_are_drawn_once_per_process_for_the_same_data(monkeypatch: pytest.MonkeyPatch) -> None:

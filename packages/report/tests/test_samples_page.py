@@ -127,4 +127,73 @@ def test_unreadable_and_missing_images_show_their_path_without_a_file(tmp_path: 
     paths = [str(broken), str(tmp_path / "missing.png"), str(fifo), str(tmp_path)]
     page, folder = render_samples("t", [{"id": "x"}], lambda r: {"images": [{"path": p} for p in paths]}, out)
     assert folder is not None and list(folder.iterdir()) == []  # no half-made thumbnail left behind
-    assert [(im["path"], im["thumb"]) for im in _views(page)[0]["images"]] == [(p, None) for p in paths]
+    shown = _views(page)[0]["images"]
+    assert [im["thumb"] for im in shown] == [None] * len(paths)
+    # named by a path relative to the page, never an absolute one
+    assert [(out / im["path"]).resolve() for im in shown] == [Path(p).resolve() for p in paths]
+    assert str(tmp_path) not in page
+
+
+def test_task_fields_win_hide_the_records_and_nest_into_rows() -> None:
+    """A view shows a per-sample metric on the report's scale under its name and hides the
+    record's raw one (None); nested fields become one row each, never an object's JSON."""
+    record = {"id": "e1", "metrics": {"cider": 0.3316, "bleu_4": 0.1}, "accuracy": 0.25, "extra": {"a": {"b": 1}}}
+
+    def hook(record: dict[str, Any]) -> dict[str, Any]:
+        return {"score": 33.16, "score_name": "cider", "fields": {"cider": 33.16, "accuracy": 25.0, "metrics": None},
+                "flags": {"disagrees with humans": False}}
+
+    (view,), failed = sample_views([record], hook)
+    assert failed == 0 and view["score_name"] == "cider" and view["flags"] == {"disagrees with humans": False}
+    assert view["fields"] == {"cider": 33.16, "accuracy": 25.0, "extra.a.b": 1}
+    assert generic_view({"id": "r", "rank": 3})["score_name"] == "rank"  # the record's own number, by its name
+
+
+def test_spec_paths_are_cut_in_the_title() -> None:
+    page, _ = render_samples("task,model_dir=/home/someone/models/bert — clip:/tmp/run/train/best.pt", [{"id": "x"}], None)
+    assert "/home/someone" not in page and "/tmp/run" not in page and "…/train/best.pt" in page
+
+
+PAGE_STATE = """() => ({
+  shows: Array.from(document.querySelectorAll('#f-only option')).map(o => o.textContent),
+  sorts: Array.from(document.querySelectorAll('#f-sort option')).map(o => o.textContent),
+  refused: document.getElementById('refused') ? document.getElementById('refused').textContent : null,
+  wide: Array.from(document.querySelectorAll('.sample *')).filter(e => {
+    const card = e.closest('.sample').getBoundingClientRect(), r = e.getBoundingClientRect();
+    return r.width > 0 && r.right > card.right + 1; }).length,
+  cells: Array.from(document.querySelectorAll('table.fields td')).map(td => td.textContent)})"""
+
+
+def test_filters_follow_what_the_samples_support(tmp_path: Path) -> None:
+    """Right and wrong only where some sample has a verdict; a flag's filter where the views set
+    one; a link asking for a filter the page has not shows every sample and says so."""
+    from abduct_report.samples import samples_page
+    from abduct_testing.browser import browser_or_skip, samples_browser, view
+
+    chromium = browser_or_skip()
+    numbers = [0.123456789 * k for k in range(40)]  # one long unbreakable list, once as JSON
+    compared = [{"id": f"s{i}", "score": 10.0 * (i - 2), "score_name": "accuracy", "correct": None,
+                 "flags": {"disagrees with humans": i < 2, "agrees with humans": i > 2},
+                 "fields": {"scores": numbers, "pairs": [{"a": 1}, {"b": 2}], "note": "x" * 300}} for i in range(5)]
+    judged = [{"id": f"j{i}", "correct": i % 2 == 0, "fields": {}} for i in range(4)]
+    (tmp_path / "compared.html").write_text(samples_page("comparison", compared))
+    (tmp_path / "judged.html").write_text(samples_page("choice", judged))
+    with samples_browser(chromium) as tab:
+        tab.page.set_viewport_size({"width": 1000, "height": 800})
+        shown = view(tab, tmp_path / "compared.html")
+        state = tab.page.evaluate(PAGE_STATE)
+        assert state["shows"] == ["all", "disagrees with humans", "agrees with humans"]
+        assert state["sorts"] == ["file order", "accuracy ↓", "accuracy ↑"] and state["refused"] is None
+        assert shown.count == 5 and state["wide"] == 0
+        assert not any(cell.startswith(("[", "{")) for cell in state["cells"])
+        assert "0, 0.1235, 0.2469" in " ".join(state["cells"])  # numbers rounded, the list comma-separated
+        assert "a: 1; b: 2" in state["cells"]  # a list of records, each as its keys and values
+        assert view(tab, tmp_path / "compared.html", "only=is:disagrees with humans").ids == ["s0", "s1"]
+        wrong = view(tab, tmp_path / "compared.html", "only=wrong")
+        refused = tab.page.evaluate(PAGE_STATE)["refused"]
+        assert wrong.count == 5 and refused is not None and "not right or wrong" in refused
+        view(tab, tmp_path / "judged.html")
+        state = tab.page.evaluate(PAGE_STATE)
+        assert state["shows"] == ["all", "wrong", "right"] and state["sorts"] == []  # nothing to sort by
+        assert view(tab, tmp_path / "judged.html", "only=wrong").ids == ["j1", "j3"]
+        assert shown.console_errors == [] and tab.errors == []

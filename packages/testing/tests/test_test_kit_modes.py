@@ -3,6 +3,10 @@ browser tests failing, not skipping, once Chromium is meant to be there."""
 
 from __future__ import annotations
 
+import threading
+import time
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -51,3 +55,18 @@ def test_a_missing_browser_skips_unless_it_is_required(monkeypatch: pytest.Monke
     monkeypatch.setenv("ABDUCT_REQUIRE_BROWSER", "1")
     with pytest.raises(pytest.fail.Exception, match="no chromium on PATH"):
         browser.browser_or_skip()
+
+
+def test_a_browser_test_waits_for_a_background_install(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """``./dev test`` installs Chromium while the sessions run; a browser test that starts first
+    waits until ``ABDUCT_BROWSER_READY`` appears, and only then looks for the browser."""
+    ready = tmp_path / "browser-ready"
+    threading.Timer(0.3, ready.touch).start()
+    monkeypatch.setenv("ABDUCT_BROWSER_READY", str(ready))
+    monkeypatch.delenv("ABDUCT_REQUIRE_BROWSER", raising=False)
+    monkeypatch.setattr(browser, "chromium_path", lambda: None)
+    started = time.monotonic()
+    with pytest.raises(pytest.skip.Exception, match="no chromium on PATH"):
+        browser.browser_or_skip()
+    assert ready.exists() and time.monotonic() - started >= 0.25
+    browser.wait_for_install(tmp_path / "never", timeout=0.2)  # gives up after its timeout

@@ -411,7 +411,8 @@ def published_cmd(task: str | None, as_json: bool) -> None:
     if as_json:
         emit_json([{"task": r.task, "model": r.model, "split": r.split, "metrics": r.metrics,
                     "citation": r.citation, "source": r.source,
-                    **({"setting": r.setting} if r.setting else {}), **({"std": r.std} if r.std else {})}
+                    **({"setting": r.setting} if r.setting else {}), **({"std": r.std} if r.std else {}),
+                    **({"conditions": r.conditions} if r.conditions else {})}
                    for r in rows])
         return
     if not rows:

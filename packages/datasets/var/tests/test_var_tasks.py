@@ -67,7 +67,7 @@ def test_submission_is_valid_and_scores_as_the_run(corpus: Path, tmp_path: Path,
             [e.sentence.strip() for e in chain.counted]
         assert "masked" in events[chain.hypothesis]["label"] and "this event" in events[record["position"]]["label"]
         assert view["category"] == ("hypothesis" if record["is_hypothesis"] else "premise")
-        assert view["score"] == pytest.approx(record["metrics"]["cider"], abs=1e-4)
+        assert view["score"] == pytest.approx(100 * record["metrics"]["cider"], abs=1e-2)  # x100, as results.json
         _check_strips(view, chain, tmp_path / "run")
     shown = details["examples"]  # report.html shows generated sentences beside their references
     sentences = {(e.sentence, e.gt_sentence) for e in entries}
@@ -320,8 +320,8 @@ def test_the_dataset_option_videos_changes_what_the_tasks_read(corpus: Path, tmp
     strips = {name: r["details"]["frame_strips"] for name, r in results.items()}
     assert strips["default"]["strips"] == strips["default"]["events"] > 0 and strips["empty"]["strips"] == 0
     for shown in page_views(tmp_path / "random-empty"):
-        assert all("no frames: video missing or unreadable" in image["caption"] and str(empty) in image["caption"]
-                   for image in shown["images"])
+        assert all("no frames: video missing or unreadable" in image["caption"] and ".mp4)" in image["caption"]
+                   and str(tmp_path) not in image["caption"] for image in shown["images"])  # the file named, no path
 
     capsys.readouterr()
     assert main(["check", "var-explanation", "--data", str(corpus), "--dataset", f"var,videos={empty}", "--json"]) == 1

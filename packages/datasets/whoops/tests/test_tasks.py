@@ -125,6 +125,8 @@ def test_captioning_oracle_and_fold_split(corpus: Path, tmp_path: Path,
     train = {c for i in load_release(corpus).images if i.image_id in folds.part(1, "train") for c in i.crowd_captions}
     assert all(r["prediction"] in train for r in _records(tmp_path / "fold"))
     assert "per_fold" not in fold["details"] and "bleu_4_fold_mean" not in fold["metrics"]
+    # samples.html names each sample by its image (the records have no id of their own)
+    assert [v["id"] for v in page_views(tmp_path / "fold")] == [r["image_id"] for r in _records(tmp_path / "fold")]
 
 
 def test_a_folds_file_given_to_the_dataset_changes_folds_and_pools(corpus: Path, tmp_path: Path) -> None:
@@ -307,6 +309,10 @@ def test_explanation_proxies_equal_the_metrics_package(corpus: Path, tmp_path: P
     expected = metric("bertscore", model=str(bert), num_layers=2).compute(predictions, references).corpus
     assert results["metrics"]["bertscore_f1"] == pytest.approx(100 * expected["bertscore_f1"], rel=1e-12)
     assert "judge_equivalent" not in results["metrics"] and "not run" in results["details"]["judge"]
+    views = page_views(tmp_path / "run")  # samples.html: each image's figures x100, as results.json; not the raw ones
+    shown = [v["fields"]["bertscore_f1"] for v in views]
+    assert sum(shown) / len(shown) == pytest.approx(results["metrics"]["bertscore_f1"], abs=0.01)
+    assert not any(name.startswith("metrics") for v in views for name in v["fields"])
 
 
 def test_caption_retrieval_baseline_picks_from_other_images(corpus: Path, tmp_path: Path) -> None:

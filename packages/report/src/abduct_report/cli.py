@@ -39,12 +39,13 @@ def compare_cmd(run_dirs: tuple[Path, ...], html_out: Path | None, no_published:
         atomic_write_text(html_out, html_page(comparison, list(pages), where=html_out.parent))
     if as_json:
         emit_json({"runs": [{"dir": str(r.run), "task": r.task, "model": r.model, "split": r.split,
-                             "metrics": r.metrics, "intervals": r.intervals, "name": r.name,
+                             "conditions": r.conditions, "metrics": r.metrics, "intervals": r.intervals, "name": r.name,
                              "headline": comparison.headline(r.task), "breakdowns": comparison.breakdowns(r.task),
                              **({"versus": r.versus} if r.versus is not None else {})} for r in comparison.runs],
                    "seeds": comparison.seeds,
                    "published": [{"task": p.task, "model": p.model, "split": p.split, "metrics": p.metrics,
-                                  "citation": p.citation, "source": p.source} for p in comparison.published]})
+                                  "citation": p.citation, "source": p.source, "conditions": p.conditions}
+                                 for p in comparison.published]})
         return
     click.echo(text_table(comparison, breakdowns=breakdowns), nl=False)
     if html_out is not None:

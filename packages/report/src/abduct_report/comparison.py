@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import html
 import os
-import re
 import textwrap
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -35,11 +34,19 @@ from typing import Any
 from abduct import AbductError, DataError
 from abduct.host import RESAMPLES, Registry, get_registry
 from abduct.kit import read_json
+from abduct_report.conditions import (
+    chart_papers,
+    distinct_names,
+    fitted_names,
+    not_comparable_notes,
+    run_conditions,
+    shown_conditions,
+)
 from abduct_report.markdown import flatten_metrics
-from abduct_report.paired import ALPHA, HEADLINE, breakdown_of, family_of, is_count, seed_groups
+from abduct_report.paired import ALPHA, HEADLINE, breakdown_of, family_of, is_count, seed_groups, test_units
 from abduct_report.paired import versus as paired_versus
 from abduct_report.report_page import bars, figure_html, have_matplotlib, page
-from abduct_report.samples import disagreement, samples_page
+from abduct_report.samples import disagreement, readable, samples_page
 
 
 @dataclass
@@ -59,6 +66,7 @@ class Row:
     results: dict[str, Any] = field(default_factory=dict)
     versus: dict[str, Any] | None = None
     label: str | None = None  # what pages call the run (the demo's "fine_tuned"); default: the spec, paths cut
+    conditions: dict[str, Any] = field(default_factory=dict)  # data, candidates (``conditions.py``)
 
     @property
     def name(self) -> str:
@@ -67,15 +75,6 @@ class Row:
     @property
     def intervals(self) -> dict[str, Any]:
         return dict(self.results.get("intervals") or {})
-
-
-ABSOLUTE_PATH = re.compile(r"(?<![\w.])/[^,:=\s]+")
-
-
-def readable(spec: str) -> str:
-    """A model spec for a page: an absolute path in it (a checkpoint in a temporary directory)
-    cut to its last two parts, ``clip:…/train/best.pt``."""
-    return ABSOLUTE_PATH.sub(lambda m: "…/" + "/".join(Path(m.group(0)).parts[-2:]), spec)
 
 
 def rates_models(row: Row, metric: str) -> bool:
@@ -97,7 +96,7 @@ def load_run(directory: Path) -> Row:
         info = results.get("metric_info") or {}
         directions = {m: str(v.get("better")) for m, v in info.items() if isinstance(v, dict) and v.get("better")}
         return Row(str(results["model"]["spec"]), str(results["task"]), metrics, str(results.get("split")),
-                   run=Path(directory), directions=directions, results=results)
+                   run=Path(directory), directions=directions, results=results, conditions=run_conditions(results))
     except (KeyError, TypeError, AttributeError) as exc:
         raise DataError(f"not an abduct results file (missing {exc})", file=results_file) from None
 
@@ -105,7 +104,7 @@ def load_run(directory: Path) -> Row:
 def published_rows(task: str, registry: Registry) -> list[Row]:
     """The papers' rows for ``task``, from the plugins' ``register_published`` hooks."""
     return [Row(r.model, r.task, dict(r.metrics), r.split, citation=r.citation, source=r.source,
-                setting=r.setting, std=dict(r.std))
+                setting=r.setting, std=dict(r.std), conditions=dict(r.conditions))
             for r in registry.published() if r.task == task]
 
 
@@ -166,12 +165,15 @@ class Comparison:
 
 
 def compare(directories: Sequence[Path], registry: Registry | None = None, published: bool = True,
-            resamples: int = RESAMPLES, seed: int = 0, labels: Mapping[Path, str] | None = None) -> Comparison:
+            resamples: int = RESAMPLES, seed: int = 0, labels: Mapping[Path, str] | None = None,
+            conditions: Mapping[Path, Mapping[str, Any]] | None = None) -> Comparison:
     """The runs, the papers' rows for their tasks, each later run's paired test against the first
-    run of its task (``resamples`` 0: none) and the seed groups; ``labels`` names runs by directory."""
+    run of its task (``resamples`` 0: none) and the seed groups; ``labels`` names runs by directory,
+    ``conditions`` adds what the caller knows of a run's (``{"data": "synthetic"}``: the demo's)."""
     runs = [load_run(Path(d)) for d in directories]
     for row in runs:
         row.label = (labels or {}).get(Path(row.run or ""))
+        row.conditions.update((conditions or {}).get(Path(row.run or ""), {}))
     registry = registry or get_registry()
     rows = [p for task in dict.fromkeys(r.task for r in runs) for p in published_rows(task, registry)] if published else []
     comparison = Comparison(runs, rows)
@@ -352,7 +354,7 @@ def paired_note(comparison: Comparison, task: str) -> list[str]:
     tests = [t for r in comparison.task_runs(task) for m in comparison.headline(task)
              if (t := _test_of(r, m)) is not None]
     if tests:
-        kinds = ", ".join(dict.fromkeys(f"{t['test']}, {t['units']} {t['unit']}" for t in tests))
+        kinds = ", ".join(dict.fromkeys(test_units(t) for t in tests))
         size = family_size(comparison, task, HEADLINE)
         lines += _wrapped(f"paired tests against the first run ({kinds}): Δ this run minus the first; "
                           f"Holm p corrected within the {size} headline metric{'s' if size != 1 else ''} "
@@ -415,6 +417,8 @@ def text_table(comparison: Comparison, breakdowns: bool = False) -> str:
         citations = sorted({p.citation for p in comparison.task_papers(task) if p.citation})
         for citation in citations:
             lines += _wrapped(f"[paper]: {citation}")
+        for note in not_comparable_notes(comparison.task_runs(task), comparison.task_papers(task)):
+            lines += _wrapped(note)
         lines += paired_note(comparison, task)
         found = comparison.breakdowns(task)
         if found and breakdowns:
@@ -440,28 +444,31 @@ def text_table(comparison: Comparison, breakdowns: bool = False) -> str:
 
 
 RUN_COLOUR, PAPER_COLOUR = "C0", "#aaaaaa"  # paper rows grey, as in the table
+LABEL_LIMIT = 30  # characters a bar's name keeps (report_page.label's default cut)
 
 
 def _plots(comparison: Comparison, task: str, most: int = 6) -> Iterator[str]:
-    """One bar chart per headline metric that rates models (runs blue, paper rows grey),
-    inlined; none without matplotlib."""
+    """One bar chart per headline metric that rates models (runs blue; paper rows grey, only
+    those comparable with every run, ``conditions.chart_papers``), inlined; none without
+    matplotlib. Every bar has a name of its own (``conditions.distinct_names``)."""
     if not have_matplotlib():
         return
     base = comparison.baseline(task)
-    rows = [*[r for r in comparison.runs if r.task == task], *[p for p in comparison.published if p.task == task]]
+    runs = comparison.task_runs(task)
+    rows = [*runs, *chart_papers(runs, comparison.task_papers(task))]
     for metric in [m for m in comparison.headline(task) if rates_models(base, m)][:most]:
         groups: dict[str, dict[str, float]] = {}
         errors: dict[str, tuple[float, float]] = {}
         colours: dict[str, str] = {}
-        for row in rows:
-            if metric in row.metrics:
-                name = f"{row.name} (paper)" if row.citation else row.name
-                while name in groups:  # two runs of one model (other settings): keep both
-                    name += "'"
-                groups[name] = {metric: row.metrics[metric]}
-                colours[name] = PAPER_COLOUR if row.citation else RUN_COLOUR
-                if (ci := row.intervals.get(metric)) is not None:
-                    errors[name] = (float(ci["low"]), float(ci["high"]))
+        drawn = [row for row in rows if metric in row.metrics]
+        names = fitted_names(distinct_names([f"{r.name} (paper)" if r.citation else r.name for r in drawn],
+                                            [[r.split or "", r.setting or "", r.source or "",
+                                              r.run.name if r.run else ""] for r in drawn]), LABEL_LIMIT)
+        for row, name in zip(drawn, names):
+            groups[name] = {metric: row.metrics[metric]}
+            colours[name] = PAPER_COLOUR if row.citation else RUN_COLOUR
+            if (ci := row.intervals.get(metric)) is not None:  # paper rows have none: no whisker
+                errors[name] = (float(ci["low"]), float(ci["high"]))
         png = bars(f"{task}: {metric}", groups, errors, colours)
         if png is not None:
             yield figure_html("", png, alt=f"{task} {metric}")
@@ -545,15 +552,15 @@ def _html_headline(comparison: Comparison, task: str) -> str:
     columns = [*comparison.headline(task), *comparison.counts(task)]
     rows: list[tuple[str, list[str]]] = []
     for row in comparison.task_runs(task):
-        rows.append(("", [html.escape(row.name), html.escape(row.split or ""),
+        rows.append(("", [html.escape(row.name), html.escape(shown_conditions(row)),
                           *[_html_value(row, base, m) for m in columns]]))
     for group in comparison.task_seeds(task):
         rows.append(("seeds", [_seed_name(group), html.escape(base.split or ""), *_seed_cells(group, columns)]))
     for row in comparison.task_papers(task):
         rows.append(("paper", [f"{html.escape(row.model)} (paper{', ' + html.escape(row.source) if row.source else ''})",
-                               html.escape(row.split or ""),
+                               html.escape(shown_conditions(row)),
                                *[number(row.metrics[m]) if m in row.metrics else "–" for m in columns]]))
-    return _html_table(["model", "split", *[m + _arrow(base, m) for m in columns]], rows)
+    return _html_table(["model", "split, conditions", *[m + _arrow(base, m) for m in columns]], rows)
 
 
 def _html_tests(comparison: Comparison, task: str) -> list[str]:
@@ -569,7 +576,7 @@ def _html_tests(comparison: Comparison, task: str) -> list[str]:
                                   f"<span class=\"{verdict}\">{t['difference']:+.4g} [{t['low']:+.4g}, "
                                   f"{t['high']:+.4g}]{star}</span>",
                                   f"{t['p_value']:.3g}", f"{t['p_holm']:.3g}",
-                                  html.escape(f"{t['test']}, {t['units']} {t['unit']}")]))
+                                  html.escape(test_units(t))]))
     out = []
     if rows:
         out.append(f"<h3>Paired tests against {html.escape(base.name)}</h3>")
@@ -628,9 +635,14 @@ def html_page(comparison: Comparison, disagreements: Sequence[str] = (), title: 
             "significant (Holm-adjusted p < 0.05; the headline metrics are one family, each breakdown its own). "
             "[low, high]: the run's 95% interval. Counts and reference "
             "figures (no arrow) get no Δ and no bars. Paper rows (grey, italic; grey bars) are the "
-            "published numbers, with no per-unit data and so no test; their split may differ from the runs'.</p>"]
+            "published numbers, with no per-unit data and so no test; their split may differ from the runs', "
+            "and only those measured under the runs' conditions (real data, as many candidates) are drawn beside "
+            "them. Whiskers: a run's 95% interval; a bar without one has none.</p>"]
     for task in comparison.tasks:
-        body += [f"<h2>{html.escape(task)}</h2>", _html_headline(comparison, task)]
+        body.append(f"<h2>{html.escape(task)}</h2>")
+        body += [f"<p class=\"note\"><strong>{html.escape(note)}</strong></p>"  # before the numbers it qualifies
+                 for note in not_comparable_notes(comparison.task_runs(task), comparison.task_papers(task))]
+        body.append(_html_headline(comparison, task))
         citations = sorted({p.citation for p in comparison.task_papers(task) if p.citation})
         body += [f"<p class=\"note\">Paper rows: {html.escape(c)}</p>" for c in citations]
         body += _html_tests(comparison, task)

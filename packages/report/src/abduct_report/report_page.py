@@ -3,13 +3,17 @@ drawn from the shapes tasks already return, so a new task gets pictures without 
 
 - ``by_<field>`` (in metrics or details): ``{group: {metric: value, ...}}`` -> bars per group;
 - ``per_<name>`` (in metrics or details): ``[values]``, ``{key: value}`` or ``{key: {metric: value}}``
-  -> a series (per chunk, per event position, ...);
+  -> bars per position (per chunk, per fold, per event position: categories, never a line);
 - ``details["histograms"]``: names of numeric fields of the per-sample records -> a histogram each
   (e.g. Sherlock's ranks);
 - ``details["examples"]``: ``[{"image" (optional), "boxes": [[left, top, width, height(, name)], ...], "title",
   "lines", "correct"}]`` -> the image with its region drawn (the paper's overlay; a box's optional
   ``name`` written at its corner) and the lines under it (e.g. the top-ranked texts), marked
   right or wrong when ``correct`` is given.
+
+How the bars are laid out so that they cannot mislead (a panel per scale and direction, a stated
+baseline, chance marks, n, whiskers, no panel for a constant metric) is ``abduct_report.panels``;
+each breakdown's numbers are also a table of their own, folded under the headline metrics.
 
 Plots need matplotlib (``pip install matplotlib``): without it the page is written with
 its tables and examples and says how to get the plots.
@@ -31,13 +35,13 @@ import threading
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from abduct_report.markdown import _fmt, _limit, flatten_metrics, interval_note, with_interval
+from abduct_report.markdown import _fmt, _limit, flatten_metrics, interval_note, split_breakdowns, with_interval
+from abduct_report.panels import MAX_BARS, NARROW, WIDE, draw_panel, finish, label, plan_bars
 
-COUNT_KEYS = frozenset({"n", "count", "instances", "images", "chunks"})  # sizes, not scores: not plotted
-MAX_BARS = 40
 EXAMPLE_SIDE = 360
 
 STYLE = """
@@ -85,17 +89,7 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 
 # -- plots ----------------------------------------------------------------------------------
-def label(text: object, limit: int = 30) -> str:
-    """Plot text as given: ``$`` would start matplotlib's math mode (and fail on odd input),
-    control characters have no glyph; long names are cut."""
-    clean = "".join(c if c.isprintable() else "?" for c in str(text))
-    clean = clean if len(clean) <= limit else clean[: limit - 1] + "…"
-    return clean.replace("$", r"\$")
-
-
 DPI = 100
-NARROW = 4.6  # inches: 460 px, the figure box of the page's two-column layout
-WIDE = 9.4  # inches: the page's full width; a plot wider than NARROW takes a row of its own
 
 
 def figure_html(caption: str, png: bytes, alt: str | None = None) -> str:
@@ -235,136 +229,54 @@ def _memoised(what: Sequence[Any], draw: Callable[[], bytes | None]) -> bytes | 
     return png
 
 
-def _scores(row: Any) -> dict[str, float]:
-    if isinstance(row, dict):
-        return {k: float(v) for k, v in row.items()
-                if isinstance(v, (int, float)) and not isinstance(v, bool) and k not in COUNT_KEYS}
-    if isinstance(row, (int, float)) and not isinstance(row, bool):
-        return {"value": float(row)}
-    return {}
-
-
-def bar_width(groups: int, per_group: int) -> float:
-    """Inches: about 0.3 in a bar (so labels have room), within [NARROW, WIDE]."""
-    return max(NARROW, min(WIDE, 1.2 + 0.3 * groups * max(1, per_group)))
-
-
-def scales(rows: Sequence[dict[str, float]], metrics: Sequence[str]) -> list[list[str]]:
-    """The metrics split into panels whose largest values are within 5x of each other:
-    CIDEr (up to 1000) beside METEOR (up to 100) would flatten METEOR's bars to nothing."""
-    top = {m: max((abs(r[m]) for r in rows if m in r and r[m] == r[m]), default=0.0) for m in metrics}
-    panels: list[list[str]] = []
-    for metric in sorted(metrics, key=lambda m: -top[m]):
-        if panels and top[metric] * 5 >= top[panels[-1][0]]:
-            panels[-1].append(metric)
-        else:
-            panels.append([metric])
-    return [sorted(p) for p in panels]
-
-
-def draw_bars(title: str, groups: dict[str, Any], errors: dict[str, tuple[float, float]] | None = None,
-              colours: dict[str, str] | None = None) -> Any:
-    """The Figure of :func:`bars` (None when there is nothing to draw)."""
-    keys = list(groups)[:MAX_BARS]
-    rows = [_scores(groups[k]) for k in keys]
-    metrics = sorted({m for row in rows for m in row})
-    if not keys or not metrics:
+def draw_bars(title: str, groups: dict[str, Any], errors: dict[str, Any] | None = None,
+              colours: dict[str, str] | None = None, info: dict[str, Any] | None = None) -> Any:
+    """The Figure of :func:`bars` (None when nothing in it rates a model)."""
+    planned = plan_bars(title, groups, errors, colours, info)
+    if planned is None or not planned.panels:
         return None
-    panels = scales(rows, metrics)
-
-    def draw_panel(ax: Any, shown: list[str]) -> None:
-        width = 0.8 / len(shown)
-        for j, metric in enumerate(shown):
-            xs = [i + (j - (len(shown) - 1) / 2) * width for i in range(len(keys))]
-            heights = [row.get(metric, float("nan")) for row in rows]
-            # a whisker for each interval that holds its value (a corpus metric's bootstrap interval
-            # may not: BLEU's resamples can all fall above it); the table gives every interval
-            spans = [s if s and s[0] <= h <= s[1] else None
-                     for h, s in zip(heights, ((errors or {}).get(k) for k in keys))]
-            yerr = None
-            if len(metrics) == 1 and any(spans):
-                yerr = [[h - s[0] if s else 0.0 for h, s in zip(heights, spans)],
-                        [s[1] - h if s else 0.0 for h, s in zip(heights, spans)]]
-            colour = [colours.get(k, "C0") for k in keys] if colours and len(metrics) == 1 else f"C{metrics.index(metric)}"
-            ax.bar(xs, heights, width, label=label(metric), yerr=yerr, capsize=4 if yerr else 0, color=colour)
-        ax.set_xticks(range(len(keys)), [label(k) for k in keys])
-        if len(shown) == 1 and len(panels) > 1:
-            ax.set_title(label(shown[0]))
-
-    def draw(ax: Any) -> None:
-        figure = ax.figure
-        if len(panels) == 1:
-            draw_panel(ax, panels[0])
-            ax.set_title(label(title, 80))
-        else:
-            figure.delaxes(ax)
-            for panel, shown in zip(figure.subplots(1, len(panels), squeeze=False)[0], panels):
-                draw_panel(panel, shown)
-            figure.suptitle(label(title, 80))
-
-    figure = plot_figure(draw, width=bar_width(len(keys), len(metrics)) * (1 if len(panels) == 1 else 1.2))
-    if any(len(shown) > 1 for shown in panels):
-        legend_above(figure, len(metrics))
-    return figure
-
-
-def legend_above(figure: Any, entries: int) -> None:
-    """One legend over the plots (inside, it would hide bars), in as many columns as fit the
-    figure's width: measured, as the labels' lengths vary."""
-    for columns in range(min(entries, 4), 0, -1):
-        for old in list(figure.legends):
-            old.remove()
-        legend = figure.legend(loc="outside upper center", ncols=columns, fontsize="small", frameon=False)
-        figure.draw_without_rendering()
-        if legend.get_window_extent().width <= figure.bbox.width:
-            return
-
-
-def bars(title: str, groups: dict[str, Any], errors: dict[str, tuple[float, float]] | None = None,
-         colours: dict[str, str] | None = None) -> bytes | None:
-    """Grouped bars: one group per key, one bar per metric in it; ``errors`` (one metric per
-    group) draws each group's interval ``(low, high)`` as an error bar; ``colours`` (one
-    metric) colours each group's bar."""
-    return _memoised(("bars", title, groups, errors, colours), lambda: _png(draw_bars(title, groups, errors, colours)))
-
-
-def series(title: str, values: Any) -> bytes | None:
-    """A per-position series: a list of numbers, or keyed numbers / keyed metric rows."""
-    return _memoised(("series", title, values), lambda: _draw_series(title, values))
-
-
-def _draw_series(title: str, values: Any) -> bytes | None:
-    if isinstance(values, list):
-        values = {str(i): v for i, v in enumerate(values)}
-    if not isinstance(values, dict) or not values:
-        return None
-    if len(values) <= MAX_BARS and all(not isinstance(v, dict) for v in values.values()):
-        return bars(title, values)
-    keys = list(values)
-    rows = [_scores(values[k]) for k in keys]
-    metrics = sorted({m for row in rows for m in row})
-    if not metrics:
-        return None
-
-    shown = metrics[:4]  # one panel per metric: ranks and percentages do not share an axis
 
     def draw(ax: Any) -> None:
         figure = ax.figure
         figure.delaxes(ax)
-        axes = figure.subplots(1, len(shown), squeeze=False)[0]
-        step = max(1, len(keys) // 8)
-        for panel, metric in zip(axes, shown):
-            panel.plot(range(len(keys)), [row.get(metric, float("nan")) for row in rows], marker="o")
-            panel.set_xticks(range(0, len(keys), step), [label(k) for k in keys[::step]])
-            panel.set_title(label(metric))
+        rows = -(-len(planned.panels) // 3)
+        grid = figure.subplots(rows, min(3, len(planned.panels)), squeeze=False).flat
+        for panel, shown in zip(grid, [*planned.panels, *[None] * 3]):
+            if shown is None:
+                figure.delaxes(panel)
+            else:
+                draw_panel(panel, planned, shown)
         figure.suptitle(label(title, 80))
 
-    return _figure_png(draw, width=max(NARROW, 3.0 * len(shown)))
+    figure = plot_figure(draw, width=planned.width(), height=planned.height())
+    finish(figure, planned)
+    return figure
 
 
-def histogram(field: str, predictions: Sequence[dict[str, Any]]) -> bytes | None:
-    values = [float(r[field]) for r in predictions
-              if isinstance(r.get(field), (int, float)) and not isinstance(r.get(field), bool)]
+def bars(title: str, groups: dict[str, Any], errors: dict[str, Any] | None = None,
+         colours: dict[str, str] | None = None, info: dict[str, Any] | None = None) -> bytes | None:
+    """Bars per group (``{group: {metric: value}}`` or ``{group: value}``), in panels by scale
+    and direction (see ``abduct_report.panels``): ``errors`` gives each group's interval,
+    ``(low, high)`` for a group of one metric or ``{metric: (low, high)}``; ``colours`` colours
+    each group's bars; ``info`` declares the metrics (results.json's ``metric_info`` entries by
+    the metric's name in the rows: direction, range, chance)."""
+    return _memoised(("bars", title, groups, errors, colours, info),
+                     lambda: _png(draw_bars(title, groups, errors, colours, info)))
+
+
+def series(title: str, values: Any, info: dict[str, Any] | None = None) -> bytes | None:
+    """A per-position breakdown (a list of numbers, keyed numbers or keyed metric rows): its
+    positions are categories, so bars as :func:`bars` draws them, never a line."""
+    if isinstance(values, list):
+        values = {str(i): v for i, v in enumerate(values)}
+    if not isinstance(values, dict) or not values:
+        return None
+    return bars(title, values, info=info)
+
+
+def draw_histogram(field: str, predictions: Sequence[dict[str, Any]]) -> Any:
+    """The Figure of :func:`histogram` (None when no record has the field as a number)."""
+    values = _field_values(field, predictions)
     if not values:
         return None
 
@@ -374,35 +286,104 @@ def histogram(field: str, predictions: Sequence[dict[str, Any]]) -> bytes | None
         ax.set_xlabel(label(field))
         ax.set_ylabel("samples")
 
-    return _memoised(("histogram", field, values), lambda: _figure_png(draw))
+    return plot_figure(draw)
 
 
-def plots(results: dict[str, Any], predictions: Sequence[dict[str, Any]]) -> Iterator[tuple[str, bytes]]:
-    """(caption, PNG) for every shape the report knows, in a stable order."""
+def _field_values(field: str, predictions: Sequence[dict[str, Any]]) -> list[float]:
+    return [float(r[field]) for r in predictions
+            if isinstance(r.get(field), (int, float)) and not isinstance(r.get(field), bool)]
+
+
+def histogram(field: str, predictions: Sequence[dict[str, Any]]) -> bytes | None:
+    values = _field_values(field, predictions)
+    return _memoised(("histogram", field, values), lambda: _png(draw_histogram(field, predictions))) if values else None
+
+
+@dataclass(frozen=True)
+class Plot:
+    """One plot of report.html: ``name`` (its alt text: the shape it comes from), ``caption``
+    (what its marks mean, what it leaves out) and what it draws (``kind``, ``args``)."""
+
+    name: str
+    caption: str
+    kind: str  # "bars" or "histogram"
+    args: tuple[Any, ...]
+
+    def png(self) -> bytes | None:
+        return bars(*self.args) if self.kind == "bars" else histogram(*self.args)
+
+    def figure(self) -> Any:
+        return draw_bars(*self.args) if self.kind == "bars" else draw_histogram(*self.args)
+
+
+def _breakdown_plot(results: dict[str, Any], key: str, value: Any, in_metrics: bool) -> Plot | None:
+    """The bars of a ``by_<field>`` / ``per_<name>`` breakdown, its cells declared as results.json
+    declares them (a cell's own entry, else the overall metric of its name) with their intervals."""
+    groups = {str(i): v for i, v in enumerate(value)} if isinstance(value, list) else value
+    if not isinstance(groups, dict) or not groups:
+        return None
+    metric_info, intervals = results.get("metric_info") or {}, results.get("intervals") or {}
+    prefix = f"{key}." if in_metrics else ""
+    metrics = dict.fromkeys(m for row in groups.values() if isinstance(row, dict) for m in row)
+    info: dict[str, Any] = {}
+    overall: list[str] = []  # metrics whose chance comes from the overall figure, not the group's own
+    for metric in metrics:
+        own = next((metric_info[n] for g in groups if (n := f"{prefix}{g}.{metric}") in metric_info), None)
+        info[metric] = own if own is not None else metric_info.get(metric)
+        if own is None and (metric_info.get(metric) or {}).get("chance") is not None:
+            overall.append(metric)
+    errors = {g: {m: (float(ci["low"]), float(ci["high"])) for m in metrics
+                  if isinstance(ci := intervals.get(f"{prefix}{g}.{m}"), dict)}
+              for g in groups if in_metrics}
+    errors = {g: spans for g, spans in errors.items() if spans}
+    title = f"{results['task']}: {key.replace('_', ' ')}"
+    planned = plan_bars(title, groups, errors, None, info)
+    if planned is None:
+        return None
+    notes = planned.notes()
+    if planned.panels and not errors:
+        notes.append("no intervals recorded for these groups")
+    if overall and planned.chance:
+        notes.append("chance: the overall level")
+    return Plot(key, f"{key}: " + "; ".join(notes) if notes else key, "bars", (title, groups, errors or None, None, info))
+
+
+def planned_plots(results: dict[str, Any], predictions: Sequence[dict[str, Any]]) -> list[Plot]:
+    """Every plot the report knows, in a stable order: the breakdowns (metrics, then details),
+    the headline metrics with their intervals, the histograms."""
     details = results.get("details") or {}
-    for source in (results.get("metrics") or {}, details):
+    found: list[Plot] = []
+    for source, in_metrics in ((results.get("metrics") or {}, True), (details, False)):
         for key, value in source.items():
-            if key.startswith("by_") and isinstance(value, dict):
-                png = bars(f"{results['task']}: {key.replace('_', ' ')}", value)
-            elif key.startswith("per_"):
-                png = series(f"{results['task']}: {key.replace('_', ' ')}", value)
-            else:
-                continue
-            if png is not None:
-                yield key, png
-    intervals = results.get("intervals") or {}
-    # the headline metrics with their intervals as error bars (a breakdown's groups, "by_x.g.m", have theirs in report.md)
-    shown = {m: v for m, v in flatten_metrics(results.get("metrics") or {}) if m in intervals and "." not in m}
+            if key.startswith(("by_", "per_")) and (plot := _breakdown_plot(results, key, value, in_metrics)):
+                found.append(plot)
+    intervals, metric_info = results.get("intervals") or {}, results.get("metric_info") or {}
+    # the headline metrics with their intervals as whiskers, a panel per scale and direction
+    shown = {m: {m: float(v)} for m, v in flatten_metrics(results.get("metrics") or {})
+             if m in intervals and "." not in m and isinstance(v, (int, float))}
     if shown:
-        png = bars(f"{results['task']}: metrics with {100 * next(iter(intervals.values()))['level']:.0f}% intervals",
-                   {m: float(v) for m, v in shown.items()},
-                   {m: (float(intervals[m]["low"]), float(intervals[m]["high"])) for m in shown})
-        if png is not None:
-            yield "intervals", png
+        title = f"{results['task']}: metrics with {100 * next(iter(intervals.values()))['level']:.0f}% intervals"
+        errors = {m: (float(intervals[m]["low"]), float(intervals[m]["high"])) for m in shown}
+        found.append(Plot("intervals", "intervals: the headline metrics, a panel per scale and direction", "bars",
+                          (title, shown, errors, None, {m: metric_info.get(m) for m in shown})))
     for field in details.get("histograms") or []:
-        png = histogram(str(field), predictions)
-        if png is not None:
-            yield f"histogram of {field}", png
+        if _field_values(str(field), predictions):
+            found.append(Plot(f"histogram of {field}", f"histogram of {field}", "histogram", (str(field), predictions)))
+    return found
+
+
+def plots(results: dict[str, Any], predictions: Sequence[dict[str, Any]]) -> Iterator[tuple[str, str, bytes | None]]:
+    """(name, caption, PNG) for every plot the report knows (PNG None: nothing to draw, the
+    caption says why)."""
+    for plot in planned_plots(results, predictions):
+        yield plot.name, plot.caption, plot.png()
+
+
+def plot_figures(results: dict[str, Any], predictions: Sequence[dict[str, Any]]) -> Iterator[tuple[str, Any]]:
+    """(name, matplotlib Figure or None) of every plot of ``plots``: the figures themselves, to
+    measure (``abduct_report.panels.figure_problems``)."""
+    for plot in planned_plots(results, predictions):
+        yield plot.name, plot.figure()
 
 
 # -- qualitative examples -------------------------------------------------------------------
@@ -465,6 +446,22 @@ def _chance(results: dict[str, Any], metric: str) -> str:
     return _fmt(chance) if chance is not None else ""
 
 
+def metric_tables(results: dict[str, Any]) -> list[str]:
+    """The headline metrics (and counts) in one table, each breakdown in a table of its own,
+    groups x metrics with n and intervals, folded away (NL-EYE's 60 cells in one table would
+    push the plots 2,000 px down the page)."""
+    intervals = results.get("intervals") or {}
+    headline, breakdowns = split_breakdowns(results["metrics"])
+    out = [table(["metric", "value", "chance"], [(html.escape(name + direction_arrow(results, name)),
+                                                  with_interval(value, intervals.get(name)), _chance(results, name))
+                                                 for name, value in headline])]
+    for part in breakdowns:
+        rows = [[html.escape(cell) for cell in row] for row in part.rows(results)]
+        out.append(f"<details><summary>{html.escape(part.summary(results))}</summary><div class=\"scroll\">"
+                   f"{table(part.header(results), rows)}</div></details>")
+    return out
+
+
 def html_report(results: dict[str, Any], predictions: Sequence[dict[str, Any]], out_dir: Path | None = None) -> str:
     """The run's report.html (``out_dir`` only names where it sits)."""
     title = f"{results['task']} — {results['model']['spec']}"
@@ -474,18 +471,16 @@ def html_report(results: dict[str, Any], predictions: Sequence[dict[str, Any]], 
                 f"data {results['data']['dir']} (split {results['split']}), seed {results['seed']}, "
                 f"limit {_limit(results)}, {results.get('processes', 1)} process(es), "
                 f"{timings.get('total_seconds', 0.0):.1f} s") + "</p>",
-            "<h2>Metrics</h2>",
-            table(["metric", "value", "chance"], [(html.escape(name + direction_arrow(results, name)),
-                                                   with_interval(value, (results.get("intervals") or {}).get(name)),
-                                                   _chance(results, name))
-                                                  for name, value in flatten_metrics(results["metrics"])])]
+            "<h2>Metrics</h2>", *metric_tables(results)]
     if (note := interval_note(results)) is not None:
         body.append(f"<p class=\"note\">{html.escape(note)}</p>")
     if have_matplotlib():
-        figures = [figure_html(caption, png) for caption, png in plots(results, predictions)]
+        drawn = list(plots(results, predictions))
+        figures = [figure_html(caption, png, alt=name) for name, caption, png in drawn if png is not None]
         figures.sort(key=lambda f: f.startswith("<figure class=\"wide\""))  # the narrow ones pair up first
-        if figures:
-            body += ["<h2>Plots</h2>", *figures]
+        notes = [f"<p class=\"note\">{html.escape(caption)}</p>" for _, caption, png in drawn if png is None]
+        if figures or notes:
+            body += ["<h2>Plots</h2>", *figures, *notes]
     else:
         body.append("<p class=\"note\">Plots need matplotlib: pip install matplotlib.</p>")
     shown = list(examples(results.get("details") or {}))

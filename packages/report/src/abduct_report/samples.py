@@ -1,11 +1,22 @@
 """``samples.html``: every sample of a run in one offline page (no server, nothing fetched).
 
-Each record of ``predictions.jsonl`` becomes a *view*: ``{"id", "correct", "score", "margin",
-"category", "images": [{"path", "caption", "boxes": [[left, top, width, height, label], ...]}],
-"texts": [{"label", "text"}], "fields": {name: value}}``. A task's ``sample_view(record)``
-(read by the core from the task's declarations) gives the rich view; without one, or where it returns None, the
-generic view reads the record's own fields. The views go into the page as JSON; the script of
-``samples_page.js`` filters, sorts and pages them in the browser, its state in the URL hash.
+Each record of ``predictions.jsonl`` becomes a *view*: ``{"id", "correct", "score",
+"score_name", "margin", "category", "flags": {name: bool}, "images": [{"path", "caption",
+"boxes": [[left, top, width, height, label], ...]}], "texts": [{"label", "text"}], "fields":
+{name: value}}``. A task's ``sample_view(record)`` (read by the core from the task's
+declarations) gives the rich view; without one, or where it returns None, the generic view
+reads the record's own fields. The task's fields come first and win over the record's of the
+same name; a field the task sets to None hides the record's (a per-sample metric the task shows
+on the report's scale). Nested fields are flattened (``metrics.cider``). The views go into the
+page as JSON; the script of ``samples_page.js`` filters, sorts and pages them in the browser,
+its state in the URL hash. It offers only the filters the views support: right and wrong where
+some view has a ``correct``, and each of the views' ``flags`` (sherlock-comparison's "disagrees
+with humans"), so a task without right or wrong is never shown an empty "wrong" page.
+
+Numbers are shown as the views give them: a task's view gives ``score``, ``margin`` and its
+per-sample metrics on the report's scale (x100 where results.json reports percent) and names
+what ``score`` is (``score_name``). No absolute path goes into the page: an image is named
+and loaded by a path relative to the page (``thumbnails``).
 
 Images go into ``samples/`` beside the page, one file per distinct source image (``thumbnails``:
 small originals linked as they are, others as JPEG thumbnails), so the page loads them by
@@ -38,6 +49,13 @@ CATEGORY_KEYS = ("category", "reasoning_category", "change_type", "type", "domai
 TEXT_MIN = 20  # a string this long is shown as a text block, shorter ones as fields
 
 SampleView = Callable[[Mapping[str, Any]], Mapping[str, Any] | None]
+ABSOLUTE_PATH = re.compile(r"(?<![\w.])/[^,:=\s]+")
+
+
+def readable(spec: str) -> str:
+    """A spec for a page: an absolute path in it (a checkpoint in a temporary directory, a task's
+    model folder) cut to its last two parts, ``clip:…/train/best.pt``."""
+    return ABSOLUTE_PATH.sub(lambda m: "…/" + "/".join(Path(m.group(0)).parts[-2:]), spec)
 
 
 def _number(value: object) -> float | None:
@@ -55,7 +73,9 @@ def generic_view(record: Mapping[str, Any]) -> dict[str, Any]:
     if correct is None and gold is not None and choice is not None and not isinstance(choice, (list, dict)):
         correct = choice == gold
     view["correct"] = correct
-    view["score"] = next((_number(record.get(k)) for k in SCORE_KEYS if _number(record.get(k)) is not None), None)
+    scored = next((k for k in SCORE_KEYS if _number(record.get(k)) is not None), None)
+    view["score"] = None if scored is None else _number(record[scored])
+    view["score_name"] = scored  # the record's own number: what the page calls it
     scores = record.get("scores")
     if isinstance(scores, list) and len(scores) >= 2 and all(_number(s) is not None for s in scores):
         top = sorted(scores, reverse=True)
@@ -86,10 +106,26 @@ def sample_views(predictions: Iterable[Mapping[str, Any]], hook: SampleView | No
                 rich, failed = None, failed + 1
             if rich:  # the task's fields first, then the record's; the task's texts replace the raw ones
                 rich = dict(rich)
-                fields = {**dict(rich.pop("fields", None) or {}), **view["fields"]}
+                shown = dict(rich.pop("fields", None) or {})  # None: the record's field of that name is hidden
+                fields = {**{k: v for k, v in shown.items() if v is not None},
+                          **{k: v for k, v in view["fields"].items() if k not in shown}}
+                if rich.get("score") is not None and not rich.get("score_name"):
+                    view["score_name"] = None  # the task's score, not the record's number of that name
                 view.update({k: v for k, v in rich.items() if v is not None}, fields=fields)
+        view["fields"] = flat_fields(view["fields"])
         views.append(view)
     return views, failed
+
+
+def flat_fields(fields: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested mappings as one row each (``metrics.cider``): a table cell never holds a JSON object."""
+    out: dict[str, Any] = {}
+    for key, value in fields.items():
+        if isinstance(value, Mapping) and value:
+            out.update(flat_fields(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
 
 
 def _image_entries(views: list[dict[str, Any]], thumbs: Thumbnails) -> None:
@@ -102,6 +138,7 @@ def _image_entries(views: list[dict[str, Any]], thumbs: Thumbnails) -> None:
                 size = thumbs.size(path)
                 if size is not None:
                     image["size"] = list(size)
+            image["path"] = thumbs.shown_path(path)
 
 
 def _script_json(value: Any) -> str:
@@ -132,7 +169,9 @@ def render_samples(title: str, predictions: list[dict[str, Any]], hook: SampleVi
 
 
 def samples_page(title: str, views: list[dict[str, Any]], note: str = "", back: str = "report.html") -> str:
-    """The self-contained page showing ``views`` (its script and styles inlined)."""
+    """The self-contained page showing ``views`` (its script and styles inlined); an absolute
+    path in ``title`` (a spec's) is cut to its last two parts."""
+    title = readable(title)
     script = (files("abduct_report") / "samples_page.js").read_text(encoding="utf-8")
     style = (files("abduct_report") / "samples_page.css").read_text(encoding="utf-8")
     return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -168,8 +207,9 @@ def disagreement(first: tuple[str, Path], second: tuple[str, Path], page_dir: Pa
                 or other["correct"] == view["correct"]:
             continue
         for image in view.get("images") or []:
-            if image.get("thumb"):
-                image["thumb"] = Path(os.path.relpath((Path(dir_b) / image["thumb"]).resolve(),
+            for key in ("thumb", "path"):  # both relative to B's page: made relative to this one
+                if image.get(key) and "://" not in image[key] and not Path(image[key]).is_absolute():
+                    image[key] = Path(os.path.relpath((Path(dir_b) / image[key]).resolve(),
                                                       page_dir.resolve())).as_posix()
         verdict = {True: "right", False: "wrong"}
         view["fields"] = {f"A ({name_a})": verdict[other["correct"]], f"B ({name_b})": verdict[view["correct"]],

@@ -102,6 +102,14 @@ class Thumbnails:
                 self._folders[folder] = Path(folder).as_uri()
         return f"{self._folders[folder]}/{name}"
 
+    def shown_path(self, path: str) -> str:
+        """What the page calls a source: its path relative to the page's folder (it moves with the
+        run folder when the data does), else its last two parts; never a path of this machine."""
+        if not path:
+            return ""
+        relative = self._relative(path)
+        return relative if relative is not None and "://" not in relative else "/".join(Path(path).parts[-2:])
+
     def make_all(self, workers: int | None = None) -> None:
         """Write every planned file, in parallel (PIL releases the GIL while it decodes and
         encodes), in batches: a link takes less time than handing one file to a thread."""

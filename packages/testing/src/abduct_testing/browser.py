@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -24,11 +25,21 @@ def chromium_path() -> str | None:
     return next((found for name in CHROMIUM_NAMES if (found := shutil.which(name))), None)
 
 
+def wait_for_install(ready: Path, timeout: float = 900.0) -> None:
+    """Wait until ``ready`` exists: ``./dev test`` installs Chromium in the background and
+    creates it then (``ABDUCT_BROWSER_READY``), so a session need not wait before it starts."""
+    deadline = time.monotonic() + timeout
+    while not ready.exists() and time.monotonic() < deadline:
+        time.sleep(1.0)
+
+
 def browser_or_skip() -> str:
     """Chromium's path, or ``pytest.skip`` naming what is missing (``pytest.fail`` under
-    ``ABDUCT_REQUIRE_BROWSER=1``)."""
+    ``ABDUCT_REQUIRE_BROWSER=1``), once a background install (``ABDUCT_BROWSER_READY``) is over."""
     import pytest
 
+    if os.environ.get("ABDUCT_BROWSER_READY"):
+        wait_for_install(Path(os.environ["ABDUCT_BROWSER_READY"]))
     missing = pytest.fail if os.environ.get("ABDUCT_REQUIRE_BROWSER") == "1" else pytest.skip
     path = chromium_path()
     if path is None:

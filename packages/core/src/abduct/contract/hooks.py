@@ -58,7 +58,8 @@ class PublishedRow:
     beside runs. ``source`` says where in the paper (a table or section); ``metrics`` use the
     task's metric names (a column with no abduct metric keeps the paper's name); ``setting`` says
     how the row was obtained (zero-shot, fine-tuned, oracle, human...) and ``std`` gives the
-    standard deviation over seeds where the paper does."""
+    standard deviation over seeds where the paper does; ``conditions`` what a run must share to
+    be compared with it (``data``: real or synthetic, ``candidates``: the set a rank is taken in)."""
 
     task: str
     model: str
@@ -68,6 +69,7 @@ class PublishedRow:
     source: str
     setting: str | None = None
     std: Mapping[str, float] = field(default_factory=dict)
+    conditions: Mapping[str, str | float] = field(default_factory=dict)
 
 
 @hookspec

@@ -7,8 +7,10 @@
 
 Each row: ``task`` (a registered task name), ``model``, ``split``, ``source`` (the table or
 section of the paper, never empty), ``metrics`` (the task's metric names; a column abduct has no
-metric for keeps the paper's name); optional ``setting`` (zero-shot, fine-tuned, oracle, human...)
-and ``std`` (``{metric: standard deviation}`` where the paper gives one).
+metric for keeps the paper's name); optional ``setting`` (zero-shot, fine-tuned, oracle, human...),
+``std`` (``{metric: standard deviation}`` where the paper gives one) and ``conditions`` (what a run
+must share to be compared with the row, over the file's own ``conditions``: ``{"data": "real"}``,
+``{"candidates": 1000}``; abduct-report reads them).
 """
 
 from __future__ import annotations
@@ -34,8 +36,9 @@ def read_published(package: str) -> list[PublishedRow]:
     where = f"{package}/{PUBLISHED_FILE}"
     try:
         data = json.loads(text)
-        citation = str(data["citation"])
-        return [_row(r, citation, f"{where}, row {i}") for i, r in enumerate(data["rows"])]
+        citation, shared = str(data["citation"]), dict(data.get("conditions") or {})
+        return [_row({**r, "conditions": {**shared, **(r.get("conditions") or {})}}, citation, f"{where}, row {i}")
+                for i, r in enumerate(data["rows"])]
     except (ValueError, KeyError, TypeError) as exc:
         raise PluginError(f"{where} is malformed ({type(exc).__name__}: {exc})") from None
 
@@ -49,4 +52,5 @@ def _row(raw: dict[str, Any], citation: str, where: str) -> PublishedRow:
         problem = f"metric {bad[0]} is not finite" if bad else "no source" if not source else "no metrics"
         raise PluginError(f"{where}: {problem}")
     return PublishedRow(str(raw["task"]), str(raw["model"]), None if raw.get("split") is None else str(raw["split"]),
-                        metrics, str(raw.get("citation") or citation), source, raw.get("setting") or None, std)
+                        metrics, str(raw.get("citation") or citation), source, raw.get("setting") or None, std,
+                        {str(k): v if isinstance(v, (int, float)) else str(v) for k, v in raw["conditions"].items()})

@@ -81,4 +81,6 @@ def synthesize(out_dir: Path, train: int = DEFAULT_TRAIN, val: int = DEFAULT_VAL
         rng = np.random.default_rng([seed, 0 if split == "train" else 1])
         records = [_record(rng, i, split, out) for i in range(count)]
         (out / f"{split}.json").write_text(json.dumps(records, indent=1) + "\n", encoding="utf-8")
+    # a "SYNTHETIC" file marks the corpus as made, not released: abduct compare never draws it beside paper rows
+    (out / "SYNTHETIC").write_text(f"abduct synthetic CoSIm corpus: train={train} val={val} seed={seed}\n")
     return out

@@ -64,4 +64,6 @@ def synthesize(out_dir: Path, samples: int = DEFAULT_SAMPLES, seed: int = 0) -> 
         writer = csv.writer(handle)
         writer.writerow(HEADER)
         writer.writerows(rows)
+    # a "SYNTHETIC" file marks the corpus as made, not released: abduct compare never draws it beside paper rows
+    (out / "SYNTHETIC").write_text(f"abduct synthetic NL-EYE corpus: samples={samples} seed={seed}\n")
     return out

@@ -142,5 +142,7 @@ def synthesize(out_dir: Path, examples: int = DEFAULT_EXAMPLES, seed: int = 0) -
                 annotations[f"{example_id}_b"] = {"events": events, "hypothesis": (hypothesis + 1) % total,
                                                   "split": split}
         atomic_write_text(out / f"var_{split}_v1.0.json", json.dumps(annotations, indent=1) + "\n")
+    # a "SYNTHETIC" file marks the corpus as made, not released: abduct compare never draws it beside paper rows
+    atomic_write_text(out / "SYNTHETIC", f"abduct synthetic VAR corpus: examples={examples} seed={seed}\n")
     return (f"{sum(sizes.values())} story examples (train {sizes['train']}, val {sizes['val']}, "
             f"test {sizes['test']}, plus one shared chain per split), {written} videos")

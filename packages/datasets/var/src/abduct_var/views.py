@@ -1,7 +1,7 @@
 """What ``samples.html`` shows of a VAR record (one generated event): the example's chain of
 events, each with its video and span and its reference sentence (the hypothesis marked as the
-masked one), the generated sentence beside the event's reference, and the event's scores;
-with ``strip_of`` (the strips of ``_strips.frame_strips``), a frame strip per event of the chain, the
+masked one), the generated sentence beside the event's reference, and the event's scores
+(x100, the scale of the eval kit and of results.json; CIDEr-D up to 1000); with ``strip_of`` (the strips of ``_strips.frame_strips``), a frame strip per event of the chain, the
 hypothesis's labelled as the frames the model was not shown."""
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ def strip_images(example: VarExample, strip_of: StripOf) -> list[dict[str, Any]]
         if found is None:
             images.append({"path": "", "caption": f"{caption} · no frames drawn (only the first {MAX_STRIPS:,} events get a strip)"})
         elif found[1] is None:
-            images.append({"path": "", "caption": f"{caption} · no frames: video missing or unreadable ({found[0]})"})
+            video = Path(found[0]).name  # the file's name: the page holds no path of this machine
+            images.append({"path": "", "caption": f"{caption} · no frames: video missing or unreadable ({video})"})
         else:
             images.append({"path": str(found[1]), "caption": caption})
     return images
@@ -42,7 +43,8 @@ def event_view(example: VarExample, record: Mapping[str, Any], strip_of: StripOf
         here = " · this event" if i == position else ""
         texts.append({"label": f"event {i + 1} ({role}){here} · {event.video_id} {event.start:g}–{event.end:g} s",
                       "text": event.sentence.strip()})
-    scores = {k: round(v, 4) for k, v in (record.get("metrics") or {}).items() if isinstance(v, (int, float))}
+    scores = {k: round(100 * v, 2) for k, v in (record.get("metrics") or {}).items() if isinstance(v, (int, float))}
     images = strip_images(example, strip_of) if strip_of is not None else None
     return {"texts": texts, "images": images, "category": "hypothesis" if position == example.hypothesis else "premise",
-            "score": scores.get("cider"), "fields": {"example": example.id, **scores}}
+            "score": scores.get("cider"), "score_name": "cider",
+            "fields": {"example": example.id, **scores, "metrics": None}}  # the record's metrics: x1, shown x100

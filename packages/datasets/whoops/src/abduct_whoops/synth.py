@@ -114,6 +114,8 @@ def synthesize(out_dir: Path, images: int = DEFAULT_IMAGES, seed: int = 0) -> Pa
     _write_csv(out / "whoops_dataset.csv", list(COLUMNS), rows, bom=True)
     _write_csv(out / IDENTIFICATION_DIR / IDENTIFICATION_CSV, ["natural_image", "normal_image", "strange_image"],
                pairs, bom=False)
+    # a "SYNTHETIC" file marks the corpus as made, not released: abduct compare never draws it beside paper rows
+    atomic_write_text(out / "SYNTHETIC", f"abduct synthetic WHOOPS! corpus: images={images} seed={seed}\n")
     return out
 
 

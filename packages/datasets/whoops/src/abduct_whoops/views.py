@@ -1,7 +1,8 @@
 """What ``samples.html`` shows of a WHOOPS! record: the image, its commonsense category, and
 per task what the model produced beside what it is judged against: the generated caption,
 explanation or answer beside the references (with the judge's verdict and the proxy metrics
-where present), or, for matching, the detailed and the under-specified caption with their scores."""
+where present, x100 as results.json gives their means), or, for matching, the detailed and the
+under-specified caption with their scores."""
 
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ class WhoopsView:
         if not isinstance(example, WhoopsExample):
             return None
         image = example.image
-        view: dict[str, Any] = {"images": [{"path": image.path, "caption": image.image_id}],
+        view: dict[str, Any] = {"id": str(record.get("id") or image.image_id),  # captioning's records: one an image
+                                "images": [{"path": image.path, "caption": image.image_id}],
                                 "category": image.commonsense_category, "fields": {}}
         scores = record.get("scores")
         if isinstance(scores, list) and len(scores) == 2 and "#" in str(record.get("id")):  # matching
@@ -46,6 +48,7 @@ class WhoopsView:
             view["correct"] = record["judge"] if isinstance(record["judge"], bool) else None
             if record.get("judge_raw"):
                 texts.append({"label": "judge's answer", "text": str(record["judge_raw"])})
-        view["fields"].update({k: round(v, 4) for k, v in (record.get("metrics") or {}).items()
-                               if isinstance(v, float)})
+        metrics = record.get("metrics") or {}  # fractions; shown x100 in the record's place
+        view["fields"].update({k: round(100 * v, 2) for k, v in metrics.items() if isinstance(v, float)},
+                              **({"metrics": None} if metrics else {}))
         return view
