@@ -71,6 +71,19 @@ def test_per_reference_questions_and_duplicate_ids() -> None:
         engine.judge([JudgeItem("e", "x", ())], template, stage="k")
 
 
+
+def test_text_answers_are_returned_per_prompt_and_never_count_as_parse_failures() -> None:
+    """``Judge(..., answers="text")``: a rating the task reads, not a yes/no verdict."""
+    engine = _engine()
+    template = "Candidate: {candidate}\n1. {reference}"
+    items = [JudgeItem("a", "rain", ("snow", "rain")), JudgeItem("c", "x0", ("y",))]
+    read = engine.judge(items, template, stage="j", verdicts=False)
+    assert [v.equivalent for v in read] == [None, None]
+    assert read[0].answers == ("No", "Yes.") and len(read[1].answers) == 1
+    assert engine.describe()["judged"] == 2 and engine.describe()["parse_failures"] == 0
+    again = engine.judge(items, template, stage="k")  # the same prompts read as verdicts
+    assert [v.equivalent for v in again] == [True, None] and engine.describe()["parse_failures"] == 1
+
 def _expected(records: list[dict]) -> list[bool | None]:
     return [None if r["prediction"].endswith("0") else r["prediction"] in r["references"] for r in records]
 

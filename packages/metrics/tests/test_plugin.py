@@ -8,7 +8,7 @@ import pytest
 from abduct import AbductError
 from abduct.host import build_registry
 
-NAMES = {"bleu", "meteor", "rouge-l", "cider", "bertscore", "bem"}
+NAMES = {"bleu", "meteor", "rouge-l", "cider", "bertscore", "bem", "bertscore-hungarian"}
 
 
 def test_metrics_are_registered_and_loadable() -> None:

@@ -152,10 +152,29 @@ class BertScore:
                 warnings.simplefilter("ignore")
                 self._scorer.compute_idf([t for t in idf_sentences if t.strip()])
             self._count_empty_documents(len(idf_sentences))
-        p, r, f = self._scorer.score(cands, ref_groups, batch_size=self.batch_size)
-        columns = [t.double().numpy() for t in (p, r, f)]
+        columns = self._columns(cands, ref_groups)
         for i, k in enumerate(ids):
             per_sample[k] = {key: float(col[i]) for key, col in zip(KEYS, columns)}
+
+    def _columns(self, cands: list[str], ref_groups: list[list[str]] | list[str]) -> list[np.ndarray]:
+        p, r, f = self._scorer.score(cands, ref_groups, batch_size=self.batch_size)
+        return [t.double().numpy() for t in (p, r, f)]
+
+    def pair_scores(self, candidates: Sequence[str], references: Sequence[str]) -> np.ndarray:
+        """Precision, recall and F1 (the columns) of each candidate against its one reference,
+        as ``bert_score.score(candidates, references)`` gives them (no idf: a pair has no
+        corpus to weigh by); an empty candidate or reference scores bert-score's value for an
+        empty text (raw 0)."""
+        if self.idf:
+            raise AbductError("bertscore: pair scores are computed without idf weights")
+        if len(candidates) != len(references):
+            raise AbductError(f"bertscore: {len(candidates)} candidates for {len(references)} references")
+        out = np.tile(np.array([self._empty_scores()[key] for key in KEYS]), (len(candidates), 1))
+        keep = [i for i, (c, r) in enumerate(zip(candidates, references)) if c.strip() and r.strip()]
+        if keep:
+            columns = self._columns([candidates[i] for i in keep], [references[i] for i in keep])
+            out[keep] = np.stack(columns, axis=1)
+        return out
 
 
 def make_bertscore(

@@ -19,6 +19,8 @@ METRICS = (
      "abduct_metrics._bertscore:make_bertscore"),
     ("bem", "BEM answer equivalence after exact match (BERT classifier, local HF directory)",
      "abduct_metrics._bem:make_bem"),
+    ("bertscore-hungarian", "BERTScore of gold vs response sentences matched one to one (BlackSwan; avg and max)",
+     "abduct_metrics._set_bertscore:make_bertscore_hungarian"),
 )
 
 

@@ -60,6 +60,26 @@ def build_tiny_bert(
     return directory
 
 
+def build_tiny_distilbert(directory: Path, *, words: Iterable[str] = WORDS, hidden_size: int = 32,
+                          num_layers: int = 6, seed: int = 0) -> Path:
+    """Save a random DistilBERT and its tokenizer: with 6 layers it has the layer bert-score
+    uses for ``distilbert-base-uncased`` (5), so a copy in a hub cache under that name runs the
+    ``bertscore-hungarian`` defaults."""
+    import torch
+    from transformers import DistilBertConfig, DistilBertModel, DistilBertTokenizer
+
+    vocab = write_vocab(directory, words)
+    tokenizer = DistilBertTokenizer(str(vocab), do_lower_case=True, model_max_length=128)
+    config = DistilBertConfig(vocab_size=len(tokenizer), dim=hidden_size, n_layers=num_layers, n_heads=2,
+                              hidden_dim=2 * hidden_size, max_position_embeddings=128)
+    torch.manual_seed(seed)
+    model: Any = DistilBertModel(config)  # untyped in transformers
+    model.eval()
+    model.save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return directory
+
+
 _PUNCT = (",", ".", "!", "?", ";", " -", "'s")
 
 

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from abduct_testing import main
 
@@ -169,6 +170,10 @@ def test_a_scoring_task_exports_as_log_likelihoods(tmp_path: Path, capsys: pytes
     assert main(["export", "lmms-eval", "cosim", "--data", str(cosim), "--out", str(tmp_path / "tasks")]) == 0
     folder = tmp_path / "tasks" / capsys.readouterr().out.strip()
     assert json.loads((folder / "source.json").read_text())["kind"] == "loglikelihood"
+    # lmms-eval's arrows follow the task's declarations: a count is not "higher is better"
+    arrows = {m["metric"]: m["higher_is_better"] for m in yaml.safe_load(
+        (folder / f"{folder.name}.yaml").read_text().replace("!function", "function"))["metric_list"]}
+    assert arrows["accuracy"] is True and arrows["n"] is False
     docs = [json.loads(line) for line in (folder / "docs.jsonl").read_text().splitlines()]
     assert len(docs) == 4 * 12 and all(d["target"] for d in docs)
     items = [process_results(d, [(-float(len(d["target"]) % 7), False)])["accuracy"] for d in docs]
@@ -207,3 +212,22 @@ def test_replay_answers_a_run_from_a_file(corpus: Path, tmp_path: Path, capsys: 
     assert main(["eval", "nleye-pairs", "--model", f"replay:{tmp_path / 'short.json'}", "--data", str(corpus),
                  "--out", str(tmp_path / "short"), "--quiet", "--no-cache"]) == 2
     assert "does not answer a request this task asks" in capsys.readouterr().err
+
+
+def test_a_video_document_names_whole_files_in_order(tmp_path: Path) -> None:
+    """A video input becomes its files' paths, the input's then its related inputs', in order (as
+    lmms-eval's video tasks return theirs from doc_to_visual); what a path cannot say is named."""
+    from abduct import Box, GenerationRequest, Region, VisualInput
+    from abduct_lmms.docs import doc_to_visual, generation_doc, inexpressible
+
+    pre, event, post = (str(tmp_path / f"{name}.mp4") for name in ("pre", "event", "post"))
+    clips = VisualInput.video(pre, context="What happened?",
+                              related=(VisualInput.video(event), VisualInput.video(post)))
+    assert inexpressible(clips) is None
+    assert doc_to_visual(generation_doc(GenerationRequest(clips, "Answer."))) == [pre, event, post]
+    spans = VisualInput.video(pre, related=(VisualInput.video(post, ((0.5, 1.0),)),))
+    assert "time spans" in str(inexpressible(spans))
+    assert "region" in str(inexpressible(VisualInput(pre, region=Region((Box(0, 0, 4, 4),)), kind="video")))
+    assert "images and videos" in str(inexpressible(VisualInput.video(pre, related=(VisualInput(pre + ".png"),))))
+    assert "as an image or audio" in str(inexpressible(VisualInput.video(str(tmp_path / "clip.webm"))))
+    assert inexpressible(VisualInput(pre + ".png", related=(VisualInput(post + ".png"),))) is None

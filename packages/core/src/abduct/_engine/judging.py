@@ -82,10 +82,11 @@ class JudgeEngine:
         self._map_units = map_units
         return self
 
-    def judge(self, items: Sequence[JudgeItem], template: str, *, stage: str, per_unit: int = UNIT_SIZE
-              ) -> list[Verdict]:
+    def judge(self, items: Sequence[JudgeItem], template: str, *, stage: str, per_unit: int = UNIT_SIZE,
+              verdicts: bool = True) -> list[Verdict]:
         """One verdict per item, in order. ``stage`` names the judgments in the run's store;
-        they are stored ``per_unit`` items at a time."""
+        they are stored ``per_unit`` items at a time. ``verdicts=False``: the answers are
+        returned unread (a rating the task parses), and none counts as a parse failure."""
         where = f"the judging prompt of '{stage}'"
         names = check_template(template, FIELDS, where, required=("candidate",))
         per_reference = "reference" in names
@@ -115,17 +116,17 @@ class JudgeEngine:
                 mine = answers[cursor : cursor + count]
                 cursor += count
                 raw = mine[0] if count == 1 else "\n".join(f"[{k + 1}] {a}" for k, a in enumerate(mine))
-                records.append({"id": item.id, "equivalent": any_equivalent([parse_verdict(a) for a in mine]),
-                                "raw": raw})
+                equivalent = any_equivalent([parse_verdict(a) for a in mine]) if verdicts else None
+                records.append({"id": item.id, "equivalent": equivalent, "raw": raw, "answers": mine})
             return records
 
         units = [(batch[0].id, batch) for batch in
                  (items[i : i + per_unit] for i in range(0, len(items), max(1, per_unit)))]
         records = self._map_units(stage, units, ask)
-        verdicts = [Verdict(r["equivalent"], str(r["raw"])) for r in records]
-        self.judged += len(verdicts)
-        self.parse_failures += sum(v.equivalent is None for v in verdicts)
-        return verdicts
+        read = [Verdict(r["equivalent"], str(r["raw"]), tuple(r.get("answers") or (r["raw"],))) for r in records]
+        self.judged += len(read)
+        self.parse_failures += sum(v.equivalent is None for v in read) if verdicts else 0
+        return read
 
     @staticmethod
     def _prompts(item: JudgeItem, template: str, per_reference: bool) -> list[str]:

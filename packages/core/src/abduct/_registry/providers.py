@@ -8,7 +8,7 @@ from abduct.contract.errors import AbductError
 from abduct.kit.install import install_command
 
 _FIRST_PARTY: dict[str, dict[str, tuple[str, ...]]] = {  # package -> kind -> names (test_first_steps checks it)
-    "abduct-metrics": {"metric": ("bleu", "meteor", "rouge-l", "cider", "bertscore", "bem")},
+    "abduct-metrics": {"metric": ("bleu", "meteor", "rouge-l", "cider", "bertscore", "bertscore-hungarian", "bem")},
     "abduct-sherlock": {"dataset": ("sherlock", "sherlock-localization", "sherlock-comparison", "sherlock-generation"),
                         "command": ("sherlock",),
                         "task": ("sherlock-retrieval", "sherlock-localization", "sherlock-comparison",
@@ -21,6 +21,8 @@ _FIRST_PARTY: dict[str, dict[str, tuple[str, ...]]] = {  # package -> kind -> na
                                "whoops-explanation")},
     "abduct-var": {"dataset": ("var",), "command": ("var",), "model": ("var-gen", "var-retrieval"),
                    "task": ("var", "var-explanation", "var-premise")},
+    "abduct-blackswan": {"dataset": ("blackswan-mcq", "blackswan-yn", "blackswan-gen"), "command": ("blackswan",),
+                         "task": ("blackswan-mcq", "blackswan-yn", "blackswan-gen"), "model": ("blackswan-colour",)},
     "abduct-video": {"command": ("video",)},
     "abduct-clip": {"model": ("clip",), "command": ("train",)},
     "abduct-t5": {"model": ("t5",)},

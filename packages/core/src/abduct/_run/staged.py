@@ -97,8 +97,10 @@ def _shape(run: Run, stage: str, request: Choose | Compare | Generate | Judge) -
         return compare_two(run, stage, request.items, request.per_unit)
     if isinstance(request, Generate):
         return generate(run, stage, request.items, request.pool, request.per_unit)
-    verdicts = run.require_judge().judge(request.items, request.template, stage=stage, per_unit=request.per_unit)
-    return [{"id": item.id, "equivalent": v.equivalent, "raw": v.raw} for item, v in zip(request.items, verdicts)]
+    verdicts = run.require_judge().judge(request.items, request.template, stage=stage, per_unit=request.per_unit,
+                                         verdicts=request.answers == "verdict")
+    return [{"id": item.id, "equivalent": v.equivalent, "raw": v.raw, "answers": list(v.answers)}
+            for item, v in zip(request.items, verdicts)]
 
 
 def refuse_missing_abilities(stages: Sequence[Stage], run: Run) -> None:

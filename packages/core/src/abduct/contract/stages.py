@@ -14,7 +14,9 @@ has shaped them. Each request kind's records:
 - ``Choose``: ``{id, scores, choice, label, correct}`` (argmax, ties to the first maximum);
 - ``Compare``: ``{id, scores: [first, second], gold, correct}`` (a tie counts 0);
 - ``Generate``: ``{id, prediction, references}``;
-- ``Judge``: ``{id, equivalent, raw}`` (``equivalent`` None when the answer did not parse);
+- ``Judge``: ``{id, equivalent, raw, answers}`` (``equivalent`` None when the answer did not
+  parse; ``answers`` the judge's answer to each prompt; with ``answers="text"`` no verdict is
+  read and the task reads the answers itself, e.g. ratings);
 - ``Custom``: whatever its function returns for each unit.
 """
 
@@ -23,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 import numpy as np
 
@@ -156,11 +158,14 @@ class Generate:
 @dataclass(frozen=True)
 class Judge:
     """Ask the ``--judge`` model whether each candidate is equivalent to a reference;
-    ``template`` is the judge's prompt with ``{candidate}``, ``{references}``, ``{question}``."""
+    ``template`` is the judge's prompt with ``{candidate}``, ``{references}`` (or ``{reference}``:
+    one prompt per reference), ``{question}``. ``answers="text"``: the judge answers in its own
+    terms (a rating), which the task reads; no yes/no verdict is parsed or counted."""
 
     items: Sequence[JudgeItem]
     template: str
     per_unit: int = 16
+    answers: Literal["verdict", "text"] = "verdict"
 
 
 @dataclass(frozen=True)

@@ -49,18 +49,20 @@ class Evaluation:
 
 @dataclass(frozen=True)
 class Verdict:
-    """``equivalent`` is None when the judge's answer could not be parsed; ``raw`` is its answer."""
+    """``equivalent`` is None when the judge's answer could not be parsed (or was not read as a
+    verdict); ``raw`` is its answer, ``answers`` its answer to each prompt."""
 
     equivalent: bool | None
     raw: str
+    answers: tuple[str, ...] = ()
 
 
 class Judging(Protocol):
     """The ``--judge`` model: ``judge`` returns one verdict per item; ``describe`` is what
     results.json records of it."""
 
-    def judge(self, items: Sequence[JudgeItem], template: str, *, stage: str, per_unit: int = 16
-              ) -> list[Verdict]: ...
+    def judge(self, items: Sequence[JudgeItem], template: str, *, stage: str, per_unit: int = 16,
+              verdicts: bool = True) -> list[Verdict]: ...
 
     def describe(self) -> dict[str, Any]: ...
 

@@ -10,7 +10,11 @@ A task exports when every stage of its plan is known before any answer (no ``aft
 and is one of the shapes lmms-eval asks: ``Generate`` (``generate_until``), or ``Choose`` and
 ``Compare`` (``loglikelihood`` of each candidate). A task whose plan differs by what the model
 can do (NL-EYE triplet asks a generating model, scores with a scoring one) exports as
-generation when it can.
+generation when it can. Its inputs must be ones a document carries (``docs.inexpressible``):
+images, regions, context and related inputs, and videos as whole files, named by path as
+lmms-eval's own video tasks name theirs; a video with time spans (VAR) is refused in one line.
+Media are named as the task's dataset gives them under ``--data``, which the command makes
+absolute: the folder works where the data was when it was exported.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import replace
+from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +31,8 @@ import yaml
 from abduct import AbductError, Choose, Compare, Decoding, Generate, RunInfo, Settings, Spec, Task, VisualInput
 from abduct.host import build_dataset, collect_examples, get_registry, load_task, task_traits
 from abduct.kit import atomic_write_text, ensure_writable_dir
-from abduct_lmms.docs import generation_doc, scoring_doc
-from abduct_lmms.replay import ACCEPTS, KINDS, Source, replay
+from abduct_lmms.docs import generation_doc, inexpressible, scoring_doc
+from abduct_lmms.replay import DOCUMENT_INPUTS, KINDS, Source, replay
 
 UTILS = '''"""Written by `abduct export lmms-eval`: lmms-eval's hooks for this task, all abduct's."""
 from pathlib import Path
@@ -45,13 +50,23 @@ def task_name(task: str) -> str:
     return "abduct_" + re.sub(r"[^0-9a-zA-Z]+", "_", task).strip("_").lower()
 
 
+class Inexpressible(AbductError):
+    """An input no lmms-eval document can carry, whatever kind of request asks it."""
+
+
 def _as_asked(visual: VisualInput, optional: frozenset[str], task: str) -> VisualInput:
-    """``visual`` as the run trims it for a model that takes ``ACCEPTS`` (so keys match)."""
-    extra = visual.features() - ACCEPTS
+    """``visual`` as the run trims it for ``replay:``, which takes ``DOCUMENT_INPUTS`` (so keys
+    match); AbductError when a document cannot carry it."""
+    extra = visual.features() - DOCUMENT_INPUTS
     if extra - optional:
         raise AbductError(f"task '{task}' gives {', '.join(sorted(extra - optional))} inputs, which lmms-eval's "
-                          "image models do not take")
-    return visual.without(frozenset(extra)) if extra else visual
+                          "models do not take")
+    asked = visual.without(frozenset(extra)) if extra else visual
+    problem = inexpressible(asked)
+    if problem is not None:
+        raise Inexpressible(f"task '{task}' cannot be exported: it gives {problem}, which an lmms-eval document "
+                            "cannot carry")
+    return asked
 
 
 def planned_docs(source: Source, kind: str) -> list[dict[str, Any]]:
@@ -97,6 +112,8 @@ def planned(source: Source) -> tuple[str, list[dict[str, Any]]]:
     for kind in KINDS:
         try:
             return kind, planned_docs(source, kind)
+        except Inexpressible:
+            raise
         except AbductError as exc:
             problems.append(str(exc))
     raise AbductError(problems[0] if problems[0] == problems[-1] else f"{problems[0]}; as log-likelihoods: {problems[1]}")
@@ -107,15 +124,27 @@ def headline_metrics(metrics: dict[str, Any]) -> list[str]:
     return [k for k, v in metrics.items() if isinstance(v, int | float) and not isinstance(v, bool)]
 
 
-def _yaml(name: str, kind: str, docs_file: Path, metrics: list[str]) -> str:
+def higher_is_better(task: str, metrics: list[str]) -> dict[str, bool]:
+    """lmms-eval's arrow for each metric from the task's declarations: False for lower-is-better
+    metrics and for counts (``n``, ``unparsed``: neither better nor worse), True otherwise."""
+    registry = get_registry()
+    declared = task_traits(load_task(task, registry, Settings()), Spec.parse(task).name).metric_info
+    out = {}
+    for metric in metrics:
+        info = declared.get(metric) or next((i for key, i in declared.items() if fnmatch(metric, key)), None)
+        out[metric] = info is None or info.better == "higher"
+    return out
+
+
+def _yaml(name: str, kind: str, docs_file: Path, metrics: dict[str, bool]) -> str:
     decoding = Decoding()  # abduct eval's defaults: greedy, max_new_tokens
     config: dict[str, Any] = {
         "task": name, "dataset_path": "json", "dataset_kwargs": {"data_files": {"test": str(docs_file)}},
         "test_split": "test", "output_type": kind,
         "doc_to_visual": "!function utils.doc_to_visual", "doc_to_text": "!function utils.doc_to_text",
         "doc_to_target": "!function utils.doc_to_target", "process_results": "!function utils.process_results",
-        "metric_list": [{"metric": m, "aggregation": f"!function utils.aggregate_{m}", "higher_is_better": True}
-                        for m in metrics],
+        "metric_list": [{"metric": m, "aggregation": f"!function utils.aggregate_{m}", "higher_is_better": better}
+                        for m, better in metrics.items()],
         "metadata": [{"version": 0.0}],
     }
     if kind == "generate_until":
@@ -143,5 +172,5 @@ def export_task(source: Source, out_dir: Path) -> str:
     aggregations = "".join(f"\n\ndef aggregate_{m}(items):\n    return aggregate(SOURCE, items, {m!r})\n"
                            for m in metrics)
     atomic_write_text(folder / "utils.py", UTILS.format(aggregations=aggregations))
-    atomic_write_text(folder / f"{name}.yaml", _yaml(name, kind, docs_file, metrics))
+    atomic_write_text(folder / f"{name}.yaml", _yaml(name, kind, docs_file, higher_is_better(source.task, metrics)))
     return name

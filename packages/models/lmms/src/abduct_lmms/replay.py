@@ -23,7 +23,8 @@ from abduct import AbductError, DataError, Decoding, GenerationRequest, Settings
 from abduct.kit import atomic_write_text, read_json
 from abduct_lmms.docs import generation_doc, scoring_doc
 
-ACCEPTS = frozenset({"image", "region", "context", "related"})  # what lmms-eval's image models take (no video)
+ACCEPTS = frozenset({"image", "region", "context", "related"})  # what `lmms:` hands lmms-eval's classes (no video)
+DOCUMENT_INPUTS = ACCEPTS | {"video"}  # what an exported document carries: whole video files too, as paths
 KINDS = ("generate_until", "loglikelihood")
 MISSING = ("{file} does not answer a request this task asks; export the task again with the same data, split "
            "and limit as the run that answered")
@@ -41,7 +42,7 @@ class Source:
 
 
 class _Answers:
-    accepts = ACCEPTS
+    accepts = DOCUMENT_INPUTS
 
     def __init__(self, file: Path, answers: Mapping[str, Any]) -> None:
         self.file = file

@@ -1,0 +1,68 @@
+"""LLM-match's reading of judge replies and its per-question aggregation (the judge itself runs
+in the tasks that use it: abduct-blackswan's tests drive it through the core's Judge stage)."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from abduct.host import EQUIVALENCE_TEMPLATE
+from abduct.kit import check_template, fill
+from abduct_metrics.llm_match import (
+    LLM_MATCH_TEMPLATE,
+    NO_RATING,
+    OFFICIAL_JUDGE,
+    TEMPLATE_SHA256,
+    parse_reason,
+    parse_score,
+    question_score,
+)
+
+
+@pytest.mark.parametrize(("reply", "score"), [
+    ("Reason: both describe a fall on ice.\nScore: 4", 4),
+    ("Reason: unrelated events\nScore:1", 1),
+    ("Score: 5 (perfect)\nReason: same", 5),
+    ("Reason: close. Score: the rating is 3 out of 5", 3),  # the first integer after "Score:"
+    ("Reason: 2 people fall\nScore: 2, maybe 3", 2),  # digits before "Score:" are not read
+    ("Reason: similar\nScore: 4.5", 4),
+    ("Reason: similar\nScore: 0", None),  # outside 1-5: skipped
+    ("Reason: similar\nScore: 10", None),
+    ("Reason: similar\nscore: 4", None),  # the marker is "Score:", as the script reads it
+    ("Reason: no number\nScore: high", None),
+    ("4", None),
+    ("", None),
+])
+def test_parse_score(reply, score) -> None:
+    assert parse_score(reply) == score
+
+
+def test_parse_reason() -> None:
+    assert parse_reason("Reason: both describe a fall.\nScore: 4") == "both describe a fall."
+    assert parse_reason("Score: 4\nReason: after the score") is None
+    assert parse_reason("no reason here") is None
+
+
+@pytest.mark.parametrize(("ratings", "mean", "top"), [
+    ([4, 2, None, 3], 3.0, 4.0),
+    ([5], 5.0, 5.0),
+    ([1, None, 2], 1.5, 2.0),
+    ([None, None], NO_RATING, NO_RATING),
+    ([], NO_RATING, NO_RATING),
+])
+def test_question_score_mean_and_max(ratings, mean, top) -> None:
+    assert question_score(ratings) == mean == question_score(ratings, "mean")
+    assert question_score(ratings, "max") == top
+    with pytest.raises(ValueError, match="mean, max"):
+        question_score(ratings, "median")  # type: ignore[arg-type]
+
+
+def test_template_fits_the_core_judge_and_its_hash() -> None:
+    assert set(check_template(LLM_MATCH_TEMPLATE, ("candidate", "reference", "references", "question"), "t",
+                              required=("candidate",))) == {"candidate", "reference"}
+    prompt = fill(LLM_MATCH_TEMPLATE, {"candidate": "he slips", "reference": "a man falls"}, "t")
+    assert "Reference answer: a man falls\nResponse: he slips" in prompt and prompt.rstrip().endswith("4 or 5>")
+    assert TEMPLATE_SHA256 == hashlib.sha256(LLM_MATCH_TEMPLATE.encode()).hexdigest()
+    assert LLM_MATCH_TEMPLATE != EQUIVALENCE_TEMPLATE
+    assert OFFICIAL_JUDGE == {"model": "meta-llama/Llama-3.1-8B-Instruct", "temperature": 0.4, "max_new_tokens": 100}
