@@ -208,19 +208,29 @@ def test_lmms_eval_runs_the_exported_video_tasks(corpus: Path, cache: dict[str, 
         assert numbers and {k: theirs[name][f"{k},none"] for k in numbers} == pytest.approx(numbers), task
 
 
-def test_a_served_model_answers_the_generative_questions(corpus: Path, cache: dict[str, str], tmp_path: Path) -> None:
-    """blackswan-gen through the fake server (text-only setup): three listed possibilities read as
-    three responses for Forecaster and Detective, the whole answer as one for Reporter, each
-    question scored by BERTScore-Hungarian (a tiny local BERT stands in for distilbert)."""
+
+@pytest.fixture(scope="module")
+def bert(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny local BERT standing in for distilbert, its vocabulary the Gen references' words."""
     from abduct_metrics.testing import build_tiny_bert
 
     lines = (corpus / "Gen" / "BlackSwanSuite_Gen_Val.jsonl").read_text().splitlines()
     words = {w.strip(".,").lower() for line in lines for ref in json.loads(line)["gt_ref_ans"] for w in ref.split()}
-    bert = build_tiny_bert(tmp_path / "bert", words=sorted(words), seed=0)
+    return build_tiny_bert(tmp_path_factory.mktemp("bert"), words=sorted(words), seed=0)
+
+
+def _gen(bert: Path, setup: str = "video") -> str:
+    return f"blackswan-gen,setup={setup},bertscore_model={bert},bertscore_layers=2"
+
+
+def test_a_served_model_answers_the_generative_questions(corpus: Path, cache: dict[str, str], bert: Path,
+                                                         tmp_path: Path) -> None:
+    """blackswan-gen through the fake server (text-only setup): three listed possibilities read as
+    three responses for Forecaster and Detective, the whole answer as one for Reporter, each
+    question scored by BERTScore-Hungarian."""
     listed = "1. A red ball rolls off the table.\n2. The cup falls over.\n3. Nothing happens at all."
     with FakeOpenAIServer(reply=lambda body: listed) as fake:
-        results = _eval(f"blackswan-gen,setup=text,bertscore_model={bert},bertscore_layers=2",
-                        f"openai:fake,base_url={fake.base_url}", corpus, tmp_path / "gen", cache)
+        results = _eval(_gen(bert, "text"), f"openai:fake,base_url={fake.base_url}", corpus, tmp_path / "gen", cache)
         assert fake.requests  # every question was asked of the served model
     records = _records(tmp_path / "gen")
     assert {r["task"] for r in records} == {"Forecaster", "Detective", "Reporter"}
@@ -228,3 +238,13 @@ def test_a_served_model_answers_the_generative_questions(corpus: Path, cache: di
     metrics = results["metrics"]
     assert 0.0 < metrics["bertscore_hungarian_avg"] <= metrics["bertscore_hungarian_max"] <= 1.0
     assert metrics["n"] == len(records) and metrics["empty_answers"] == 0
+
+
+def test_the_tiny_vlm_answers_the_generative_questions_on_the_clips(corpus: Path, cache: dict[str, str], bert: Path,
+                                                                    tmp_path: Path) -> None:
+    results = _eval(_gen(bert), "vlm:tiny,max_new_tokens=12", corpus, tmp_path / "vlm", cache, "--limit", "3")
+    records = _records(tmp_path / "vlm")
+    assert [r["task"] for r in records] == ["Forecaster", "Detective", "Reporter"]
+    assert all(r["prediction"] and r["responses"] for r in records) and results["inputs"]["ignored"] == []
+    assert all(-1.0 <= results["metrics"][t]["bertscore_hungarian_avg"] <= 1.0
+               for t in ("forecaster", "detective", "reporter"))

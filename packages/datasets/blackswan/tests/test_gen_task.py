@@ -252,15 +252,6 @@ def test_the_default_scorer_without_its_weights_fails_before_generating(corpus: 
     assert not (tmp_path / "out" / "predictions.jsonl").exists()
 
 
-def test_vlm_tiny_answers_are_scored(corpus: Path, bert: Path, tmp_path: Path) -> None:
-    pytest.importorskip("abduct_vlm", reason="abduct-vlm is not installed")
-    results = evaluate(corpus, tmp_path / "vlm", task_spec(bert), model="vlm:tiny", limit=3)
-    records = records_of(tmp_path / "vlm")
-    assert [r["task"] for r in records] == ["Forecaster", "Detective", "Reporter"]
-    assert all(r["prediction"] and r["responses"] for r in records)
-    assert all(-1.0 <= results["metrics"][t][AVG] <= 1.0 for t in TASKS)
-
-
 class TestGenTaskContract(TaskContract):
     @pytest.fixture(autouse=True)
     def _model(self, bert: Path) -> None:
