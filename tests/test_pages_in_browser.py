@@ -1,6 +1,6 @@
 """Every page a run of a demo's task writes, as a reader sees it: report.html, samples.html and the
 compare page (two seeds of the random model) of Sherlock retrieval, localization and comparison,
-VAR explanation, CoSIm, NL-EYE and WHOOPS!, each on its package's synthetic corpus, opened in one
+VAR explanation, CoSIm, NL-EYE, WHOOPS! and BlackSwan MCQ, each on its package's synthetic corpus, opened in one
 headless Chromium. On every page: no text box over another, no element wider than its card, no
 empty panel, no console error. The plots are PNGs, so their text is measured in matplotlib, on
 the figures the pages draw (``abduct_report.panels.figure_problems``).
@@ -23,10 +23,12 @@ from conftest import abduct
 TASKS = {
     "sherlock-retrieval": "sherlock", "sherlock-localization": "sherlock", "sherlock-comparison": "sherlock",
     "var-explanation,meteor=false": "var",  # the demo's VAR task: METEOR's Java start-up would be most of a run
-    "cosim": "cosim", "nleye-triplet": "nleye", "whoops-matching": "whoops",
+    "cosim": "cosim", "nleye-triplet": "nleye", "whoops-matching": "whoops", "blackswan-mcq": "blackswan",
 }
-CORPORA = {"sherlock": ["--images", "30", "--chunk-size", "8"], "var": ["--examples", "8"],
-           "cosim": ["--train", "4", "--val", "24"], "nleye": ["--samples", "16"], "whoops": ["--images", "10"]}
+# each corpus's synth command after ``abduct CORPUS synth`` ({out}: its folder)
+CORPORA = {"sherlock": ["--out", "{out}", "--images", "30", "--chunk-size", "8"], "var": ["--out", "{out}", "--examples", "8"],
+           "cosim": ["--out", "{out}", "--train", "4", "--val", "24"], "nleye": ["--out", "{out}", "--samples", "16"],
+           "whoops": ["--out", "{out}", "--images", "10"], "blackswan": ["{out}", "--videos", "4"]}
 SEEDS = (0, 1)
 RESAMPLES = "200"  # the intervals' and paired tests' resamples: what is drawn, not how precisely
 WINDOW = {"width": 1280, "height": 900}
@@ -42,7 +44,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Path]]
     two seeds' runs compared."""
     work = tmp_path_factory.mktemp("pages")
     for corpus, options in CORPORA.items():
-        done = abduct(corpus, "synth", "--out", str(work / corpus), *options)
+        done = abduct(corpus, "synth", *(o.format(out=work / corpus) for o in options))
         assert done.returncode == 0, done.stderr
     pages: dict[str, dict[str, Path]] = {}
     for task, corpus in TASKS.items():
