@@ -1,5 +1,5 @@
 """samples.html of every task of the first-party dataset packages (Sherlock, CoSIm, NL-EYE, VAR,
-WHOOPS!), each run once by the random model on its package's synthetic corpus, opened in one
+WHOOPS!, BlackSwan), each run once by the random model on its package's synthetic corpus, opened in one
 headless Chromium. On every page: no element wider than its sample's card, no table cell holding
 an object's JSON, only the filters the samples support (right and wrong where some sample has a
 verdict; sherlock-comparison's "disagrees with humans" instead), no absolute path, and the
@@ -32,16 +32,20 @@ TASKS = {
     "var,meteor=false": "var", "var-explanation,meteor=false,frames=false": "var",
     "var-premise,meteor=false,frames=false": "var",
     "whoops-identification": "whoops", "whoops-matching": "whoops", "whoops-vqa": "whoops",
+    "blackswan-mcq": "blackswan", "blackswan-yn": "blackswan",
 }
 # the tasks whose pages are checked elsewhere, and why not here
 ELSEWHERE = {
     "sherlock-generation": "the generic view (its texts); METEOR, which it cannot leave out, costs ~10 s of Java",
     "whoops-explanation": "needs a judge or a BERT (~20 s); abduct-whoops' tests check its view's figures",
     "whoops-captioning": "whoops-vqa's view (an answer beside its references); the PTB tokenizer's Java costs ~5 s",
+    "blackswan-gen": "needs a BERT (~15 s); abduct-blackswan's test_gen_task.py checks its records and view",
 }
-CORPORA = {"sherlock": ["--images", "24", "--chunk-size", "20"], "var": ["--examples", "8"],
-           "cosim": ["--train", "4", "--val", "12"], "nleye": ["--samples", "12"], "whoops": ["--images", "10"]}
-PLUGINS = {"sherlock", "cosim", "nleye", "var", "whoops"}  # the first-party dataset packages' plugins
+# each corpus's synth command after ``abduct CORPUS synth`` ({out}: its folder)
+CORPORA = {"sherlock": ["--out", "{out}", "--images", "24", "--chunk-size", "20"], "var": ["--out", "{out}", "--examples", "8"],
+           "cosim": ["--out", "{out}", "--train", "4", "--val", "12"], "nleye": ["--out", "{out}", "--samples", "12"],
+           "whoops": ["--out", "{out}", "--images", "10"], "blackswan": ["{out}", "--videos", "4"]}
+PLUGINS = {"sherlock", "cosim", "nleye", "var", "whoops", "blackswan"}  # the first-party dataset packages' plugins
 # where a per-sample figure of the view must average to the run's (units.json: a mean of them)
 SCALE_CHECKED = {"sherlock-comparison", "sherlock-localization", "var", "var-explanation", "var-premise",
                  "nleye-explanation"}
@@ -55,7 +59,7 @@ def _name(task: str) -> str:
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     work = tmp_path_factory.mktemp("every-task")
     for corpus, options in CORPORA.items():
-        done = abduct(corpus, "synth", "--out", str(work / corpus), *options)
+        done = abduct(corpus, "synth", *(o.format(out=work / corpus) for o in options))
         assert done.returncode == 0, done.stderr
     out = {}
     for task, corpus in TASKS.items():
