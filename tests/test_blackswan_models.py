@@ -248,3 +248,18 @@ def test_the_tiny_vlm_answers_the_generative_questions_on_the_clips(corpus: Path
     assert all(r["prediction"] and r["responses"] for r in records) and results["inputs"]["ignored"] == []
     assert all(-1.0 <= results["metrics"][t]["bertscore_hungarian_avg"] <= 1.0
                for t in ("forecaster", "detective", "reporter"))
+
+
+def test_a_served_model_with_log_probabilities_chooses_by_likelihood(corpus: Path, cache: dict[str, str],
+                                                                     tmp_path: Path) -> None:
+    """A served model that returns log-probabilities scores each option (the log-probability of
+    "yes" after a question about it) and the task takes the most likely one: no text is parsed."""
+    template = 'answer_template="Is this the answer: {text}? yes or no"'
+    with FakeOpenAIServer() as fake:
+        spec = f"openai:fake,base_url={fake.base_url},logprobs=true,top_logprobs=2,{template}"
+        results = _eval("blackswan-mcq,setup=text,answer=score", spec, corpus, tmp_path / "scored", cache)
+        assert fake.requests and all(body["logprobs"] is True for body in fake.requests)
+    records = _records(tmp_path / "scored")
+    assert results["details"]["answered_by"] == "scores" and results["metrics"]["unparsed"] == 0
+    assert all(len(r["scores"]) == 3 and r["answer"] == max(range(3), key=lambda k: (r["scores"][k], -k))
+               for r in records)
