@@ -28,7 +28,8 @@ def cost(units: int, clusters: int, repeats: int, resamples: int) -> dict[str, A
     import numpy as np
 
     from abduct import UnitScores
-    from abduct._stats.resampling import interval, paired_test
+    from abduct._stats.resampling import interval
+    from abduct_report.paired_tests import paired_test
 
     cluster_of = {i: i % clusters for i in range(units)}
     rng = np.random.default_rng(0)

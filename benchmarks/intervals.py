@@ -46,7 +46,8 @@ def units_timing(n: int) -> dict[str, float]:
     import numpy as np
 
     from abduct import UnitScores
-    from abduct._stats.resampling import interval, paired_test
+    from abduct._stats.resampling import interval
+    from abduct_report.paired_tests import paired_test
 
     rng = np.random.default_rng(0)
     first = UnitScores.means("unit", {i: bool(v) for i, v in enumerate(rng.integers(0, 2, n))})

@@ -33,8 +33,16 @@ def test_fresh_venv_with_only_the_core(tmp_path: Path, root: Path) -> None:
     listing = subprocess.run([str(bin_dir / "abduct"), "plugins", "--json"], capture_output=True, text=True, check=True)
     plugins = json.loads(listing.stdout)
     assert [p["name"] for p in plugins] == ["core"]
-    assert plugins[0]["registers"] == {"model": ["random", "constant", "cascade", "retrieve"], "metric": ["exact-match"]}
+    assert plugins[0]["registers"] == {"model": ["random", "constant"], "metric": ["exact-match"]}
     assert plugins[0]["error"] is None
+    # the models built from models are abduct-compose's: asked for, they name it and how to install it
+    for model in ("cascade:random+random", "retrieve:random"):
+        probe = f"from abduct.host import build_registry; build_registry().create('model', {model!r})"
+        refused = subprocess.run([str(bin_dir / "python"), "-c", probe], capture_output=True, text=True)
+        name = model.partition(":")[0]
+        assert f"model '{name}' comes with abduct-compose, which is not installed" in refused.stderr, refused.stderr
+        hint = Path(refused.stderr.strip().splitlines()[-1].rpartition("pip install ")[2])
+        assert (Path.cwd() / hint).resolve() == (root / "packages" / "models" / "compose").resolve(), refused.stderr
     probe = "import sys, abduct, abduct.cli; assert 'torch' not in sys.modules; print('light')"
     assert subprocess.run([str(bin_dir / "python"), "-c", probe], capture_output=True, text=True, check=True).stdout.strip() == "light"
     assert subprocess.run([str(bin_dir / "abduct"), "--help"], capture_output=True, text=True).returncode == 0

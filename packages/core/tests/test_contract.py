@@ -282,16 +282,28 @@ def test_artifact_names_cannot_replace_a_runs_outputs() -> None:
             run.write_artifact(name, {})
 
 
+def make_wrapper(spec: Spec, settings: Settings, registry: Registry) -> Any:
+    """``wrapper:<model>``: the model it names, built by the registry that builds the wrapper
+    (as abduct-compose's cascade: and retrieve: build their parts)."""
+    return registry.create("model", spec.argument or "", settings)
+
+
+class WrapperPlugin:
+    @hookimpl
+    def register_models(self) -> Iterator[Registration]:
+        yield Registration("wrapper", "builds the model it names", f"{__name__}:make_wrapper")
+
+
 def test_factories_build_what_they_hold_from_the_registry_that_builds_them() -> None:
-    """cascade: and retrieve: find a model that only a test's registry has (not the process-wide one)."""
-    registry = build_registry(extra_plugins=[("toy", ToyPlugin())])
+    """A factory with a third positional parameter finds a model that only a test's registry
+    has, and never one that only the process-wide registry has."""
+    registry = build_registry(extra_plugins=[("toy", ToyPlugin()), ("wrapper", WrapperPlugin())])
     reset_registry(build_registry())  # the process-wide registry lacks the toy models
     try:
-        cascade = registry.create("model", "cascade:matrix-only+text-only,k=2")
-        retrieve = registry.create("model", "retrieve:matrix-only")
-        assert type(cascade).__name__ == "CascadeScorer" and type(retrieve).__name__ == "Retriever"
-        with pytest.raises(Exception, match="matrix-only"):
-            build_registry().create("model", "retrieve:matrix-only")
+        assert type(registry.create("model", "wrapper:matrix-only")).__name__ == "MatrixOnly"
+        reset_registry(build_registry(extra_plugins=[("toy", ToyPlugin())]))  # now only the process-wide one has them
+        with pytest.raises(Exception, match="unknown model 'matrix-only'"):
+            build_registry(extra_plugins=[("wrapper", WrapperPlugin())]).create("model", "wrapper:matrix-only")
     finally:
         reset_registry()
 

@@ -15,7 +15,7 @@ from abduct._registry.registry import Registry
 from abduct._run.evaluate import EvalConfig, run_evaluation
 from abduct.contract.errors import AbductError
 from abduct.contract.protocols import Decoding
-from abduct.contract.task import JudgeItem
+from abduct.contract.stages import JudgeItem
 from abduct_testing import finished_judgments
 from toy_plugin import JUDGE_TEMPLATE, LiteralJudge
 

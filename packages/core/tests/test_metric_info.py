@@ -10,7 +10,7 @@ import pytest
 from abduct._cli import main
 from abduct._declare.metrics import arrow_of, declared_info, lookup, resolve
 from abduct._registry.registry import Registry, build_registry
-from abduct.contract.metric_info import COUNT, MetricInfo, higher, lower, percent
+from abduct.contract.metric_info import COUNT, higher, lower, percent
 from abduct_testing import TaskContract
 from toy_plugin import ToyPlugin, write_toy_data
 
@@ -47,7 +47,6 @@ def test_arrows() -> None:
     assert (higher().arrow, lower().arrow, COUNT.arrow) == ("↑", "↓", "")
     block = {"a": higher().as_json(), "b": lower().as_json(), "n": COUNT.as_json()}
     assert [arrow_of(block, k) for k in ("a", "b", "n", "missing")] == ["↑", "↓", "", ""]
-    assert MetricInfo("higher", (0.0, 1.0), 0.5).with_chance(None).chance is None
 
 
 def test_results_json_and_report_carry_directions(toy_registry: Registry, toy_data: Path, tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from abduct._registry.registry import Registry, build_registry, reset_registry
 from abduct._run.outdir import LOCK_FILE, locked
 from abduct.contract.errors import AbductError, DataError
 from abduct.kit.io import read_json
-from abduct_testing.fuzzing import OUTPUT_FILES, clean_failure_problem, fuzz_cli_input, half_written_problem, run_cli
+from abduct_testing.fuzzing import OUTPUT_FILES, clean_failure_problem, half_written_problem, run_cli
 from abduct_testing.toy import ToyPlugin
 
 
@@ -54,18 +54,6 @@ def test_read_json_refuses_what_json_allows_but_numbers_must_not_hold(tmp_path: 
     with pytest.raises(DataError, match=reason) as caught:
         read_json(path, "predictions")
     assert str(path) in str(caught.value)
-
-
-def test_duplicate_keys_and_infinity_in_predictions_json_exit_2(toy_registry: Registry, tmp_path: Path,
-                                                                 capsys: pytest.CaptureFixture[str]) -> None:
-    refs = tmp_path / "refs.json"
-    refs.write_text(json.dumps({"a": ["a cat"], "b": ["a dog"]}))
-    for text, needle in (('{"a": "a cat", "b": "x", "a": "y"}', "duplicate key 'a'"),
-                         ('{"a": "a cat", "b": Infinity}', "Infinity")):
-        preds = tmp_path / "preds.json"
-        preds.write_text(text)
-        assert main(["metric", "exact-match", "--predictions", str(preds), "--references", str(refs)]) == 2
-        _one_error_line(capsys, str(preds), needle)
 
 
 # -- the runs' inputs and --out -----------------------------------------------------------------
@@ -217,23 +205,8 @@ def test_file_system_errors_anywhere_are_one_line(toy_registry: Registry, tmp_pa
     target.write_text("x")
     refs = tmp_path / "refs.json"
     refs.write_text("{}")
-    assert main(["metric", "exact-match", "--predictions", str(tmp_path), "--references", str(refs)]) == 2
+    assert main(["score", "toy-choice", "--predictions", str(tmp_path), "--answer-key", str(refs)]) == 2
     _one_error_line(capsys, str(tmp_path))
-
-
-# -- property-based fuzz of the core's own input files (abduct metric) ---------------------------
-def _write_metric_inputs(directory: Path) -> None:
-    (directory / "preds.json").write_text(json.dumps({"a": "a cat on a mat", "b": "two dogs", "c": "rain"}))
-    (directory / "refs.json").write_text(json.dumps({"a": ["a cat on a mat", "a cat"], "b": ["dogs"], "c": ["rain"]}))
-
-
-def _metric_argv(directory: Path) -> list[str]:
-    return ["metric", "exact-match", "--predictions", str(directory / "preds.json"),
-            "--references", str(directory / "refs.json"), "--json"]
-
-
-test_fuzz_metric_predictions = fuzz_cli_input(_write_metric_inputs, "preds.json", _metric_argv, out=None)
-test_fuzz_metric_references = fuzz_cli_input(_write_metric_inputs, "refs.json", _metric_argv, out=None)
 
 
 # -- outputs never replace a device, FIFO or socket -------------------------------------------

@@ -20,7 +20,8 @@ import pytest
 
 from abduct._registry.registry import DEPRECATED_PLUGIN_APIS, build_registry
 from abduct.contract import PLUGIN_API, SUPPORTED_PLUGIN_APIS
-from abduct.contract.errors import PluginError, UnknownNameError
+from abduct.contract.errors import PluginError
+from abduct.host import UnknownNameError
 from abduct_testing.toy import write_toy_data
 
 CONSTANT = "abduct._builtins.baselines:make_constant"

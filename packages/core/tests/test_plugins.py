@@ -16,7 +16,8 @@ from abduct import PublishedRow, Registration, hookimpl
 from abduct._cli import main
 from abduct._registry.registry import build_registry, reset_registry
 from abduct.contract import hooks as hookspecs
-from abduct.contract.errors import PluginError, UnknownNameError
+from abduct.contract.errors import PluginError
+from abduct.host import UnknownNameError
 from abduct.kit import install_command
 from toy_plugin import ToyPlugin
 

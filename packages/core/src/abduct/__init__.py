@@ -89,13 +89,13 @@ _MOVED = {
         "ModelTraits", "Registry", "ScoringEngine", "TaskTraits", "bind_options", "build_dataset", "build_registry",
         "check_fields", "collect_examples", "constraints_of", "engine_for", "get_registry", "load_model",
         "load_pairs", "load_task", "model_traits", "options_of",
-        "reset_registry", "run_evaluation", "task_traits")},
+        "reset_registry", "run_evaluation", "task_traits", "UnknownNameError")},
     "published_rows": "abduct_report.comparison",  # abduct-report's
     **{name: "abduct_demo" for name in ("DemoContext", "DemoTable", "require_module")},  # abduct-demo's
     **{name: "abduct.contract" for name in (
-        "FEATURES", "Generating", "Judging", "MatrixScorer", "NonFinite", "Range", "Scoring", "UnknownNameError",
+        "FEATURES", "Generating", "MatrixScorer", "NonFinite", "Range", "Scoring",
         "reference")},
-    **{name: "abduct.legacy" for name in ("LegacyTask", "RunContext")},
+    **{name: "abduct.legacy" for name in ("Judging", "LegacyTask", "RunContext")},
 }
 
 

@@ -291,38 +291,6 @@ def check_cmd(ctx: click.Context, task: str, data_dir: Path, datasets: tuple[str
     report_problems(ctx, list(dataset_of(task, datasets).check(data_dir)), data_dir, as_json)
 
 
-@cli.command("metric")
-@click.argument("name")
-@click.option("--predictions", required=True, type=click.Path(path_type=Path), help="JSON {id: text}.")
-@click.option("--references", required=True, type=click.Path(path_type=Path), help="JSON {id: [text, ...]}.")
-@click.option("--questions", type=click.Path(path_type=Path), default=None, help="JSON {id: text} (bem).")
-@option_pairs
-@click.option("--per-sample", is_flag=True, help="Also print the per-sample values.")
-@settings_options()
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def metric_cmd(name: str, predictions: Path, references: Path, questions: Path | None,
-               option_pairs: tuple[str, ...], per_sample: bool, as_json: bool, **shared: Any) -> None:
-    """Score PREDICTIONS against REFERENCES with the metric NAME (see `abduct metrics`);
-    its options go after the name (bertscore,num_layers=17) or in -o."""
-    from abduct.kit.metric_inputs import load_inputs
-
-    pred, refs, ques = load_inputs(predictions, references, questions)
-    spec = Spec.parse(name).with_options(option_pairs)
-    result = get_registry().create("metric", spec, settings_from(shared)).compute(pred, refs, ques)
-    values: dict[str, Any] = dict(result.corpus)
-    if "hash" in result.info:  # e.g. BERTScore's description of model, layer, idf and rescaling
-        values[f"{spec.name.replace('-', '_')}_hash"] = result.info["hash"]
-    if per_sample:
-        values["per_sample"] = {k: dict(v) for k, v in result.per_sample.items()}
-    if as_json:
-        emit_json(values)
-        return
-    for sample, row in values.pop("per_sample", {}).items():
-        click.echo(f"{sample}\t" + "\t".join(f"{k}={v:.6f}" for k, v in row.items()))
-    for key, value in values.items():
-        click.echo(f"{key}: {value:.6f}" if isinstance(value, float) else f"{key}: {value}")
-
-
 @cli.command("merge")
 @click.argument("out_dir", type=click.Path(path_type=Path))
 @click.argument("shard_dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
@@ -397,34 +365,6 @@ def build_cli() -> click.Group:
     return group
 
 
-@cli.command("published")
-@click.argument("task", required=False)
-@click.option("--json", "as_json", is_flag=True, help="A JSON list of rows.")
-def published_cmd(task: str | None, as_json: bool) -> None:
-    """The papers' published rows (every installed task, or TASK): tab-separated under a header
-    line (task, model, setting, split, metrics, source: the paper's table, citation)."""
-    registry = get_registry()
-    names = [c.name for c in registry.components("task")]
-    if task is not None and task not in names:
-        raise AbductError(f"unknown task '{task}'; installed: {', '.join(sorted(names))}")
-    rows = [row for name in ([task] if task else names) for row in registry.published() if row.task == name]
-    if as_json:
-        emit_json([{"task": r.task, "model": r.model, "split": r.split, "metrics": r.metrics,
-                    "citation": r.citation, "source": r.source,
-                    **({"setting": r.setting} if r.setting else {}), **({"std": r.std} if r.std else {}),
-                    **({"conditions": r.conditions} if r.conditions else {})}
-                   for r in rows])
-        return
-    if not rows:
-        click.echo("no published rows" + (f" for task '{task}'" if task else ""))
-        return
-    click.echo("\t".join(PUBLISHED_COLUMNS))
-    for r in rows:
-        values = ", ".join(f"{k}={v:g}" for k, v in r.metrics.items())
-        click.echo("\t".join((r.task, r.model, r.setting or "-", r.split or "-", values, r.source, r.citation)))
-
-
-PUBLISHED_COLUMNS = ("task", "model", "setting", "split", "metrics", "source", "citation")
 INTERRUPTED = 130  # 128 + SIGINT, what shells report for a command Ctrl-C stopped
 _shown: set[str] = set()  # the warnings this command printed (main() starts each command with none)
 

@@ -25,15 +25,15 @@ OLD_PATHS: dict[str, tuple[str, ...]] = {
     "io": ("kit.io",), "checkpoints": ("abduct_modelkit.checkpoints",), "offline": ("abduct_modelkit.offline",),
     "distributed": ("kit.distributed", "abduct_modelkit.training"), "progress": ("kit.progress_bars",),
     "drawing": ("kit.drawing", "abduct_modelkit.drawing"),
-    "templates": ("kit.templates",), "exact_match": ("kit.answers",), "metric_inputs": ("kit.metric_inputs",),
+    "templates": ("kit.templates",), "exact_match": ("kit.answers",), "metric_inputs": ("kit.metric_inputs", "abduct_metrics.cli"),
     "cache": ("kit.cache",), "content": ("kit.content",), "cli_options": ("kit.cli",),
     "plugins": ("_registry.registry",), "providers": ("_registry.providers",), "pairs": ("_registry.pairs",),
     "engine": ("_engine.scoring", "kit.content"), "generation": ("_engine.generation", "kit.distributed", "abduct_modelkit.training"),
     "inputs": ("_engine.inputs",), "judging": ("_engine.judging", "contract.task"), "models": ("_engine.models",),
     "runner": ("_run.runner", "kit.distributed"), "evaluate": ("_run.evaluate",), "outdir": ("_run.outdir", "kit.io"),
     "provenance": ("_run.provenance",), "report": ("abduct_report.markdown",),
-    "html_report": ("abduct_report.report_page",), "compare": ("abduct_report.comparison",), "baselines": ("_builtins.baselines",), "cascade": ("_builtins.cascade",),
-    "retrieval": ("_builtins.retrieval",), "builtins": ("_builtins.plugin",), "demo": ("abduct_demo", "abduct_demo.runner"),
+    "html_report": ("abduct_report.report_page",), "compare": ("abduct_report.comparison",), "baselines": ("_builtins.baselines",), "cascade": ("abduct_compose.cascade",),
+    "retrieval": ("abduct_compose.retrieval",), "builtins": ("_builtins.plugin",), "demo": ("abduct_demo", "abduct_demo.runner"),
     "cli": ("_cli", "kit.cli"), "fuzzing": ("abduct_testing.fuzzing",),
     "corpus_contract": ("abduct_testing.corpus",),
 }
@@ -75,7 +75,7 @@ class _OldPathFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def exec_module(self, module: types.ModuleType) -> None:
         homes = " and ".join(getattr(module, "homes", ()))
         warnings.warn(f"{module.__name__} is deprecated and will be removed in abduct 0.3; import from abduct, "
-                      f"abduct.kit, abduct_modelkit, abduct_testing or abduct_report (it now lives in {homes})", DeprecationWarning, stacklevel=2)
+                      f"abduct.kit, abduct_modelkit, abduct_testing, abduct_report or abduct_compose (it now lives in {homes})", DeprecationWarning, stacklevel=2)
 
 
 def install_old_paths() -> None:

@@ -75,3 +75,26 @@ def parse_spec(text: str) -> tuple[str, str | None, str | None, tuple[tuple[str,
         raise SpecSyntaxError(f"spec '{text}' has an empty argument after ':'")
     options = tuple(parse_option(pair, text) for pair in pairs)
     return name, None if argument is None else _unquote(argument), tag, options
+
+
+def format_spec(name: str, argument: str | None, tag: str | None, options: tuple[tuple[str, str], ...]) -> str:
+    """The text ``parse_spec`` reads back: a value holding a comma, or empty, is quoted."""
+    out = name
+    if argument is not None:
+        out += f":{argument}"
+    if tag is not None:
+        out += f"@{tag}"
+    for key, value in options:
+        shown = f'"{value}"' if "," in value or not value else value
+        out += f",{key}={shown}"
+    return out
+
+
+def option_dict(options: tuple[tuple[str, str], ...], source: str) -> dict[str, str]:
+    """The options by key; a key given twice is an error."""
+    found: dict[str, str] = {}
+    for key, value in options:
+        if key in found:
+            raise SpecSyntaxError(f"option '{key}' is given twice in '{source}'")
+        found[key] = value
+    return found

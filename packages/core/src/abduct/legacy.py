@@ -7,17 +7,38 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from abduct.contract.protocols import Metric
 from abduct.contract.spec import Settings
-from abduct.contract.stages import Generating, Scoring
-from abduct.contract.task import Evaluation, Judging
+from abduct.contract.stages import Generating, JudgeItem, Scoring
+from abduct.contract.task import Evaluation
 
-__all__ = ["LegacyTask", "RunContext"]
+__all__ = ["Judging", "LegacyTask", "RunContext", "Verdict"]
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """``equivalent`` is None when the judge's answer could not be parsed (or was not read as a
+    verdict); ``raw`` is its answer, ``answers`` its answer to each prompt."""
+
+    equivalent: bool | None
+    raw: str
+    answers: tuple[str, ...] = ()
+
+
+class Judging(Protocol):
+    """The ``--judge`` model as ``RunContext.require_judge`` gives it (the run's judge engine):
+    ``judge`` returns one verdict per item; ``describe`` is what results.json records of it."""
+
+    def judge(self, items: Sequence[JudgeItem], template: str, *, stage: str, per_unit: int = 16,
+              verdicts: bool = True) -> list[Verdict]: ...
+
+    def describe(self) -> dict[str, Any]: ...
 
 
 @runtime_checkable

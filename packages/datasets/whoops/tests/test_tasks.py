@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 
 from abduct import AbductError, Settings, Spec
-from abduct.host import get_registry, reset_registry
+from abduct.host import get_registry
 from abduct_testing import main
 from abduct_testing.browser import page_views
 from abduct_testing.corpus import CorpusContract
 from abduct_whoops.loader import load_release
 from abduct_whoops.splits import make_folds
-from conftest import LiteralJudge, evaluate, registry
+from conftest import LiteralJudge, evaluate
 
 
 def metric(name: str, **options: Any) -> Any:
@@ -316,13 +316,10 @@ def test_explanation_proxies_equal_the_metrics_package(corpus: Path, tmp_path: P
 
 
 def test_caption_retrieval_baseline_picks_from_other_images(corpus: Path, tmp_path: Path) -> None:
-    """The core's retrieve:<scorer> with a test scorer (longer text, higher score): each image
-    gets the longest crowd caption of the images outside its fold part, never its own."""
-    reset_registry(registry())  # retrieve builds its inner model from the process-wide registry
-    try:
-        evaluate(corpus, tmp_path / "cap", "whoops-captioning", "retrieve:length")
-    finally:
-        reset_registry()
+    """abduct-compose's retrieve:<scorer> with a test scorer (longer text, higher score), built by
+    the test's registry: each image gets the longest crowd caption of the images outside its fold
+    part, never its own."""
+    evaluate(corpus, tmp_path / "cap", "whoops-captioning", "retrieve:length")
     images = load_release(corpus).by_id()
     folds = make_folds(list(images))
     for r in _records(tmp_path / "cap"):

@@ -1,4 +1,4 @@
-"""abduct plugin: text-generation metrics (``exact-match`` and ``abduct metric`` are the core's).
+"""abduct plugin: text-generation metrics (``exact-match`` is the core's) and ``abduct metric``.
 
 Registrations only: factories are ``"module:attr"`` strings loaded on use, so nothing heavy
 is imported here.
@@ -7,6 +7,8 @@ is imported here.
 from __future__ import annotations
 
 from collections.abc import Iterator
+
+import click
 
 from abduct import Registration, hookimpl
 
@@ -28,3 +30,10 @@ METRICS = (
 def register_metrics() -> Iterator[Registration]:
     for name, description, factory in METRICS:
         yield Registration(name, description, factory)
+
+
+@hookimpl
+def register_commands(cli: click.Group) -> None:
+    from abduct_metrics.cli import metric_cmd
+
+    cli.add_command(metric_cmd)

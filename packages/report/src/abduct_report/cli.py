@@ -1,4 +1,5 @@
-"""``abduct compare RUN_DIR...``: finished runs side by side (see ``compare``)."""
+"""``abduct compare RUN_DIR...``: finished runs side by side (see ``compare``); ``abduct published
+[TASK]``: the papers' rows the installed tasks ship."""
 
 from __future__ import annotations
 
@@ -50,3 +51,35 @@ def compare_cmd(run_dirs: tuple[Path, ...], html_out: Path | None, no_published:
     click.echo(text_table(comparison, breakdowns=breakdowns), nl=False)
     if html_out is not None:
         click.echo(f"wrote {html_out}")
+
+
+PUBLISHED_COLUMNS = ("task", "model", "setting", "split", "metrics", "source", "citation")
+
+
+@click.command("published")
+@click.argument("task", required=False)
+@click.option("--json", "as_json", is_flag=True, help="A JSON list of rows.")
+def published_cmd(task: str | None, as_json: bool) -> None:
+    """The papers' published rows (every installed task, or TASK): tab-separated under a header
+    line (task, model, setting, split, metrics, source: the paper's table, citation)."""
+    from abduct.host import get_registry
+
+    registry = get_registry()
+    names = [c.name for c in registry.components("task")]
+    if task is not None and task not in names:
+        raise AbductError(f"unknown task '{task}'; installed: {', '.join(sorted(names))}")
+    rows = [row for name in ([task] if task else names) for row in registry.published() if row.task == name]
+    if as_json:
+        emit_json([{"task": r.task, "model": r.model, "split": r.split, "metrics": r.metrics,
+                    "citation": r.citation, "source": r.source,
+                    **({"setting": r.setting} if r.setting else {}), **({"std": r.std} if r.std else {}),
+                    **({"conditions": r.conditions} if r.conditions else {})}
+                   for r in rows])
+        return
+    if not rows:
+        click.echo("no published rows" + (f" for task '{task}'" if task else ""))
+        return
+    click.echo("\t".join(PUBLISHED_COLUMNS))
+    for r in rows:
+        values = ", ".join(f"{k}={v:g}" for k, v in r.metrics.items())
+        click.echo("\t".join((r.task, r.model, r.setting or "-", r.split or "-", values, r.source, r.citation)))

@@ -25,9 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from abduct import DataError
-from abduct.host import holm, paired_test, read_units
+from abduct.host import read_units
 from abduct_report.metric_names import breakdown_of as breakdown_of  # re-exported: compare's rule
 from abduct_report.metric_names import is_count as is_count
+from abduct_report.paired_tests import holm, paired_test
 
 ALPHA = 0.05
 HEADLINE = "headline"

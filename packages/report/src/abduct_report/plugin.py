@@ -1,4 +1,5 @@
-"""abduct-report's hooks: the pages of every finished run, and the ``abduct compare`` command."""
+"""abduct-report's hooks: the pages of every finished run, and the ``abduct compare`` and
+``abduct published`` commands."""
 
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ def render_run_pages(results: Mapping[str, Any], predictions: Sequence[Mapping[s
 
 @hookimpl
 def register_commands(cli: click.Group) -> None:
-    from abduct_report.cli import compare_cmd
+    from abduct_report.cli import compare_cmd, published_cmd
 
     cli.add_command(compare_cmd)
+    cli.add_command(published_cmd)

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from abduct._constraints import ConstraintError, check_value, constraints_of
 from abduct.contract.errors import AbductError
-from abduct.contract.options import check_value, constraints_of
 
 _TRUE = {"true", "yes", "1", "on"}
 _FALSE = {"false", "no", "0", "off"}
@@ -116,5 +116,8 @@ def bind_options(kind: str, name: str, factory: Callable[..., Any], given: Mappi
             raise AbductError(f"{kind} '{name}' has no option '{key}'{hint} (valid: {valid})")
         where = f"{kind} '{name}' option '{key}'"
         bound[key] = _convert(value, accepted[key].annotation, where)
-        check_value(bound[key], accepted[key].annotation, where)
+        try:
+            check_value(bound[key], accepted[key].annotation, where)
+        except ConstraintError as exc:
+            raise AbductError(str(exc)) from None
     return bound

@@ -26,8 +26,8 @@ from abduct._engine.generation import GenerationEngine
 from abduct.contract.errors import AbductError
 from abduct.contract.records import GenerationRequest, VisualInput
 from abduct.contract.stages import JudgeItem
-from abduct.contract.task import Verdict
 from abduct.kit.templates import check_template
+from abduct.legacy import Verdict  # the judge's reply, typed where RunContext.require_judge needs it
 
 FIELDS = ("candidate", "reference", "references", "question")
 UNIT_SIZE = 16

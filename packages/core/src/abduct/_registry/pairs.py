@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from abduct._registry.providers import not_installed
+from abduct._registry.providers import UnknownNameError, not_installed
 from abduct._registry.registry import Registry, get_registry
-from abduct.contract.errors import AbductError, UnknownNameError
+from abduct.contract.errors import AbductError
 from abduct.contract.protocols import PairDataset
 from abduct.contract.records import GroundedText
 from abduct.contract.spec import Settings, Spec

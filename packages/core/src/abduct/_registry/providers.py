@@ -1,14 +1,19 @@
 """Which distribution provides the components that tasks and trainers ask for by name, so
 that a missing one is answered with the package to install instead of a bare "unknown" (the
-command that installs it here: ``abduct.kit.install_command``)."""
+command that installs it here: ``abduct.kit.install_command``), and the error for a name no
+installed plugin registers."""
 
 from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
 
 from abduct.contract.errors import AbductError
 from abduct.kit.install import install_command
 
 _FIRST_PARTY: dict[str, dict[str, tuple[str, ...]]] = {  # package -> kind -> names (test_first_steps checks it)
-    "abduct-metrics": {"metric": ("bleu", "meteor", "rouge-l", "cider", "bertscore", "bertscore-hungarian", "bem")},
+    "abduct-metrics": {"metric": ("bleu", "meteor", "rouge-l", "cider", "bertscore", "bertscore-hungarian", "bem"),
+                       "command": ("metric",)},
     "abduct-sherlock": {"dataset": ("sherlock", "sherlock-localization", "sherlock-comparison", "sherlock-generation"),
                         "command": ("sherlock",),
                         "task": ("sherlock-retrieval", "sherlock-localization", "sherlock-comparison",
@@ -24,6 +29,7 @@ _FIRST_PARTY: dict[str, dict[str, tuple[str, ...]]] = {  # package -> kind -> na
     "abduct-blackswan": {"dataset": ("blackswan-mcq", "blackswan-yn", "blackswan-gen"), "command": ("blackswan",),
                          "task": ("blackswan-mcq", "blackswan-yn", "blackswan-gen"), "model": ("blackswan-colour",)},
     "abduct-video": {"command": ("video",)},
+    "abduct-compose": {"model": ("cascade", "retrieve")},
     "abduct-clip": {"model": ("clip",), "command": ("train",)},
     "abduct-t5": {"model": ("t5",)},
     "abduct-lxmert": {"model": ("lxmert",)},
@@ -31,11 +37,32 @@ _FIRST_PARTY: dict[str, dict[str, tuple[str, ...]]] = {  # package -> kind -> na
     "abduct-vlm": {"model": ("vlm", "openai")},
     "abduct-lmms": {"model": ("lmms", "replay"), "command": ("export",)},
     "abduct-demo": {"command": ("demo",)},
-    "abduct-report": {"command": ("compare",)},
+    "abduct-report": {"command": ("compare", "published")},
 }
 PROVIDERS: dict[tuple[str, str], str] = {
     (kind, name): package for package, kinds in _FIRST_PARTY.items() for kind, names in kinds.items() for name in names
 }
+
+
+class UnknownNameError(AbductError):
+    """A task, model, metric or dataset name that no installed plugin registers."""
+
+    def __init__(self, kind: str, name: str, known: Iterable[str], package: str | None = None,
+                 install: str | None = None) -> None:
+        """``package``: the first-party distribution that provides ``name``, when it is not
+        installed; ``install``: the command that installs it (``pip install {package}`` if not given)."""
+        known = sorted(known)
+        self.kind, self.name, self.known = kind, name, known
+        if package is not None:  # a first-party component whose package is not installed
+            super().__init__(f"{kind} '{name}' comes with {package}, which is not installed: "
+                             f"{install or f'pip install {package}'}")
+            return
+        close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
+        hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+        listing = f" (known: {', '.join(known)})" if known and not close else ""
+        if not known:
+            listing = " (none installed; see `abduct plugins`)"
+        super().__init__(f"unknown {kind} '{name}'{hint}{listing}")
 
 
 def provider(kind: str, name: str) -> str | None:

@@ -28,9 +28,9 @@ import pluggy
 
 from abduct._declare.options import bind_options
 from abduct._declare.traits import model_traits, task_traits
-from abduct._registry.providers import provider
+from abduct._registry.providers import UnknownNameError, provider
 from abduct.contract import hooks as hookspecs
-from abduct.contract.errors import AbductError, PluginError, UnknownNameError
+from abduct.contract.errors import AbductError, PluginError
 from abduct.contract.hooks import (
     PLUGIN_API,
     SUPPORTED_PLUGIN_APIS,

@@ -24,9 +24,9 @@ from abduct._engine.generation import GenerationEngine
 from abduct._engine.judging import JudgeEngine
 from abduct._engine.models import engine_for
 from abduct._engine.scoring import ScoringEngine
-from abduct._registry.providers import not_installed
+from abduct._registry.providers import UnknownNameError, not_installed
 from abduct._registry.registry import Registry, get_registry
-from abduct.contract.errors import AbductError, UnknownNameError
+from abduct.contract.errors import AbductError
 from abduct.contract.protocols import Metric
 from abduct.contract.records import FEATURES
 from abduct.contract.spec import Settings, Spec

@@ -21,7 +21,6 @@ from abduct._run.runner import Run
 from abduct._run.shards import Parts, Shard, element_keys, keep
 from abduct.contract.errors import AbductError, PluginError
 from abduct.contract.stages import (
-    REQUEST_KINDS,
     Choose,
     Compare,
     Custom,
@@ -37,6 +36,8 @@ from abduct.kit.shapes import compare_two, generate, multiple_choice
 from abduct.legacy import LegacyTask
 
 ABILITY_OF = {Choose: "score", Compare: "score", Generate: "generate", Judge: "judge"}
+
+REQUEST_KINDS: tuple[type, ...] = (Choose, Compare, Generate, Judge, Custom)
 
 
 @dataclass

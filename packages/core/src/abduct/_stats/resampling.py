@@ -1,15 +1,16 @@
-"""Percentile-bootstrap intervals, paired tests and Holm's correction.
+"""Percentile-bootstrap intervals, and the bootstrap that abduct-report's paired tests draw
+through (``abduct.host.bootstrap``).
 
 Every resampling draws whole units (``UnitScores``) and recomputes the metric with its own
 aggregate, so a corpus metric is resampled as a corpus (its sufficient statistics summed over
 the drawn units), never as a mean of per-unit scores. Each metric gets its own random stream,
 derived from the run's seed and the metric's name: reproducible, and independent of which
-other metrics a run reports. The sign-flip test is scipy.stats.permutation_test's.
+other metrics a run reports.
 
 Units with clusters (``UnitScores.clustered``) are summed within their cluster first, and the
-clusters are resampled (and sign-flipped) in the units' place: a mean becomes the ratio
-estimator, the drawn clusters' summed values over the number of units they hold. Clusters of
-one unit each give the unclustered numbers exactly (the same path).
+clusters are resampled in the units' place: a mean becomes the ratio estimator, the drawn
+clusters' summed values over the number of units they hold. Clusters of one unit each give the
+unclustered numbers exactly (the same path).
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from typing import Any
 import numpy as np
 
 from abduct._stats.aggregates import as_array, statistic
-from abduct.contract.errors import DataError
 from abduct.contract.units import UnitScores
 
 LEVEL = 0.95
@@ -30,8 +30,8 @@ _CELLS = 4_000_000  # floats per vectorised batch of resamples (about 32 MB)
 
 
 def rng_for(seed: int, metric: str, purpose: str = "interval") -> np.random.Generator:
-    """The stream of one metric's resampling: the interval's and the permutation test's apart,
-    so that each equals scipy's own call with this generator."""
+    """The stream of one metric's resampling: the interval's and, by ``purpose``, a paired
+    test's bootstrap and permutation apart, so that each equals scipy's own call with this generator."""
     return np.random.default_rng([seed, zlib.crc32(metric.encode()), zlib.crc32(purpose.encode())])
 
 
@@ -39,7 +39,7 @@ def _batch(n: int, width: int) -> int:
     return max(1, _CELLS // max(1, n * width))
 
 
-class _Bootstrap:
+class Bootstrap:
     """What the callers read of a bootstrap: its distribution and percentile interval."""
 
     def __init__(self, distribution: np.ndarray) -> None:
@@ -48,15 +48,15 @@ class _Bootstrap:
         self.confidence_interval = tuple(np.percentile(distribution, [100 * alpha, 100 * (1 - alpha)]))
 
 
-def _bootstrap(fn: Callable[[np.ndarray], np.ndarray], n: int, width: int, resamples: int,
-               rng: np.random.Generator) -> _Bootstrap:
+def bootstrap(fn: Callable[[np.ndarray], np.ndarray], n: int, width: int, resamples: int,
+              rng: np.random.Generator) -> Bootstrap:
     """scipy.stats.bootstrap's percentile method over unit indices, draw for draw (the tests
     check it against scipy's to 1e-9), written out so that an evaluation does not pay
     scipy.stats's import, which costs more than the resampling itself."""
     batch, parts = _batch(n, width), []
     for start in range(0, resamples, batch):
         parts.append(np.asarray(fn(rng.integers(0, n, (min(batch, resamples - start), n)))))
-    return _Bootstrap(np.concatenate(parts))
+    return Bootstrap(np.concatenate(parts))
 
 
 def by_cluster(scores: UnitScores, values: np.ndarray, clusters: Sequence[str]
@@ -78,7 +78,7 @@ def by_cluster(scores: UnitScores, values: np.ndarray, clusters: Sequence[str]
     return sums, lambda drawn: np.asarray(scale * total[drawn].sum(axis=-1) / units[drawn].sum(axis=-1))
 
 
-def _clusters(scores: UnitScores) -> dict[str, Any]:
+def cluster_summary(scores: UnitScores) -> dict[str, Any]:
     """What results.json and a paired test say of the clusters, beside the units."""
     return {"clustered_by": scores.cluster, "clusters": len(set(scores.clusters))} if scores.cluster else {}
 
@@ -90,93 +90,8 @@ def interval(scores: UnitScores, resamples: int, seed: int, metric: str) -> dict
     n = len(rows)
     if n < 2 or resamples < 1:
         return None
-    result = _bootstrap(figure, n, rows[0].size, resamples, rng_for(seed, metric))
+    result = bootstrap(figure, n, rows[0].size, resamples, rng_for(seed, metric))
     low, high = result.confidence_interval
     method = f"percentile bootstrap; {scores.note}" if scores.note else "percentile bootstrap"
     return {"low": float(low), "high": float(high), "level": LEVEL, "method": method,
-            "resamples": resamples, "unit": scores.unit, "units": len(scores.ids), **_clusters(scores)}
-
-
-def shared(first: UnitScores, other: UnitScores) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """Both runs' values on the units both scored, in the first run's order."""
-    where = {unit: i for i, unit in enumerate(other.ids)}
-    ids = [unit for unit in first.ids if unit in where]
-    own = {unit: i for i, unit in enumerate(first.ids)}
-    a, b = as_array(first), as_array(other)
-    return a[[own[u] for u in ids]], b[[where[u] for u in ids]], ids
-
-
-def shared_clusters(first: UnitScores, other: UnitScores, ids: Sequence[str], metric: str) -> UnitScores:
-    """The clusters of the shared ``ids`` (units only, no values), from whichever run declares
-    them; DataError when both do and they group the units differently."""
-    declared = [s for s in (first, other) if s.cluster]
-    labels = [dict(zip(s.ids, s.clusters)) for s in declared]
-    if len(declared) == 2:
-        if first.cluster != other.cluster:
-            raise DataError(f"the units of '{metric}' are clustered by {first.cluster} in the first run, "
-                            f"by {other.cluster} in this one")
-        runs = ("the first run", "this one")
-        seen: tuple[dict[str, tuple[str, str]], ...] = ({}, {})  # per run: cluster -> (its first unit, the other's)
-        for unit in ids:
-            x, y = labels[0][unit], labels[1][unit]
-            for side, (mine, theirs) in enumerate(((x, y), (y, x))):
-                earlier, where = seen[side].setdefault(mine, (unit, theirs))
-                if where != theirs:
-                    raise DataError(f"the units of '{metric}' are clustered differently: '{earlier}' and '{unit}' "
-                                    f"share {first.cluster} '{mine}' in {runs[side]}, not in {runs[1 - side]}")
-    return UnitScores(first.unit, tuple(ids), (), cluster=declared[0].cluster if declared else "",
-                      clusters=tuple(labels[0][u] for u in ids) if declared else ())
-
-
-def paired_test(first: UnitScores, other: UnitScores, resamples: int, seed: int, metric: str) -> dict[str, Any] | None:
-    """``other`` minus ``first`` on their shared units: the difference, its 95% paired-bootstrap
-    interval and a two-sided p-value (sign-flip permutation for per-unit means, paired
-    bootstrap for corpus aggregates), resampling and flipping whole clusters where either run
-    declares them (DataError when the two runs' clusters differ). None under two shared units
-    or clusters."""
-    from scipy import stats  # type: ignore[import-untyped]
-
-    a, b, ids = shared(first, other)
-    units = len(ids)
-    if units < 2 or resamples < 1:
-        return None
-    grouped = shared_clusters(first, other, ids, metric)
-    difference = float(statistic(other)(b) - statistic(first)(a))
-    a, figure_a = by_cluster(first, a, grouped.clusters)
-    b, figure_b = by_cluster(other, b, grouped.clusters)
-    n = len(a)
-    if n < 2:
-        return None
-    boot = _bootstrap(lambda index: figure_b(index) - figure_a(index), n, a[0].size + b[0].size, resamples,
-                      rng_for(seed, metric, "paired"))
-    low, high = (float(x) for x in boot.confidence_interval)
-    if first.aggregate == "mean" and other.aggregate == "mean":
-        scale_a, scale_b = first.scale, other.scale
-        if n < units:  # clusters: each run's summed values; swapping a pair flips a cluster's units together
-            a, b = a[:, 0], b[:, 0]
-
-        def mean_difference(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
-            if n < units:  # the ratio estimator: summed values over the (fixed) number of shared units
-                return np.asarray((scale_b * y.sum(axis=axis) - scale_a * x.sum(axis=axis)) / units)
-            return np.asarray(scale_b * y.mean(axis=axis) - scale_a * x.mean(axis=axis))
-
-        result = stats.permutation_test((a, b), mean_difference, permutation_type="samples", vectorized=True,
-                                        n_resamples=resamples, alternative="two-sided",
-                                        rng=rng_for(seed, metric, "permutation"))
-        p_value, test = float(result.pvalue), "sign-flip permutation"
-    else:  # how often a resampled difference lies at least as far from the observed one as it from 0
-        spread = np.abs(np.asarray(boot.bootstrap_distribution) - difference)
-        extreme = int(np.sum(spread >= abs(difference) - 1e-12 * max(1.0, abs(difference))))
-        p_value, test = (1 + extreme) / (1 + resamples), "paired bootstrap"
-    return {"difference": difference, "low": low, "high": high, "p_value": min(1.0, p_value), "test": test,
-            "units": units, "unit": first.unit, "resamples": resamples, **_clusters(grouped)}
-
-
-def holm(p_values: Sequence[float]) -> list[float]:
-    """Holm's step-down adjustment of a family of p-values, in their order."""
-    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
-    adjusted, running = [0.0] * len(p_values), 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (len(p_values) - rank) * p_values[i]))
-        adjusted[i] = running
-    return adjusted
+            "resamples": resamples, "unit": scores.unit, "units": len(scores.ids), **cluster_summary(scores)}

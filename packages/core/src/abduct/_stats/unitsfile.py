@@ -29,7 +29,15 @@ def checked(units: dict[str, UnitScores], metrics: dict[str, float], owner: str)
 
 
 def encode(units: dict[str, UnitScores]) -> dict[str, Any]:
-    return {metric: scores.describe() for metric, scores in units.items()}
+    """The JSON form written to units.json (and read back by ``abduct compare``)."""
+    return {metric: _described(scores) for metric, scores in units.items()}
+
+
+def _described(scores: UnitScores) -> dict[str, Any]:
+    out = {"unit": scores.unit, "aggregate": scores.aggregate, "scale": scores.scale, "ids": list(scores.ids),
+           "values": [list(v) if isinstance(v, tuple) else v for v in scores.values]}
+    out = {**out, "note": scores.note} if scores.note else out
+    return {**out, "cluster": scores.cluster, "clusters": list(scores.clusters)} if scores.cluster else out
 
 
 def read_units(run_dir: Path) -> dict[str, UnitScores]:

@@ -2,7 +2,7 @@
 specs and options, metric declarations, errors and hooks. Standard library, numpy and pluggy only;
 everything else in abduct stands on it."""
 
-from abduct.contract.errors import AbductError, DataError, PluginError, UnknownNameError
+from abduct.contract.errors import AbductError, DataError, PluginError
 from abduct.contract.hooks import PLUGIN_API, SUPPORTED_PLUGIN_APIS, PublishedRow, Registration, RunPages, hookimpl
 from abduct.contract.metric_info import COUNT, TEXT_METRICS, MetricInfo, higher, lower, percent, reference
 from abduct.contract.options import NonFinite, Range, check_fields, constraints_of
@@ -39,16 +39,16 @@ from abduct.contract.stages import (
     Stage,
     TwoWay,
 )
-from abduct.contract.task import Evaluation, Judging, ScoreContext, Task
+from abduct.contract.task import Evaluation, ScoreContext, Task
 from abduct.contract.units import UnitScores
 
 __all__ = [
     "Candidate", "Choice", "Choose", "Compare", "Custom", "RunModels", "Generate", "GenerationItem", "Judge",
     "Records", "Request", "RunInfo", "Stage", "TwoWay",
     "COUNT", "FEATURES", "TEXT_METRICS", "AbductError", "Box", "DataError", "Dataset", "Decoding", "DualEncoder",
-    "Evaluation", "GenerationRequest", "Generating", "Generator", "GroundedText", "JudgeItem", "Judging",
+    "Evaluation", "GenerationRequest", "Generating", "Generator", "GroundedText", "JudgeItem",
     "MatrixScorer", "Metric", "MetricInfo", "MetricResult", "NonFinite", "PairDataset", "PluginError", "PublishedRow", "Range", "Region",
     "Registration", "RunPages", "ScoreContext", "Scorer", "Scoring", "Settings", "Spec", "Task", "TextPool",
-    "UnitScores", "UnknownNameError", "VisualInput", "check_fields", "constraints_of", "higher", "hookimpl", "lower",
+    "UnitScores", "VisualInput", "check_fields", "constraints_of", "higher", "hookimpl", "lower",
     "percent", "reference", "PLUGIN_API", "SUPPORTED_PLUGIN_APIS",
 ]

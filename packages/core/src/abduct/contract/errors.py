@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Iterable
 from pathlib import Path
 
 
@@ -34,27 +32,6 @@ class DataError(AbductError):
         if field is not None:
             where.append(f"field '{field}'")
         super().__init__(f"{': '.join([', '.join(where), message]) if where else message}")
-
-
-class UnknownNameError(AbductError):
-    """A task, model, metric or dataset name that no installed plugin registers."""
-
-    def __init__(self, kind: str, name: str, known: Iterable[str], package: str | None = None,
-                 install: str | None = None) -> None:
-        """``package``: the first-party distribution that provides ``name``, when it is not
-        installed; ``install``: the command that installs it (``pip install {package}`` if not given)."""
-        known = sorted(known)
-        self.kind, self.name, self.known = kind, name, known
-        if package is not None:  # a first-party component whose package is not installed
-            super().__init__(f"{kind} '{name}' comes with {package}, which is not installed: "
-                             f"{install or f'pip install {package}'}")
-            return
-        close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
-        hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-        listing = f" (known: {', '.join(known)})" if known and not close else ""
-        if not known:
-            listing = " (none installed; see `abduct plugins`)"
-        super().__init__(f"unknown {kind} '{name}'{hint}{listing}")
 
 
 class PluginError(AbductError):

@@ -52,9 +52,6 @@ class MetricInfo:
         return {"better": self.better, "range": None if self.range is None else list(self.range),
                 "chance": self.chance}
 
-    def with_chance(self, chance: float | None) -> MetricInfo:
-        return MetricInfo(self.better, self.range, chance)
-
 
 def higher(lo: float = 0.0, hi: float | None = None, *, chance: float | None = None) -> MetricInfo:
     """Higher is better, values in [lo, hi] (hi None: unbounded)."""

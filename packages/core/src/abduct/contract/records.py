@@ -9,7 +9,8 @@ scorer's view of any of them).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import PurePath
+
+import abduct._input_ops as _input_ops
 
 MEDIA_KINDS = ("image", "video")
 # What an input can carry; models declare which of these they accept (read by abduct.host.model_traits).
@@ -97,48 +98,16 @@ class VisualInput:
 
     def features(self) -> frozenset[str]:
         """What this input carries, its related inputs included (see ``FEATURES``)."""
-        found = set()
-        if self.media is not None:
-            found.add(self.kind)
-        if self.region is not None:
-            found.add("region")
-        if self.context is not None:
-            found.add("context")
-        if self.related:
-            found.add("related")
-            for other in self.related:
-                found |= other.features()
-        return frozenset(found)
+        return _input_ops.features(self)
 
     def without(self, features: frozenset[str]) -> VisualInput:
         """This input with ``features`` removed, its related inputs included."""
-        if not features & self.features():
-            return self
-        drop_media = self.kind in features
-        return VisualInput(
-            media=None if drop_media else self.media,
-            region=None if drop_media or "region" in features else self.region,
-            context=None if "context" in features else self.context,
-            spans=() if drop_media else self.spans,
-            related=() if "related" in features else tuple(r.without(features) for r in self.related),
-            kind=self.kind,
-        )
+        return _input_ops.without(self, features)  # type: ignore[no-any-return]
 
     def key(self, *, portable: bool = False) -> str:
         """A stable identity string. ``portable`` keeps only the media path's last two parts,
         so the same data gives the same key wherever its directory lies."""
-        media = self.media or ""
-        if portable and self.media is not None:
-            media = "/".join(PurePath(self.media).parts[-2:])
-        parts = [media if self.kind == "image" else f"video:{media}"]
-        if self.region is not None:
-            parts.append(";".join(f"{b.left},{b.top},{b.width},{b.height}" for b in self.region.boxes))
-        if self.spans:
-            parts.append("t=" + ";".join(f"{s},{e}" for s, e in self.spans))
-        if self.context is not None:
-            parts.append("c=" + self.context)
-        parts.extend("r=(" + r.key(portable=portable) + ")" for r in self.related)
-        return "|".join(parts)
+        return _input_ops.key(self, portable)
 
 
 @dataclass(frozen=True)

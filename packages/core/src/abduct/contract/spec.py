@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass, field
 
-from abduct._spec_text import SpecSyntaxError, parse_option, parse_spec
+from abduct._spec_text import SpecSyntaxError, format_spec, option_dict, parse_option, parse_spec
 from abduct.contract.errors import AbductError
 
 
@@ -46,23 +46,13 @@ class Spec:
         return Spec(self.name, self.argument, self.tag, self.options + extra)
 
     def option_dict(self) -> dict[str, str]:
-        found: dict[str, str] = {}
-        for key, value in self.options:
-            if key in found:
-                raise AbductError(f"option '{key}' is given twice in '{self}'")
-            found[key] = value
-        return found
+        try:
+            return option_dict(self.options, str(self))
+        except SpecSyntaxError as exc:
+            raise AbductError(str(exc)) from None
 
     def __str__(self) -> str:
-        out = self.name
-        if self.argument is not None:
-            out += f":{self.argument}"
-        if self.tag is not None:
-            out += f"@{self.tag}"
-        for key, value in self.options:
-            shown = f'"{value}"' if "," in value or not value else value
-            out += f",{key}={shown}"
-        return out
+        return format_spec(self.name, self.argument, self.tag, self.options)
 
 
 @dataclass(frozen=True)

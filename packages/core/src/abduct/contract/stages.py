@@ -180,7 +180,6 @@ class Custom(Generic[T]):
 
 
 Request = Choose | Compare | Generate | Judge | Custom[Any]
-REQUEST_KINDS: tuple[type, ...] = (Choose, Compare, Generate, Judge, Custom)
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 from abduct.contract.metric_info import MetricInfo
 from abduct.contract.protocols import Metric
 from abduct.contract.spec import Settings
-from abduct.contract.stages import JudgeItem, Records, RunInfo, Stage
+from abduct.contract.stages import Records, RunInfo, Stage
 from abduct.contract.units import UnitScores
 
 T = TypeVar("T")
@@ -45,26 +45,6 @@ class Evaluation:
     metric_info: dict[str, MetricInfo] = field(default_factory=dict)
     units: dict[str, UnitScores] = field(default_factory=dict)
     artifacts: dict[str, Any] = field(default_factory=dict)  # files beside the outputs (VAR's submission.json)
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """``equivalent`` is None when the judge's answer could not be parsed (or was not read as a
-    verdict); ``raw`` is its answer, ``answers`` its answer to each prompt."""
-
-    equivalent: bool | None
-    raw: str
-    answers: tuple[str, ...] = ()
-
-
-class Judging(Protocol):
-    """The ``--judge`` model: ``judge`` returns one verdict per item; ``describe`` is what
-    results.json records of it."""
-
-    def judge(self, items: Sequence[JudgeItem], template: str, *, stage: str, per_unit: int = 16,
-              verdicts: bool = True) -> list[Verdict]: ...
-
-    def describe(self) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True)

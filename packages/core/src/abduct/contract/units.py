@@ -107,10 +107,3 @@ class UnitScores:
                                                         values=tuple(self.values[i] for i in index),
                                                         clusters=tuple(self.clusters[i] for i in index if self.clusters))
         return out
-
-    def describe(self) -> dict[str, Any]:
-        """The JSON form written to units.json (and read back by ``abduct compare``)."""
-        out = {"unit": self.unit, "aggregate": self.aggregate, "scale": self.scale,
-               "ids": list(self.ids), "values": [list(v) if isinstance(v, tuple) else v for v in self.values]}
-        out = {**out, "note": self.note} if self.note else out
-        return {**out, "cluster": self.cluster, "clusters": list(self.clusters)} if self.cluster else out

@@ -1,4 +1,4 @@
-"""Input validation shared by every metric and by ``abduct metric``.
+"""Input validation shared by every metric and by ``abduct metric`` (abduct-metrics' ``load_inputs``).
 
 Predictions are ``{id: text}``, references ``{id: [text, ...]}`` (at least one each) and
 optional questions ``{id: text}``. The first offending id is named, in prediction order
@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from abduct.contract.errors import DataError
-from abduct.kit.io import read_json
 
 
 def validate_inputs(
@@ -79,17 +78,3 @@ def _as_mapping(obj: Any, what: str, names: Mapping[str, str | Path]) -> Mapping
             raise DataError(f"{what} ids must be strings", file=names.get(what), record=key)
     return obj
 
-
-def load_inputs(
-    predictions: Path, references: Path, questions: Path | None = None
-) -> tuple[dict[str, str], dict[str, list[str]], dict[str, str] | None]:
-    """Read the three JSON files and validate them together."""
-    files: dict[str, str | Path] = {"predictions": predictions, "references": references}
-    if questions is not None:
-        files["questions"] = questions
-    return validate_inputs(
-        read_json(predictions, "predictions file"),
-        read_json(references, "references file"),
-        None if questions is None else read_json(questions, "questions file"),
-        files=files,
-    )

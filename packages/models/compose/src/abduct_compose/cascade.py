@@ -31,15 +31,9 @@ from typing import Any
 
 import numpy as np
 
-from abduct._declare.traits import model_traits
-from abduct._engine.inputs import InputPolicy, accepted_inputs, needed_inputs
-from abduct._engine.models import load_model
-from abduct._engine.scoring import ScoringEngine
-from abduct._registry.registry import Registry
-from abduct._spec_text import SpecSyntaxError, split_outside_quotes
-from abduct.contract.errors import AbductError
-from abduct.contract.records import FEATURES, VisualInput
-from abduct.contract.spec import Settings, Spec
+from abduct import AbductError, Decoding, Settings, Spec, VisualInput
+from abduct.contract import FEATURES
+from abduct.host import LoadedModel, Registry, ScoringEngine, engine_for, load_model, split_outside_quotes
 
 
 def top_k_mask(scores: np.ndarray, k: int) -> np.ndarray:
@@ -64,6 +58,15 @@ def merge_scores(dual: np.ndarray, cross: np.ndarray, mask: np.ndarray) -> np.nd
     return merged
 
 
+def _part_engine(part: LoadedModel, batch_size: int) -> ScoringEngine:
+    """A part's own engine, uncached: the input features it does not accept are taken out."""
+    engine = engine_for(part, Settings(batch_size=batch_size), optional_inputs=FEATURES, use_cache=False,
+                        label=part.spec.name).scoring
+    if engine is None:
+        raise AbductError(f"cascade: the model '{part.spec.name}' does not score")
+    return engine
+
+
 class CascadeScorer:
     """``score_matrix`` as described in the module docstring; ``score`` is the cross-encoder's."""
 
@@ -72,15 +75,12 @@ class CascadeScorer:
         if k < 1:
             raise AbductError(f"cascade: k must be at least 1, got {k}")
         self.k = k
+        first, second = LoadedModel(Spec(dual_name), dual, Decoding()), LoadedModel(Spec(cross_name), cross, Decoding())
         # each part sees what it accepts of the input (the cascade takes the union)
-        self.dual = ScoringEngine(dual, batch_size=batch_size, quiet=True,
-                                  policy=InputPolicy(dual, dual_name, optional=FEATURES))
-        self.cross = ScoringEngine(cross, batch_size=batch_size, quiet=True,
-                                   policy=InputPolicy(cross, cross_name, optional=FEATURES))
-        self.accepts = accepted_inputs(dual, dual_name) | accepted_inputs(cross, cross_name)
-        self.needs = needed_inputs(dual, dual_name) | needed_inputs(cross, cross_name)
-        fingerprints = [model_traits(m, n).fingerprint or n for m, n in ((dual, dual_name), (cross, cross_name))]
-        self.fingerprint = f"cascade|k={k}|{fingerprints[0]}|{fingerprints[1]}"
+        self.dual, self.cross = _part_engine(first, batch_size), _part_engine(second, batch_size)
+        self.accepts = first.traits.accepts | second.traits.accepts
+        self.needs = first.traits.needs | second.traits.needs
+        self.fingerprint = f"cascade|k={k}|{first.fingerprint}|{second.fingerprint}"
         self.passes = 0  # cross-encoder pairs scored (the cost the cascade saves)
         self.full_passes = 0  # what scoring every pair of the same matrices would have cost
 
@@ -110,7 +110,7 @@ def cascade_parts(spec: Spec) -> tuple[str, str]:
     argument = spec.argument if spec.tag is None else f"{spec.argument}@{spec.tag}"
     try:
         parts = split_outside_quotes(argument, "+")
-    except SpecSyntaxError as exc:
+    except ValueError as exc:  # an unclosed quote
         raise AbductError(f"cascade: {exc}") from None
     if len(parts) != 2 or not all(p.strip() for p in parts):
         raise AbductError(f"cascade: expected DUAL+CROSS (e.g. cascade:clip:tiny+lxmert:tiny,k=50), got '{argument}'")

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from compose_models import Parrot
 
-from abduct._builtins.cascade import CascadeScorer, cascade_parts, make_cascade, merge_scores, top_k_mask
-from abduct._engine.scoring import ScoringEngine
-from abduct.contract.errors import AbductError
-from abduct.contract.records import VisualInput
-from abduct.contract.spec import Settings, Spec
+from abduct import AbductError, Settings, Spec, VisualInput
+from abduct.host import ScoringEngine, build_registry, load_model
+from abduct_compose.cascade import CascadeScorer, cascade_parts, make_cascade, merge_scores, top_k_mask
+from abduct_testing import registry_with_models
 
 
 class TableDual:
@@ -100,14 +100,21 @@ def test_spec_parts_with_tags_and_quotes() -> None:
     assert cascade_parts(Spec.parse('cascade:"clip:tiny,mode=plain+random",k=5')) == ("clip:tiny,mode=plain", "random")
     with pytest.raises(AbductError, match="DUAL\\+CROSS"):
         cascade_parts(Spec.parse("cascade:random"))
+    with pytest.raises(AbductError, match="cascade: unclosed '"):
+        cascade_parts(Spec.parse("""cascade:"clip:x,p='a+lxmert:tiny",k=2"""))
 
 
 def test_registered_cascade_builds_both_parts_and_refuses_bad_k() -> None:
-    from abduct._engine.models import load_model
-    from abduct._registry.registry import build_registry
-
     loaded = load_model("cascade:random:1+random:2,k=3", Settings(), build_registry())
     assert isinstance(loaded.model, CascadeScorer) and loaded.model.k == 3
     assert "random-seed1" in loaded.model.fingerprint and "random-seed2" in loaded.model.fingerprint
     with pytest.raises(AbductError, match="at least 1"):
         make_cascade(Spec.parse("cascade:random+random,k=0"), Settings(), build_registry(), k=0)
+
+
+def test_a_part_that_does_not_score_is_refused() -> None:
+    with pytest.raises(AbductError, match="cascade: the model 'parrot' does not score"):
+        CascadeScorer(TableDual(np.ones((1, 1))), Parrot(), cross_name="parrot")
+    registry = registry_with_models("compose-test", {"parrot": ("generates its prompt", Parrot)})
+    with pytest.raises(AbductError, match="cascade: the cross model 'parrot' does not score"):
+        registry.create("model", "cascade:random+parrot")

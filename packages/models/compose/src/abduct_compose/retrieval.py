@@ -13,13 +13,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from abduct._engine.inputs import accepted_inputs, needed_inputs
-from abduct._engine.models import LoadedModel, engine_for, load_model
-from abduct._registry.registry import Registry
-from abduct.contract.errors import AbductError
-from abduct.contract.protocols import Decoding, TextPool
-from abduct.contract.records import FEATURES, GenerationRequest
-from abduct.contract.spec import Settings, Spec
+from abduct import AbductError, Decoding, GenerationRequest, Settings, Spec, TextPool
+from abduct.contract import FEATURES
+from abduct.host import LoadedModel, Registry, engine_for, load_model, model_traits
 
 
 class Retriever:
@@ -29,8 +25,9 @@ class Retriever:
         if not inner.scores:
             raise AbductError(f"retrieve: model '{inner.spec}' does not score texts")
         self.inner = inner
-        self.accepts: frozenset[str] = accepted_inputs(inner.model, str(inner.spec))
-        self.needs: frozenset[str] = needed_inputs(inner.model, str(inner.spec))
+        traits = model_traits(inner.model, str(inner.spec))
+        self.accepts: frozenset[str] = traits.accepts
+        self.needs: frozenset[str] = traits.needs
         self.fingerprint = f"retrieve({inner.fingerprint})"
         # inputs reach it already trimmed by the generation engine's policy, for these accepts
         engine = engine_for(inner, Settings(batch_size=batch_size), optional_inputs=FEATURES, use_cache=False).scoring
