@@ -18,11 +18,7 @@ Importing ``abduct`` is cheap and never imports torch.
 
 from __future__ import annotations
 
-import importlib
-import warnings
-from typing import Any
-
-from abduct._compat import install_old_paths
+from abduct._compat import install_old_paths, moved_name
 from abduct.contract import (
     COUNT,
     TEXT_METRICS,
@@ -82,30 +78,5 @@ __all__ = [
     "percent",
 ]
 
-# Names abduct exported before the front door narrowed, and where each lives now.
-_MOVED = {
-    **{name: "abduct.host" for name in (
-        "Collected", "Engines", "EvalConfig", "GenerationEngine", "LoadedModel",
-        "ModelTraits", "Registry", "ScoringEngine", "TaskTraits", "bind_options", "build_dataset", "build_registry",
-        "check_fields", "collect_examples", "constraints_of", "engine_for", "get_registry", "load_model",
-        "load_pairs", "load_task", "model_traits", "options_of",
-        "reset_registry", "run_evaluation", "task_traits", "UnknownNameError")},
-    "published_rows": "abduct_report.comparison",  # abduct-report's
-    **{name: "abduct_demo" for name in ("DemoContext", "DemoTable", "require_module")},  # abduct-demo's
-    **{name: "abduct.contract" for name in (
-        "FEATURES", "Generating", "MatrixScorer", "NonFinite", "Range", "Scoring",
-        "reference")},
-    **{name: "abduct.legacy" for name in ("Judging", "LegacyTask", "RunContext")},
-}
-
-
-def __getattr__(name: str) -> Any:
-    home = _MOVED.get(name)
-    if home is None:
-        raise AttributeError(f"module 'abduct' has no attribute '{name}'")
-    warnings.warn(f"abduct.{name} moved to {home}.{name}; import it from there (abduct.{name} goes in 0.3)",
-                  DeprecationWarning, stacklevel=2)
-    return getattr(importlib.import_module(home), name)
-
-
+__getattr__ = moved_name  # the names abduct exported before, from their new homes with a DeprecationWarning
 install_old_paths()

@@ -64,15 +64,13 @@ def plugins_cmd(as_json: bool) -> None:
             click.echo(f"  note: {info.note}")
 
 
-def _list_command(name: str, kinds: tuple[str, ...], doc: str) -> None:
+def _list_command(name: str, kind: str, doc: str) -> None:
     @cli.command(name, help=doc)
     @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
     def command(as_json: bool) -> None:
-        registry = get_registry()
         rows = [
             {"name": c.name, "plugin": c.plugin, "description": c.description, "kind": c.kind}
-            for kind in kinds
-            for c in registry.components(kind)
+            for c in get_registry().components(kind)
         ]
         if as_json:
             emit_json(rows)
@@ -84,11 +82,11 @@ def _list_command(name: str, kinds: tuple[str, ...], doc: str) -> None:
             click.echo(f"{r['name']:<{width}}  {r['description']}  [{r['plugin']}]")
 
 
-_list_command("tasks", ("task",), "List evaluation tasks.")
-_list_command("models", ("model",), "List models (each scores, generates, or both).")
-_list_command("metrics", ("metric",), "List metrics.")
-_list_command("datasets", ("dataset",), "List datasets.")
-_list_command("demos", ("demo",), "List the sections `abduct demo` (abduct-demo) runs.")
+_list_command("tasks", "task", "List evaluation tasks.")
+_list_command("models", "model", "List models (each scores, generates, or both).")
+_list_command("metrics", "metric", "List metrics.")
+_list_command("datasets", "dataset", "List datasets.")
+_list_command("demos", "demo", "List the sections `abduct demo` (abduct-demo) runs.")
 assert set(KINDS) == {"dataset", "task", "model", "metric", "demo"}
 
 
@@ -192,21 +190,17 @@ PAGES = ("report.md", "report.html", "samples.html")
 
 class Interrupted(Exception):
     """Ctrl-C (SIGINT) during a command: exit 130, as shells expect, with one line saying what a
-    rerun does (``hint``) where there is something to say."""
-
-    def __init__(self, hint: str = "") -> None:
-        super().__init__(hint)
-        self.hint = hint
+    rerun does (the message) where there is something to say."""
 
 
 def _resume_hint(out_dir: Path) -> str:
     """What rerunning an interrupted ``abduct eval`` into ``out_dir`` does."""
-    from abduct._run.runner import PARTIAL_DIR, stored_units
+    from abduct._run.runner import PARTIAL_DIR, stored_units, units_phrase
 
     kept = stored_units(out_dir / PARTIAL_DIR)
     if not kept:
         return "no unit had finished, so nothing was kept; the same command starts again"
-    return f"rerun the same command to resume ({kept} unit{'' if kept == 1 else 's'} kept in {out_dir / PARTIAL_DIR})"
+    return f"rerun the same command to resume ({units_phrase(kept)} kept in {out_dir / PARTIAL_DIR})"
 
 
 def echo_written(out_dir: Path) -> None:
@@ -225,18 +219,15 @@ def _is_main_process() -> bool:
 def task_flags(args: list[str]) -> list[str]:
     """``--name [VALUE]`` words after a task's own options, as its ``name=VALUE`` options
     (``--separate`` alone is ``separate=true``), so a task's options read as flags."""
-    pairs, i = [], 0
-    while i < len(args):
-        word = args[i]
+    pairs, words = [], list(args)
+    while words:
+        word = words.pop(0)
         if not word.startswith("--") or len(word) < 3:
             raise AbductError(f"unexpected argument '{word}' (task options are --name [VALUE] or -o name=VALUE)")
         name, sep, value = word[2:].partition("=")
         if not sep:
-            has_value = i + 1 < len(args) and not args[i + 1].startswith("--")
-            value = args[i + 1] if has_value else "true"
-            i += 1 if has_value else 0
+            value = words.pop(0) if words and not words[0].startswith("--") else "true"
         pairs.append(f"{name}={value}")
-        i += 1
     return pairs
 
 
@@ -406,7 +397,7 @@ def _main(argv: list[str] | None) -> int:
         click.echo(f"error: {exc}", err=True)
         return 2
     except Interrupted as exc:
-        return _interrupted(exc.hint)
+        return _interrupted(str(exc))
     except KeyboardInterrupt:  # before any command ran (the plugins loading)
         return _interrupted()
     except click.exceptions.Abort as exc:

@@ -1,9 +1,10 @@
-"""Old import paths (``abduct.errors``, ``abduct.tasks``, ...) for one release, with a
-DeprecationWarning: the core's modules moved into layers (``abduct.contract``, ``abduct.kit``
-and private ones), and a plugin written against the flat layout keeps working meanwhile.
+"""Old names for one release, with a DeprecationWarning: the core's modules moved into layers
+(``abduct.contract``, ``abduct.kit`` and private ones) and the front door narrowed, and a plugin
+written against the flat layout keeps working meanwhile.
 
-A finder answers each old name with a module that forwards attribute lookups to the new
-homes, in order (some old modules were split in two)."""
+Old import paths (``abduct.errors``, ``abduct.tasks``, ...): a finder answers each with a module
+that forwards attribute lookups to the new homes, in order (some old modules were split in two).
+Names ``abduct`` exported before (``abduct.run_evaluation``, ...): ``moved_name`` is its ``__getattr__``."""
 
 from __future__ import annotations
 
@@ -38,6 +39,37 @@ OLD_PATHS: dict[str, tuple[str, ...]] = {
     "corpus_contract": ("abduct_testing.corpus",),
 }
 
+# Names abduct exported before the front door narrowed, and where each lives now.
+MOVED_NAMES = {
+    **{name: "abduct.host" for name in (
+        "Collected", "Engines", "EvalConfig", "GenerationEngine", "LoadedModel",
+        "ModelTraits", "Registry", "ScoringEngine", "TaskTraits", "bind_options", "build_dataset", "build_registry",
+        "check_fields", "collect_examples", "constraints_of", "engine_for", "get_registry", "load_model",
+        "load_pairs", "load_task", "model_traits", "options_of",
+        "reset_registry", "run_evaluation", "task_traits", "UnknownNameError")},
+    "published_rows": "abduct_report.comparison",  # abduct-report's
+    **{name: "abduct_demo" for name in ("DemoContext", "DemoTable", "require_module")},  # abduct-demo's
+    **{name: "abduct.contract" for name in (
+        "FEATURES", "Generating", "MatrixScorer", "NonFinite", "Range", "Scoring",
+        "reference")},
+    **{name: "abduct.legacy" for name in ("Judging", "LegacyTask", "RunContext")},
+}
+
+
+def moved_name(name: str) -> Any:
+    """``abduct.name`` for a name in ``MOVED_NAMES``, from its new home, with a DeprecationWarning."""
+    home = MOVED_NAMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'abduct' has no attribute '{name}'")
+    warnings.warn(f"abduct.{name} moved to {home}.{name}; import it from there (abduct.{name} goes in 0.3)",
+                  DeprecationWarning, stacklevel=2)
+    return getattr(importlib.import_module(home), name)
+
+
+def _homes(old: str) -> tuple[str, ...]:
+    """The new homes of ``abduct.old``; a home in another distribution (``abduct_testing``) is named in full."""
+    return tuple(home if home.startswith("abduct_") else f"abduct.{home}" for home in OLD_PATHS[old])
+
 
 class _Forwarding(types.ModuleType):
     """An old module: each attribute comes from the first new home that has it."""
@@ -61,15 +93,12 @@ class _OldPathFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
         module = _Forwarding(spec.name)
-        # a home in another distribution (the test kit, abduct-testing) is named in full
-        module.homes = tuple(home if home.startswith("abduct_") else f"abduct.{home}"
-                             for home in OLD_PATHS[spec.name.partition(".")[2]])
+        module.homes = _homes(spec.name.partition(".")[2])
         return module
 
     def get_code(self, fullname: str) -> types.CodeType:
         """For ``python -m abduct.cli`` (runpy asks the loader for code): run the new home as ``__main__``."""
-        first = OLD_PATHS[fullname.partition(".")[2]][0]
-        home = first if first.startswith("abduct_") else f"abduct.{first}"
+        home = _homes(fullname.partition(".")[2])[0]
         return compile(f"import runpy\nrunpy.run_module({home!r}, run_name='__main__', alter_sys=True)", fullname, "exec")
 
     def exec_module(self, module: types.ModuleType) -> None:

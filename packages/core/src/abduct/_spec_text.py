@@ -17,21 +17,19 @@ _QUOTES = ("'", '"')
 def split_outside_quotes(text: str, separator: str = ",") -> list[str]:
     """Split at ``separator`` outside quotes (spec options; the parts of a composite spec)."""
     parts: list[str] = []
-    current: list[str] = []
+    start = 0  # where the current part begins
     quote: str | None = None
-    for char in text:
+    for i, char in enumerate(text):
         if quote:
             quote = None if char == quote else quote
         elif char in _QUOTES:
             quote = char
         elif char == separator:
-            parts.append("".join(current))
-            current = []
-            continue
-        current.append(char)
+            parts.append(text[start:i])
+            start = i + 1
     if quote:
         raise SpecSyntaxError(f"unclosed {quote} in '{text}'")
-    parts.append("".join(current))
+    parts.append(text[start:])
     return parts
 
 

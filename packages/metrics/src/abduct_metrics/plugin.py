@@ -7,10 +7,12 @@ is imported here.
 from __future__ import annotations
 
 from collections.abc import Iterator
-
-import click
+from typing import TYPE_CHECKING
 
 from abduct import Registration, hookimpl
+
+if TYPE_CHECKING:
+    import click
 
 METRICS = (
     ("bleu", "BLEU-1..4, corpus level (pycocoevalcap, PTB tokenisation; needs Java)", "abduct_metrics._coco:make_bleu"),

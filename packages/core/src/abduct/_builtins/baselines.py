@@ -60,9 +60,7 @@ class RandomModel:
     def score(self, visuals: Sequence[VisualInput], texts: Sequence[str]) -> np.ndarray:
         if len(visuals) != len(texts):
             raise ValueError("score() needs as many visuals as texts")
-        with np.errstate(over="ignore"):
-            combined = _mix(self._visual_hashes(visuals)) ^ self._text_hashes(texts)
-        return self._to_unit(combined)
+        return self._to_unit(_mix(self._visual_hashes(visuals)) ^ self._text_hashes(texts))
 
     def score_matrix(self, visuals: Sequence[VisualInput], texts: Sequence[str]) -> np.ndarray:
         v = _mix(self._visual_hashes(visuals))[:, None]

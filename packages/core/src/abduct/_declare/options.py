@@ -47,11 +47,8 @@ def options_of(factory: Callable[..., Any]) -> dict[str, Option]:
         hints = typing.get_type_hints(target, include_extras=True)
     except Exception:  # unresolvable annotations: options stay text
         hints = {}
-    found = {}
-    for param in inspect.signature(target).parameters.values():
-        if param.kind is inspect.Parameter.KEYWORD_ONLY:
-            found[param.name] = Option(param.name, hints.get(param.name, Any), param.default)
-    return found
+    return {param.name: Option(param.name, hints.get(param.name, Any), param.default)
+            for param in inspect.signature(target).parameters.values() if param.kind is inspect.Parameter.KEYWORD_ONLY}
 
 
 def _shown(value: str) -> str:

@@ -41,24 +41,13 @@ class GenerationEngine(ModelCalls):
         """One text per request, in order; identical requests are generated once."""
         prepared = [GenerationRequest(self.policy.prepare(r.visual), r.prompt) for r in requests]
         unique, inverse = unique_index(prepared)
-        keys = [self._cache_key(r, pool) for r in unique] if self.cache is not None else []
-        texts: list[str | None] = self.cache.get(keys) if self.cache is not None else [None] * len(unique)
-        todo = self._agreed_todo([i for i, text in enumerate(texts) if text is None])
-        batches = [todo[i : i + self.batch_size] for i in range(0, len(todo), self.batch_size)]
 
-        def run(batch: list[int]) -> list[str]:
-            chunk = [unique[i] for i in batch]
+        def run(chunk: list[GenerationRequest]) -> list[str]:
             made = self._timed(lambda: np.array(self.model.generate(chunk, self.decoding, pool), dtype=object))
-            if made.shape != (len(batch),) or not all(isinstance(t, str) for t in made):
+            if made.shape != (len(chunk),) or not all(isinstance(t, str) for t in made):
                 raise AbductError(f"the model returned {made.shape[0] if made.ndim else 'no'} texts "
-                                  f"for {len(batch)} requests (expected one string each)")
-            if self.cache is not None:
-                self.cache.put([keys[i] for i in batch], [str(t) for t in made])
+                                  f"for {len(chunk)} requests (expected one string each)")
             return [str(t) for t in made]
 
-        for batch, made in zip(batches, self._each_batch(batches, run, "generating")):
-            for i, text in zip(batch, made):
-                texts[i] = text
-        return [str(texts[i]) for i in inverse]
-
-
+        texts = self._through_cache(unique, self.cache, lambda r: self._cache_key(r, pool), run, "generating")
+        return [texts[i] for i in inverse]

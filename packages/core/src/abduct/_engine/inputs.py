@@ -20,14 +20,6 @@ from abduct.contract.errors import AbductError
 from abduct.contract.records import VisualInput
 
 
-def accepted_inputs(model: Any, model_name: str = "model") -> frozenset[str]:
-    return model_traits(model, model_name).accepts
-
-
-def needed_inputs(model: Any, model_name: str = "model") -> frozenset[str]:
-    return model_traits(model, model_name).needs
-
-
 def _listing(features: Iterable[str]) -> str:
     return ", ".join(sorted(features)) or "nothing"
 
@@ -37,8 +29,8 @@ class InputPolicy:
 
     def __init__(self, model: Any, model_name: str, optional: Iterable[str] = ()) -> None:
         self.model_name = model_name
-        self.accepts = accepted_inputs(model, model_name)
-        self.needs = needed_inputs(model, model_name)
+        traits = model_traits(model, model_name)
+        self.accepts, self.needs = traits.accepts, traits.needs
         self.optional = frozenset(optional)
         self.ignored: set[str] = set()
 

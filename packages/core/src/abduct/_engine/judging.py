@@ -26,6 +26,7 @@ from abduct._engine.generation import GenerationEngine
 from abduct.contract.errors import AbductError
 from abduct.contract.records import GenerationRequest, VisualInput
 from abduct.contract.stages import JudgeItem
+from abduct.kit.shapes import batched
 from abduct.kit.templates import check_template
 from abduct.legacy import Verdict  # the judge's reply, typed where RunContext.require_judge needs it
 
@@ -103,25 +104,19 @@ class JudgeEngine:
         self.prompts[stage] = _sha256(template)
 
         def ask(batch: Sequence[JudgeItem]) -> list[dict[str, Any]]:
-            requests: list[GenerationRequest] = []
-            counts: list[int] = []
-            for item in batch:
-                prompts = self._prompts(item, template, per_reference)
-                visual = item.visual if item.visual is not None else VisualInput()
-                requests += [GenerationRequest(visual, prompt) for prompt in prompts]
-                counts.append(len(prompts))
-            answers = self.engine.generate(requests)
-            records, cursor = [], 0
-            for item, count in zip(batch, counts):
-                mine = answers[cursor : cursor + count]
-                cursor += count
-                raw = mine[0] if count == 1 else "\n".join(f"[{k + 1}] {a}" for k, a in enumerate(mine))
+            asked = [self._prompts(item, template, per_reference) for item in batch]
+            requests = [GenerationRequest(VisualInput() if item.visual is None else item.visual, prompt)
+                        for item, prompts in zip(batch, asked) for prompt in prompts]
+            answers = iter(self.engine.generate(requests))
+            records = []
+            for item, prompts in zip(batch, asked):
+                mine = [next(answers) for _ in prompts]
+                raw = mine[0] if len(mine) == 1 else "\n".join(f"[{k + 1}] {a}" for k, a in enumerate(mine))
                 equivalent = any_equivalent([parse_verdict(a) for a in mine]) if verdicts else None
                 records.append({"id": item.id, "equivalent": equivalent, "raw": raw, "answers": mine})
             return records
 
-        units = [(batch[0].id, batch) for batch in
-                 (items[i : i + per_unit] for i in range(0, len(items), max(1, per_unit)))]
+        units = [(batch[0].id, batch) for batch in batched(items, max(1, per_unit))]
         records = self._map_units(stage, units, ask)
         read = [Verdict(r["equivalent"], str(r["raw"]), tuple(r.get("answers") or (r["raw"],))) for r in records]
         self.judged += len(read)

@@ -105,18 +105,16 @@ def engine_for(
     it is; a dual encoder caches embeddings, a generator its texts."""
     loaded = model if isinstance(model, LoadedModel) else load_model(model, settings, registry or get_registry())
     policy = InputPolicy(loaded.model, label or loaded.spec.name, optional_inputs)
-    keys, timer, ranks = keys or ContentKeys(), timer or Timer(), ranks or Ranks()
+    shared: dict[str, Any] = {"batch_size": settings.batch_size, "quiet": quiet, "policy": policy,
+                              "keys": keys or ContentKeys(), "timer": timer or Timer(), "ranks": ranks or Ranks()}
     cached = use_cache and loaded.traits.fingerprint is not None
     root = cache_dir or default_cache_dir()
     scoring = generation = None
     if loaded.scores:
         cache = EmbeddingCache(root, loaded.fingerprint) if cached and loaded.traits.dual_encoder else None
-        scoring = ScoringEngine(loaded.model, batch_size=settings.batch_size, cache=cache, quiet=quiet,
-                                policy=policy, keys=keys, timer=timer, ranks=ranks)
+        scoring = ScoringEngine(loaded.model, cache=cache, **shared)
     if loaded.generates:
         generation = GenerationEngine(loaded.model, decoding=decoding or loaded.decoding,
-                                      batch_size=settings.batch_size,
-                                      cache=TextCache(root, loaded.fingerprint) if cached else None,
-                                      quiet=quiet, policy=policy, keys=keys, timer=timer, ranks=ranks)
+                                      cache=TextCache(root, loaded.fingerprint) if cached else None, **shared)
     return Engines(loaded, scoring, generation, policy)
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -19,28 +20,22 @@ from abduct._engine.inputs import InputPolicy
 from abduct.contract.errors import AbductError
 from abduct.contract.protocols import SCORING_PROTOCOLS, DualEncoder, MatrixScorer, Scorer
 from abduct.contract.records import VisualInput
-from abduct.kit.cache import EmbeddingCache
+from abduct.kit.cache import EmbeddingCache, ShardCache
 from abduct.kit.content import ContentKeys, unique_index
 from abduct.kit.distributed import Ranks, gather_objects, shard_map
 from abduct.kit.progress_bars import progress
 
 K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
 B = TypeVar("B")
 R = TypeVar("R")
 
 
+@dataclass
 class Timer:
     """Seconds spent inside the model, shared by a run's engines."""
 
-    def __init__(self) -> None:
-        self.seconds = 0.0
-
-    def timed(self, fn: Callable[[], np.ndarray]) -> np.ndarray:
-        start = time.perf_counter()
-        try:
-            return np.asarray(fn())
-        finally:
-            self.seconds += time.perf_counter() - start
+    seconds: float = 0.0
 
 
 class ModelCalls:
@@ -71,8 +66,12 @@ class ModelCalls:
         """One call of the model, timed; a score or an embedding that is NaN or infinite is
         refused here, where every task's numbers come from, rather than ranked as if it were one."""
         self.calls += 1
-        out = self.timer.timed(fn)
-        if isinstance(out, np.ndarray) and out.dtype.kind == "f" and not np.isfinite(out).all():
+        start = time.perf_counter()
+        try:
+            out = np.asarray(fn())
+        finally:
+            self.timer.seconds += time.perf_counter() - start
+        if out.dtype.kind == "f" and not np.isfinite(out).all():
             bad = int(np.size(out) - np.isfinite(out).sum())
             raise AbductError(f"model '{self.policy.model_name}' returned {bad} non-finite value(s) (NaN or "
                               "infinity) among its scores or embeddings; they must be finite numbers")
@@ -88,12 +87,29 @@ class ModelCalls:
 
         return shard_map(batches, compute, self.ranks, bar)
 
-    def _agreed_todo(self, todo: list[int]) -> list[int]:
-        """The items some rank lacks in its cache: every rank computes (its share of) the same
-        list, whatever each one's cache holds."""
-        if self.ranks.world == 1:
-            return todo
-        return sorted(set().union(*gather_objects(todo, self.ranks)))
+    def _through_cache(self, items: Sequence[K], cache: ShardCache[V] | None, content_key: Callable[[K], str],
+                       compute: Callable[[list[K]], Sequence[V] | np.ndarray], desc: str) -> list[V]:
+        """``compute`` of each item, in order: read from ``cache`` by the item's content key, else
+        computed in batches (``_each_batch``) and stored. Under torchrun every rank computes (its
+        share of) the items some rank lacks, whatever its own cache holds, and takes the computed
+        values over its cached ones, so that all ranks hold the same numbers."""
+        keys = [content_key(item) for item in items] if cache is not None else []
+        found: list[V | None] = cache.get(keys) if cache is not None else [None] * len(items)
+        todo = [i for i, value in enumerate(found) if value is None]
+        if self.ranks.world > 1:
+            todo = sorted(set().union(*gather_objects(todo, self.ranks)))
+        batches = [todo[i : i + self.batch_size] for i in range(0, len(todo), self.batch_size)]
+
+        def run(batch: list[int]) -> Sequence[V] | np.ndarray:
+            values = compute([items[i] for i in batch])
+            if cache is not None:
+                cache.put([keys[i] for i in batch], values)
+            return values
+
+        for batch, values in zip(batches, self._each_batch(batches, run, desc)):
+            for i, value in zip(batch, values):
+                found[i] = value
+        return cast("list[V]", found)  # every item missing from the cache was computed
 
 
 class ScoringEngine(ModelCalls):
@@ -107,61 +123,33 @@ class ScoringEngine(ModelCalls):
         self.cache = cache
 
     @property
-    def model_seconds(self) -> float:
-        return self.timer.seconds
-
-    @property
     def is_dual_encoder(self) -> bool:
         return isinstance(self.model, DualEncoder)
 
     # -- encoding ------------------------------------------------------------------------
-    def _encode_unique(
-        self,
-        items: Sequence[K],
-        content_key: Callable[[K], str],
-        encode: Callable[[list[K]], np.ndarray],
-        desc: str,
-    ) -> np.ndarray:
-        keys = [content_key(item) for item in items] if self.cache is not None else []
-        cached = self.cache.get(keys) if self.cache is not None else [None] * len(items)
-        todo = self._agreed_todo([i for i, vec in enumerate(cached) if vec is None])
-        batches = [todo[i : i + self.batch_size] for i in range(0, len(todo), self.batch_size)]
+    def _encode(self, items: Sequence[K], content_key: Callable[[K], str], encode: Callable[[list[K]], np.ndarray],
+                desc: str) -> np.ndarray:
+        unique, inverse = unique_index(items)
 
-        def run(batch: list[int]) -> np.ndarray:
-            vectors = self._timed(lambda: encode([items[i] for i in batch]))
+        def run(batch: list[K]) -> np.ndarray:
+            vectors = self._timed(lambda: encode(batch))
             if vectors.ndim != 2 or vectors.shape[0] != len(batch):
                 raise AbductError(f"{desc}: the model returned shape {vectors.shape} for {len(batch)} inputs")
-            if self.cache is not None:
-                self.cache.put([keys[i] for i in batch], vectors)
             return vectors
 
-        fresh: dict[int, np.ndarray] = {}
-        for batch, vectors in zip(batches, self._each_batch(batches, run, desc)):
-            fresh.update(zip(batch, vectors))
-        rows: list[np.ndarray] = []
-        for i, vec in enumerate(cached):
-            row = fresh.get(i, vec)
-            assert row is not None  # every item missing from the cache was computed
-            rows.append(row)
-        if not rows:
-            return np.zeros((0, 0), dtype=np.float32)
-        return np.stack(rows)
+        rows = self._through_cache(unique, self.cache, content_key, run, desc)
+        return np.stack(rows)[inverse] if rows else np.zeros((0, 0), dtype=np.float32)
 
     def encode_visual(self, visuals: Sequence[VisualInput]) -> np.ndarray:
         """Embeddings of ``visuals`` (dual encoders only); duplicates are encoded once."""
-        model = self.model
-        assert isinstance(model, DualEncoder)
-        unique, inverse = unique_index(self.policy.prepare_all(visuals))
-        table = self._encode_unique(unique, self.keys.visual, model.encode_visual, "encoding images")
-        return table[inverse] if len(unique) else table
+        assert isinstance(self.model, DualEncoder)
+        return self._encode(self.policy.prepare_all(visuals), self.keys.visual, self.model.encode_visual,
+                            "encoding images")
 
     def encode_text(self, texts: Sequence[str]) -> np.ndarray:
         """Embeddings of ``texts`` (dual encoders only); duplicates are encoded once."""
-        model = self.model
-        assert isinstance(model, DualEncoder)
-        unique, inverse = unique_index(list(texts))
-        table = self._encode_unique(unique, self.keys.text, model.encode_text, "encoding texts")
-        return table[inverse] if len(unique) else table
+        assert isinstance(self.model, DualEncoder)
+        return self._encode(list(texts), self.keys.text, self.model.encode_text, "encoding texts")
 
     # -- scoring -------------------------------------------------------------------------
     def score_matrix(self, visuals: Sequence[VisualInput], texts: Sequence[str]) -> np.ndarray:
@@ -175,9 +163,7 @@ class ScoringEngine(ModelCalls):
             v = self.encode_visual(uv)
             t = self.encode_text(ut)
             matrix = v.astype(np.float32, copy=False) @ t.astype(np.float32, copy=False).T
-        elif isinstance(model, MatrixScorer) and self.ranks.world == 1:
-            matrix = self._timed(lambda: model.score_matrix(uv, ut))
-        elif isinstance(model, MatrixScorer):  # under torchrun: the ranks split the visuals
+        elif isinstance(model, MatrixScorer):  # one call, or under torchrun one part of the visuals per rank
             step = -(-len(uv) // self.ranks.world)
             parts = [uv[i : i + step] for i in range(0, len(uv), step)]
             matrix = np.concatenate(self._each_batch(
@@ -206,18 +192,17 @@ class ScoringEngine(ModelCalls):
         """Scores of ``(visuals[i], texts[i])`` for every i."""
         if len(visuals) != len(texts):
             raise ValueError("score_pairs needs as many visuals as texts")
-        uv, v_inv = unique_index(self.policy.prepare_all(visuals))
-        ut, t_inv = unique_index(list(texts))
         if not len(visuals):
             return np.zeros(0)
         if isinstance(self.model, DualEncoder):
-            v = self.encode_visual(uv)[v_inv]
-            t = self.encode_text(ut)[t_inv]
-            dots: np.ndarray = np.einsum("ij,ij->i", v.astype(np.float64), t.astype(np.float64))
+            v = self.encode_visual(visuals).astype(np.float64)
+            t = self.encode_text(texts).astype(np.float64)
+            dots: np.ndarray = np.einsum("ij,ij->i", v, t)
             return dots
+        uv, v_inv = unique_index(self.policy.prepare_all(visuals))
+        ut, t_inv = unique_index(list(texts))
         pairs, pair_inv = unique_index(list(zip(v_inv.tolist(), t_inv.tolist())))
-        rows = np.array([p[0] for p in pairs], dtype=np.int64)
-        cols = np.array([p[1] for p in pairs], dtype=np.int64)
+        rows, cols = np.array(pairs, dtype=np.int64).T
         scores: np.ndarray = self._score_unique_pairs(uv, ut, rows, cols)[pair_inv]
         return scores
 

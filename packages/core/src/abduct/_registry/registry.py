@@ -20,11 +20,12 @@ import os
 import re
 import sys
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import pluggy
+from pluggy import HookImpl
 
 from abduct._declare.options import bind_options
 from abduct._declare.traits import model_traits, task_traits
@@ -45,7 +46,6 @@ from abduct.kit.install import install_command
 from abduct.legacy import LegacyTask
 
 KINDS = ("dataset", "task", "model", "metric", "demo")
-_HOOK_FOR_KIND = {kind: f"register_{kind}s" for kind in KINDS}
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 _FACTORY = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 CORE_PLUGIN = "core"
@@ -107,12 +107,6 @@ class PluginInfo:
         return f"plugin '{self.name}'" + (f" ({where})" if where else "")
 
 
-def disabled_plugins() -> set[str]:
-    """Names listed in ``ABDUCT_DISABLE_PLUGINS`` (comma separated)."""
-    raw = os.environ.get("ABDUCT_DISABLE_PLUGINS", "")
-    return {part.strip() for part in raw.split(",") if part.strip()}
-
-
 def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}".strip().splitlines()[0]
 
@@ -127,18 +121,25 @@ class Registry:
         self._conflicts: dict[tuple[str, str], list[str]] = {}
         self._collect()
 
-    def _collect(self) -> None:
+    def _healthy(self, hook_name: str, *, last_first: bool = False) -> Iterator[tuple[HookImpl, PluginInfo]]:
+        """Each implementation of ``hook_name`` whose plugin has no error, with that plugin's info;
+        the error is checked as each one is reached, so a plugin that fails is skipped from then on.
+        In the order the plugins were registered, or with ``last_first`` the order pluggy calls them."""
         by_name = {info.name: info for info in self.plugins}
-        found: dict[str, list[Component]] = {name: [] for name in by_name}
+        impls = getattr(self.manager.hook, hook_name).get_hookimpls()
+        for impl in reversed(impls) if last_first else impls:
+            info = by_name[impl.plugin_name]
+            if info.error is None:
+                yield impl, info
+
+    def _collect(self) -> None:
+        found: dict[str, list[Component]] = {info.name: [] for info in self.plugins}
         for kind in KINDS:
-            for impl in getattr(self.manager.hook, _HOOK_FOR_KIND[kind]).get_hookimpls():
-                info = by_name[impl.plugin_name]
-                if info.error is not None:
-                    continue
+            for impl, info in self._healthy(f"register_{kind}s"):
                 try:
-                    for record in impl.function() or ():
-                        comp = Component(kind, impl.plugin_name, _validate(record, impl.plugin_name, kind))
-                        found[impl.plugin_name].append(comp)
+                    records: Any = impl.function() or ()  # whatever the plugin returns: _validate checks each
+                    for record in records:
+                        found[info.name].append(Component(kind, info.name, _validate(record, info.name, kind)))
                 except Exception as exc:  # a broken plugin is reported, never fatal
                     info.error = _describe(exc)
         # Plugins in discovery order, so the first one installed keeps a contested name.
@@ -151,11 +152,7 @@ class Registry:
         """Call a hook on every healthy plugin; one that raises is reported, not fatal. Each
         implementation gets only the arguments it declares, as pluggy's own calls do, so a hook
         can gain an argument without breaking the plugins written before it."""
-        by_name = {info.name: info for info in self.plugins}
-        for impl in getattr(self.manager.hook, hook_name).get_hookimpls():
-            info = by_name[impl.plugin_name]
-            if info.error is not None:
-                continue
+        for impl, info in self._healthy(hook_name):
             try:
                 impl.function(**{name: kwargs[name] for name in impl.argnames})
             except Exception as exc:
@@ -164,27 +161,23 @@ class Registry:
     def run_pages(self, **kwargs: Any) -> list[RunPages]:
         """Every healthy plugin's pages of a finished run (hook ``render_run_pages``). Unlike the
         other hooks, a renderer that raises fails the run's writing: a run folder is whole or untouched."""
-        by_name = {info.name: info for info in self.plugins}
         found: list[RunPages] = []
-        for impl in reversed(self.manager.hook.render_run_pages.get_hookimpls()):  # pluggy lists the last first
-            if by_name[impl.plugin_name].error is None:
-                pages = impl.function(**{name: kwargs[name] for name in impl.argnames})
-                if pages is not None and not isinstance(pages, RunPages):
-                    raise PluginError(f"plugin '{impl.plugin_name}' returned {type(pages).__name__} from "
-                                      "render_run_pages, expected abduct.contract.RunPages")
-                found += [pages] if pages is not None else []
+        for impl, _ in self._healthy("render_run_pages", last_first=True):
+            pages = impl.function(**{name: kwargs[name] for name in impl.argnames})
+            if pages is None:
+                continue
+            if not isinstance(pages, RunPages):
+                raise PluginError(f"plugin '{impl.plugin_name}' returned {type(pages).__name__} from "
+                                  "render_run_pages, expected abduct.contract.RunPages")
+            found.append(pages)
         return found
 
     def published(self) -> list[PublishedRow]:
-        """Every healthy plugin's published rows (hook ``register_published``), in plugin order; a
-        plugin whose rows are malformed is reported (``abduct plugins``) and its rows left out; its
-        components and commands keep working."""
-        by_name = {info.name: info for info in self.plugins}
+        """Every healthy plugin's published rows (hook ``register_published``), the last registered
+        plugin's first; a plugin whose rows are malformed is reported (``abduct plugins``) and its
+        rows left out; its components and commands keep working."""
         rows: list[PublishedRow] = []
-        for impl in reversed(self.manager.hook.register_published.get_hookimpls()):  # pluggy lists the last first
-            info = by_name[impl.plugin_name]
-            if info.error is not None:
-                continue
+        for impl, info in self._healthy("register_published", last_first=True):
             try:
                 returned: Any = impl.function() or ()
                 found = list(returned)
@@ -324,10 +317,6 @@ def _validate(record: object, plugin: str, kind: str) -> Registration:
     return record
 
 
-def _entry_points() -> Iterable[md.EntryPoint]:
-    return md.entry_points(group=hookspecs.PROJECT)
-
-
 def _normal(name: str | None) -> str | None:
     """A distribution name as pip compares them (``abduct_Foo`` is ``abduct-foo``)."""
     return None if name is None else re.sub(r"[-_.]+", "-", name).lower()
@@ -398,17 +387,20 @@ def build_registry(extra_plugins: Iterable[tuple[str, object]] = ()) -> Registry
 
     manager = pluggy.PluginManager(hookspecs.PROJECT)
     manager.add_hookspecs(hookspecs)
-    disabled = disabled_plugins()
+    disabled = {part.strip() for part in os.environ.get("ABDUCT_DISABLE_PLUGINS", "").split(",") if part.strip()}
     infos: list[PluginInfo] = []
 
-    core_version = md.version("abduct-core") if _has_dist("abduct-core") else None
+    try:
+        core_version: str | None = md.version("abduct-core")
+    except md.PackageNotFoundError:
+        core_version = None
     manager.register(builtins, name=CORE_PLUGIN)
     infos.append(PluginInfo(CORE_PLUGIN, "abduct-core", core_version, api=PLUGIN_API))
     core = f"abduct-core {core_version}" if core_version else "abduct-core"
     declared = _declared_apis()
 
     seen = {CORE_PLUGIN}
-    for ep in sorted(_entry_points(), key=lambda e: e.name):
+    for ep in sorted(md.entry_points(group=hookspecs.PROJECT), key=lambda e: e.name):
         if ep.name in disabled:
             continue
         dist = ep.dist.name if ep.dist is not None else None
@@ -452,14 +444,6 @@ def _register(manager: pluggy.PluginManager, module: object, name: str) -> None:
         hint = "; register_scorers and register_generators are now register_models" if (
             {"register_scorers", "register_generators"} & set(unknown)) else ""
         raise PluginError(f"implements unknown hook(s) {', '.join(unknown)}{hint}")
-
-
-def _has_dist(name: str) -> bool:
-    try:
-        md.version(name)
-    except md.PackageNotFoundError:
-        return False
-    return True
 
 
 _REGISTRY: Registry | None = None

@@ -19,9 +19,10 @@ from abduct._declare.traits import task_traits
 from abduct._engine.judging import JudgeEngine
 from abduct._engine.models import LoadedModel, engine_for, load_model
 from abduct._registry.registry import Registry, get_registry
+from abduct._run.examples import build_dataset
 from abduct._run.outdir import check_finished, locked, publish_folder
 from abduct._run.provenance import abduct_sources, file_hashes, package_versions
-from abduct._run.runner import PARTIAL_DIR, RepairWarning, Run, shard_files, stored_units
+from abduct._run.runner import PARTIAL_DIR, RepairWarning, Run, shard_files, stored_units, units_phrase
 from abduct._run.shards import FORMAT as SHARD_FORMAT
 from abduct._run.shards import Parts, Shard, check_not_a_shard, check_shard_out, write_shard
 from abduct._run.staged import evaluate_shard, evaluate_task, sample_view
@@ -42,7 +43,7 @@ from abduct.kit.distributed import (
     process_group,
     seed_everything,
 )
-from abduct.kit.io import atomic_write_bytes, atomic_write_text, ensure_writable_dir, require_dir
+from abduct.kit.io import atomic_write_bytes, ensure_writable_dir, require_dir
 from abduct.legacy import LegacyTask
 
 T = TypeVar("T")
@@ -123,10 +124,6 @@ def _resumable_part(signature: dict[str, Any]) -> dict[str, Any]:
     return kept
 
 
-def _units(count: int) -> str:
-    return f"{count} unit{'' if count == 1 else 's'}"
-
-
 def _check_resume(out_dir: Path, signature: dict[str, Any], overwrite: bool = False) -> bool:
     """True when ``out_dir`` holds an unfinished run of this same configuration. Stored units
     of a run that cannot be told (no ``run.json``, or one that does not parse) are said in one
@@ -145,7 +142,7 @@ def _check_resume(out_dir: Path, signature: dict[str, Any], overwrite: bool = Fa
     kept = stored_units(partial)
     if problem is not None:
         if kept:
-            warnings.warn(f"{problem}, so which run stored the {_units(kept)} there is unknown; removed, "
+            warnings.warn(f"{problem}, so which run stored the {units_phrase(kept)} there is unknown; removed, "
                           f"{'it is' if kept == 1 else 'they are'} computed again", RepairWarning, stacklevel=2)
         elif marker.exists() or shard_files(partial):
             warnings.warn(f"{problem}, and no unit there can be read; removed", RepairWarning, stacklevel=2)
@@ -154,10 +151,10 @@ def _check_resume(out_dir: Path, signature: dict[str, Any], overwrite: bool = Fa
     if _resumable_part(previous) != _resumable_part(signature):
         differs = ", ".join(k for k in signature if previous.get(k) != signature[k]) or "configuration"
         if not overwrite:
-            raise AbductError(f"{out_dir} holds an unfinished run with a different {differs} ({_units(kept)} in "
+            raise AbductError(f"{out_dir} holds an unfinished run with a different {differs} ({units_phrase(kept)} in "
                               f"{partial}); use another --out, or --overwrite to discard it")
         warnings.warn(f"--overwrite: {partial} held an unfinished run with a different {differs} "
-                      f"({_units(kept)}); removed", RepairWarning, stacklevel=2)
+                      f"({units_phrase(kept)}); removed", RepairWarning, stacklevel=2)
         shutil.rmtree(partial, ignore_errors=True)
         return False
     return True
@@ -185,18 +182,15 @@ def dataset_of(task_spec: str, datasets: tuple[str, ...] = (), registry: Registr
         raise AbductError(f"task '{Spec.parse(task_spec).name}' declares no dataset (it defines the deprecated "
                           "evaluate); use its own check command")
     config = EvalConfig(task=task_spec, model="", data_dir=Path(), out_dir=Path(), datasets=datasets)
-    options = _dataset_options(config, task, registry).get(task.dataset, {})
-    return registry.create("dataset", Spec(task.dataset, options=tuple(options.items())), config.settings)
+    return build_dataset(task, _dataset_options(config, task, registry).get(task.dataset), registry)
 
 
 def build_run(config: EvalConfig, task: Task | LegacyTask, loaded: LoadedModel, registry: Registry, split: str,
-              ranks: Ranks | None = None) -> Run:
+              ranks: Ranks) -> Run:
     """The run's engines for the model's abilities, sharing one input policy, one timer and
     one set of content keys; caches only for models that say what they are (a fingerprint)."""
-    name, ranks = loaded.spec.name, ranks or Ranks()
     engines = engine_for(loaded, config.settings, optional_inputs=task_traits(task, config.task).optional_inputs,
                          cache_dir=config.cache_dir, use_cache=config.use_cache, quiet=config.quiet, ranks=ranks)
-    scoring, generation = engines.scoring, engines.generation
     judge = build_judge(config, registry)
     signature = _signature(config, split, loaded.fingerprint)
     if loaded.generates:
@@ -206,9 +200,10 @@ def build_run(config: EvalConfig, task: Task | LegacyTask, loaded: LoadedModel, 
     datasets = _dataset_options(config, task, registry)
     if config.shard is not None:  # a shard's stored units resume only that shard of that run
         signature.update(shard=str(config.shard), datasets=datasets)
-    return Run(data_dir=config.data_dir, split=split, scoring=scoring, generation=generation, judge=judge,
-               model_name=name, settings=config.settings, registry=registry, limit=config.limit, quiet=config.quiet,
-               out_dir=config.out_dir, cache_dir=(config.cache_dir or default_cache_dir()) if config.use_cache else None,
+    return Run(data_dir=config.data_dir, split=split, scoring=engines.scoring, generation=engines.generation,
+               judge=judge, model_name=loaded.spec.name, settings=config.settings, registry=registry,
+               limit=config.limit, quiet=config.quiet, out_dir=config.out_dir,
+               cache_dir=(config.cache_dir or default_cache_dir()) if config.use_cache else None,
                signature=signature, ranks=ranks, datasets=datasets)
 
 
@@ -263,9 +258,10 @@ def _evaluate(config: EvalConfig, registry: Registry, ranks: Ranks) -> dict[str,
     if config.cache_dir is not None and config.use_cache:
         ensure_writable_dir(config.cache_dir, "--cache-dir")
     task = load_task(config.task, registry, config.settings)
-    if config.shard is not None and not isinstance(task, Task):
-        raise AbductError(f"task '{Spec.parse(config.task).name}' defines the deprecated evaluate(run), which cannot "
-                          "be split into shards; --shard needs a task that declares dataset, plan() and finish()")
+    name, shard = Spec.parse(config.task).name, config.shard
+    if shard is not None and not isinstance(task, Task):
+        raise AbductError(f"task '{name}' defines the deprecated evaluate(run), which cannot be split into shards; "
+                          "--shard needs a task that declares dataset, plan() and finish()")
     split = config.split or task.default_split
     created = not config.out_dir.exists()
     _on_main(ranks, lambda: ensure_writable_dir(config.out_dir))
@@ -273,7 +269,6 @@ def _evaluate(config: EvalConfig, registry: Registry, ranks: Ranks) -> dict[str,
             locked(config.out_dir) if ranks.is_main else contextlib.nullcontext():
         _on_main(ranks, lambda: check_finished(config.out_dir, _identity(config, split), config.overwrite,
                                                keep_partial=True))  # _check_resume decides on the units
-        shard = config.shard
         if shard is not None:
             _on_main(ranks, lambda: check_shard_out(config.out_dir, _shard_identity(config, split, shard),
                                                     config.overwrite))
@@ -286,30 +281,19 @@ def _evaluate(config: EvalConfig, registry: Registry, ranks: Ranks) -> dict[str,
         signature = run.signature
         resumed = bool(_on_main(ranks, lambda: _check_resume(config.out_dir, signature, config.overwrite)))
 
-        traits = task_traits(task, config.task)
         if shard is not None:
-            parts = evaluate_shard(task, run, traits, Spec.parse(config.task).name, shard)
+            assert isinstance(task, Task)  # a legacy task was refused above
+            parts = evaluate_shard(task, run, name, shard)
             return _write_shard(config, split, shard, loaded, run, parts, resumed, started)
-        outcome = evaluate_task(task, run, traits, Spec.parse(config.task).name)
+        traits = task_traits(task, config.task)
+        outcome = evaluate_task(task, run, traits, name)
         evaluation = outcome.evaluation
         check_outcome(config.task, config.data_dir, split, evaluation)
-        engine = run.scoring or run.generation
-        policy = engine.policy if engine is not None else None
-        about = {"task": config.task, "model": model_block(loaded), "split": split, "seed": config.seed, "limit": config.limit,
-                 "limit_unit": run.limit_unit, "ignored": sorted(policy.ignored) if policy is not None else []}
+        about = {"task": config.task, "model": model_block(loaded), "split": split, "seed": config.seed,
+                 "limit": config.limit, "limit_unit": run.limit_unit, "ignored": _ignored(run)}
         results, units, interval_seconds = results_of(task, evaluation, about, config.data_dir, config.ci_resamples)
-        results.update({
-            "resumed": resumed,
-            "resumed_units": resumed_units(run),
-            "processes": ranks.world,
-            "timings": {
-                "total_seconds": time.perf_counter() - started,
-                "model_seconds": engine.timer.seconds if engine is not None else 0.0,
-                "interval_seconds": interval_seconds,
-                "stages": run.timings,
-            },
-            "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        })
+        results.update({**_run_facts(run, resumed, started, interval_seconds=interval_seconds),
+                        "created": datetime.now(UTC).isoformat(timespec="seconds")})
         add_tail(results, run.judge.describe() if run.judge is not None else None)
         gather_objects(None, ranks)  # every rank has finished its units before rank 0 tidies up
         if ranks.is_main:
@@ -320,10 +304,29 @@ def _evaluate(config: EvalConfig, registry: Registry, ranks: Ranks) -> dict[str,
     return results
 
 
-def resumed_units(run: Run) -> dict[str, int]:
-    """results.json's ``resumed_units``: of all the units of every stage (``of``), how many an
-    earlier, interrupted run into the same ``--out`` had finished (``kept``: not computed again)."""
-    return {"kept": run.units_kept, "of": run.units_total}
+def _ignored(run: Run) -> list[str]:
+    """The inputs the model went without (the task allows it), as results.json lists them."""
+    engine = run.scoring or run.generation
+    return sorted(engine.policy.ignored) if engine is not None else []
+
+
+def _run_facts(run: Run, resumed: bool, started: float, **timings: float) -> dict[str, Any]:
+    """What results.json and a shard's manifest say of the run itself: ``resumed_units`` (of all
+    the units of every stage, ``of``, how many an earlier, interrupted run into the same ``--out``
+    had finished, ``kept``: not computed again), its processes, and its seconds (``timings``
+    after the model's)."""
+    engine = run.scoring or run.generation
+    return {
+        "resumed": resumed,
+        "resumed_units": {"kept": run.units_kept, "of": run.units_total},
+        "processes": run.ranks.world,
+        "timings": {
+            "total_seconds": time.perf_counter() - started,
+            "model_seconds": engine.timer.seconds if engine is not None else 0.0,
+            **timings,
+            "stages": run.timings,
+        },
+    }
 
 
 def results_of(task: Task | LegacyTask, evaluation: Evaluation, about: dict[str, Any], data_dir: Path,
@@ -383,8 +386,6 @@ def _write_shard(config: EvalConfig, split: str, shard: Shard, loaded: LoadedMod
                  parts: dict[str, Parts], resumed: bool, started: float) -> dict[str, Any]:
     """A finished shard: its records and its manifest (rank 0), the stored units let go. The
     manifest says all that ``abduct merge`` needs besides the dataset: no model is loaded there."""
-    engine = run.scoring or run.generation
-    policy = engine.policy if engine is not None else None
     manifest: dict[str, Any] = {
         "format": SHARD_FORMAT,
         "shard": {"index": shard.index, "count": shard.count},
@@ -402,18 +403,11 @@ def _write_shard(config: EvalConfig, split: str, shard: Shard, loaded: LoadedMod
         "limit": config.limit,
         "limit_unit": run.limit_unit,
         "ci_resamples": config.ci_resamples,
-        "inputs": {"ignored": sorted(policy.ignored) if policy is not None else []},
+        "inputs": {"ignored": _ignored(run)},
         "judge": run.judge.describe() if run.judge is not None else None,
         "stages": {stage: {"elements": len(elements), "records": sum(len(r) for _, r in elements)}
                    for stage, elements in parts.items()},
-        "resumed": resumed,
-        "resumed_units": resumed_units(run),
-        "processes": run.ranks.world,
-        "timings": {
-            "total_seconds": time.perf_counter() - started,
-            "model_seconds": engine.timer.seconds if engine is not None else 0.0,
-            "stages": run.timings,
-        },
+        **_run_facts(run, resumed, started),
         "versions": package_versions(),
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
     }
@@ -477,7 +471,4 @@ def write_outputs(out_dir: Path, results: dict[str, Any], predictions: list[dict
         publish_folder(out_dir, name, folder)
     texts["results.json"] = json.dumps(results, indent=2, allow_nan=False) + "\n"
     for name, text in texts.items():
-        if isinstance(text, bytes):
-            atomic_write_bytes(out_dir / name, text)
-        else:
-            atomic_write_text(out_dir / name, text)
+        atomic_write_bytes(out_dir / name, text if isinstance(text, bytes) else text.encode("utf-8"))

@@ -11,6 +11,7 @@ holding a finished run's files only when they are all complete.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import warnings
@@ -18,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from abduct._run.runner import OUTPUT_NAMES, PARTIAL_DIR, RepairWarning, stored_units
+from abduct._run.runner import OUTPUT_NAMES, PARTIAL_DIR, RepairWarning, stored_units, units_phrase
 from abduct.contract.errors import AbductError
 
 LOCK_FILE = ".abduct.lock"
@@ -28,16 +29,12 @@ IDENTITY_FIELDS = ("task", "model", "split", "data_dir", "limit", "seed")
 
 
 def finished_identity(results: dict[str, Any]) -> dict[str, Any]:
-    model = results.get("model")
-    data = results.get("data")
-    return {
-        "task": results.get("task"),
-        "model": model.get("spec") if isinstance(model, dict) else model,
-        "split": results.get("split"),
-        "data_dir": data.get("dir") if isinstance(data, dict) else None,
-        "limit": results.get("limit"),
-        "seed": results.get("seed"),
-    }
+    """``IDENTITY_FIELDS`` as results.json holds them (the model's spec, the data's directory)."""
+    identity = {key: results.get(key) for key in IDENTITY_FIELDS}
+    model, data = results.get("model"), results.get("data")
+    identity["model"] = model.get("spec") if isinstance(model, dict) else model
+    identity["data_dir"] = data.get("dir") if isinstance(data, dict) else None
+    return identity
 
 
 def check_finished(out_dir: Path, identity: dict[str, Any], overwrite: bool, keep_partial: bool = False) -> None:
@@ -52,14 +49,12 @@ def check_finished(out_dir: Path, identity: dict[str, Any], overwrite: bool, kee
         if not keep_partial and partial.is_dir():
             kept = stored_units(partial)
             if kept:
-                warnings.warn(f"--overwrite: {partial} held {kept} unit{'' if kept == 1 else 's'} of an unfinished "
+                warnings.warn(f"--overwrite: {partial} held {units_phrase(kept)} of an unfinished "
                               "run; removed", RepairWarning, stacklevel=2)
             shutil.rmtree(partial, ignore_errors=True)
         return
     if not results_file.is_file():
         return
-    import json
-
     try:
         previous = finished_identity(json.loads(results_file.read_text(encoding="utf-8")))
     except (ValueError, OSError, AttributeError):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata as md
 import json
 import subprocess
@@ -89,13 +90,10 @@ def abduct_sources() -> dict[str, dict[str, Any]]:
 def file_hashes(paths: Iterable[Path], root: Path | None = None) -> dict[str, str]:
     """sha256 of each file, keyed by its path relative to ``root`` when it lies inside."""
     out: dict[str, str] = {}
-    for path in paths:
-        path = Path(path)
+    for path in map(Path, paths):
         label = str(path)
         if root is not None:
-            try:
+            with contextlib.suppress(ValueError):  # outside ``root``: its own path
                 label = str(path.resolve().relative_to(Path(root).resolve()))
-            except ValueError:
-                pass
         out[label] = sha256_file(path)
     return out

@@ -104,6 +104,11 @@ def stored_units(directory: Path) -> int:
     return len(units)
 
 
+def units_phrase(count: int) -> str:
+    """``1 unit``, ``3 units``: how the messages about stored units count them."""
+    return f"{count} unit{'' if count == 1 else 's'}"
+
+
 def _described(path: Path, damaged: list[tuple[int, str, str | None]]) -> str:
     """One line: what is wrong in ``path`` and what is done about it."""
     if len(damaged) == 1:
@@ -125,17 +130,16 @@ class UnitStore:
         self._pending: list[tuple[str, list[dict[str, Any]]]] = []
         self._next = 0
         self._last_flush = time.monotonic()
-        if directory.is_dir():
-            for shard in shard_files(directory):
-                self._next = max(self._next, int(shard.name[6:-6]) + 1)
-                stored = read_stored(shard)
-                if stored.damaged:
-                    warnings.warn(_described(shard, stored.damaged), RepairWarning, stacklevel=2)
-                    if stored.entries:
-                        atomic_write_jsonl(shard, ({"unit": u, "records": r} for u, r in stored.entries))
-                    else:
-                        shard.unlink()
-                self.done.update(stored.entries)
+        for shard in shard_files(directory):  # none when the directory is not there yet
+            self._next = max(self._next, int(shard.name[6:-6]) + 1)
+            stored = read_stored(shard)
+            if stored.damaged:
+                warnings.warn(_described(shard, stored.damaged), RepairWarning, stacklevel=2)
+                if stored.entries:
+                    atomic_write_jsonl(shard, ({"unit": u, "records": r} for u, r in stored.entries))
+                else:
+                    shard.unlink()
+            self.done.update(stored.entries)
 
     def add(self, unit: str, records: list[dict[str, Any]]) -> None:
         self.done[unit] = records
@@ -184,10 +188,6 @@ class Run:
     units_total: int = 0  # units of every stage so far, kept or computed
     _store: UnitStore | None = field(default=None, repr=False)
     _metrics: dict[tuple[str, str], Metric] = field(default_factory=dict, repr=False)
-
-    @property
-    def seed(self) -> int:
-        return self.settings.seed
 
     @property
     def scores(self) -> bool:
@@ -245,19 +245,15 @@ class Run:
         gets the same one, so weights (BERTScore's, BEM's) load once."""
         key = (name, repr(sorted(options.items())))
         if key not in self._metrics:
-            self._metrics[key] = self._build_metric(name, options)
+            registry = self.registry or get_registry()
+            try:
+                self._metrics[key] = registry.create("metric", Spec(name), self.settings, **options)
+            except UnknownNameError:
+                missing = not_installed("metric", name, "this task")
+                if missing is None:
+                    raise
+                raise missing from None
         return self._metrics[key]
-
-    def _build_metric(self, name: str, options: dict[str, Any]) -> Metric:
-        registry = self.registry or get_registry()
-        try:
-            metric: Metric = registry.create("metric", Spec(name), self.settings, **options)
-        except UnknownNameError:
-            missing = not_installed("metric", name, "this task")
-            if missing is None:
-                raise
-            raise missing from None
-        return metric
 
     def progress(self, iterable: Iterable[T], desc: str, total: int | None = None) -> Iterator[T]:
         return progress(iterable, desc=desc, total=total, quiet=self.quiet)

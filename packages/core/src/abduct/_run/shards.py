@@ -135,11 +135,8 @@ def check_shard_out(out_dir: Path, run: Mapping[str, Any], overwrite: bool) -> N
     shard (of another run, or another index) unless ``overwrite``, which removes those files."""
     if (out_dir / "results.json").is_file():
         raise AbductError(f"{out_dir} holds a finished run; give each shard its own --out (or pass --overwrite)")
-    if not (out_dir / SHARD_FILE).is_file():
-        return
-    if overwrite:
-        for name in SHARD_FILES:
-            (out_dir / name).unlink(missing_ok=True)
+    if overwrite or not (out_dir / SHARD_FILE).is_file():
+        check_not_a_shard(out_dir, overwrite)  # under --overwrite, removes the shard there
         return
     try:
         previous = json.loads((out_dir / SHARD_FILE).read_text(encoding="utf-8")).get("run")

@@ -19,7 +19,7 @@ from abduct._declare.traits import TaskTraits
 from abduct._run.examples import collect_examples
 from abduct._run.runner import Run
 from abduct._run.shards import Parts, Shard, element_keys, keep
-from abduct.contract.errors import AbductError, PluginError
+from abduct.contract.errors import PluginError
 from abduct.contract.stages import (
     Choose,
     Compare,
@@ -69,17 +69,10 @@ def info(run: Run, corpus: Sequence[Any]) -> RunInfo:
                    judged=run.judged, metric=run.metric, settings=run.settings, corpus=corpus)
 
 
-def execute(run: Run, stage: str, request: Request) -> Records:
-    """One stage's records, in its units' order, each unit stored as it finishes."""
-    if isinstance(request, Custom):
-        custom: Custom[Any] = request
-        return run.map_units(stage, custom.units, lambda payload: custom.step(run, payload))
-    return _shape(run, stage, request)
-
-
-def execute_parts(run: Run, stage: str, request: Request) -> Parts:
-    """``execute``, the records by element, in order: each item's (a shared shape's records are
-    one per item) or each custom unit's, keyed by the item's or unit's id (what a shard keeps)."""
+def execute(run: Run, stage: str, request: Request) -> Parts:
+    """One stage's records by element, in order, each unit stored as it finishes: each item's (a
+    shared shape's records are one per item) or each custom unit's, keyed by the item's or unit's
+    id (what a shard keeps)."""
     if isinstance(request, Custom):
         custom: Custom[Any] = request
         grouped = run.map_unit_records(stage, custom.units, lambda payload: custom.step(run, payload))
@@ -126,10 +119,9 @@ def run_plan(task: Task, run: Run, examples: Sequence[Any], known: RunInfo, name
         request = stage_request(stage, records, name)
         if shard is not None:
             request = keep(request, shard)
-        if parts is None:
-            records[stage.name] = execute(run, stage.name, request)
-            continue
-        elements = parts[stage.name] = execute_parts(run, stage.name, request)
+        elements = execute(run, stage.name, request)
+        if parts is not None:
+            parts[stage.name] = elements
         records[stage.name] = [record for _, part in elements for record in part]
     return records
 
@@ -147,7 +139,7 @@ def stage_request(stage: Stage, records: dict[str, Records], name: str) -> Reque
     return cast(Request, request)
 
 
-def example_index(examples: Sequence[Any], traits: TaskTraits, name: str) -> dict[str, Any]:
+def example_index(examples: Sequence[Any], traits: TaskTraits) -> dict[str, Any]:
     """The examples by id, for ``view``: the task's ``example_id``, else each example's ``id``."""
     index = {}
     for position, example in enumerate(examples):
@@ -192,15 +184,12 @@ def finish_task(task: Task, run: Run, traits: TaskTraits, name: str, examples: S
     evaluation.data_files = list(dict.fromkeys([*run.data_files, *evaluation.data_files]))
     for artifact, content in evaluation.artifacts.items():
         run.write_artifact(artifact, content)  # its name checked, written with the outputs
-    return Outcome(evaluation, example_index(examples, traits, name))
+    return Outcome(evaluation, example_index(examples, traits))
 
 
-def evaluate_shard(task: Task | LegacyTask, run: Run, traits: TaskTraits, name: str, shard: Shard) -> dict[str, Parts]:
+def evaluate_shard(task: Task, run: Run, name: str, shard: Shard) -> dict[str, Parts]:
     """Shard ``shard``'s share of every stage, each stage's records by element; no ``finish``
     (``abduct merge`` calls it on every shard's records)."""
-    if not isinstance(task, Task):
-        raise AbductError(f"task '{name}' defines the deprecated evaluate(run), which cannot be split into shards; "
-                          "--shard needs a task that declares dataset, plan() and finish()")
     examples, corpus = collect(task, run)
     parts: dict[str, Parts] = {}
     run_plan(task, run, examples, info(run, corpus), name, shard, parts)
@@ -214,4 +203,3 @@ def sample_view(traits: TaskTraits, examples: Mapping[str, Any]) -> Any:
         view = traits.view
         return lambda record: view(record, examples)
     return traits.sample_view
-

@@ -35,10 +35,6 @@ def rng_for(seed: int, metric: str, purpose: str = "interval") -> np.random.Gene
     return np.random.default_rng([seed, zlib.crc32(metric.encode()), zlib.crc32(purpose.encode())])
 
 
-def _batch(n: int, width: int) -> int:
-    return max(1, _CELLS // max(1, n * width))
-
-
 class Bootstrap:
     """What the callers read of a bootstrap: its distribution and percentile interval."""
 
@@ -53,7 +49,7 @@ def bootstrap(fn: Callable[[np.ndarray], np.ndarray], n: int, width: int, resamp
     """scipy.stats.bootstrap's percentile method over unit indices, draw for draw (the tests
     check it against scipy's to 1e-9), written out so that an evaluation does not pay
     scipy.stats's import, which costs more than the resampling itself."""
-    batch, parts = _batch(n, width), []
+    batch, parts = max(1, _CELLS // max(1, n * width)), []
     for start in range(0, resamples, batch):
         parts.append(np.asarray(fn(rng.integers(0, n, (min(batch, resamples - start), n)))))
     return Bootstrap(np.concatenate(parts))

@@ -11,6 +11,7 @@ from abduct._declare.units import check_units
 from abduct._stats.aggregates import value
 from abduct.contract.errors import DataError, PluginError
 from abduct.contract.units import UnitScores
+from abduct.kit.io import read_json
 
 UNITS_FILE = "units.json"
 
@@ -42,8 +43,6 @@ def _described(scores: UnitScores) -> dict[str, Any]:
 
 def read_units(run_dir: Path) -> dict[str, UnitScores]:
     """A finished run's per-unit data; none for a run written before units.json existed."""
-    from abduct.kit.io import read_json
-
     path = run_dir / UNITS_FILE
     return decode(read_json(path, "units file"), path) if path.is_file() else {}
 

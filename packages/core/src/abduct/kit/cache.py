@@ -25,8 +25,7 @@ V = TypeVar("V")
 
 
 def default_cache_dir() -> Path:
-    env = os.environ.get("ABDUCT_CACHE_DIR")
-    if env:
+    if env := os.environ.get("ABDUCT_CACHE_DIR"):
         return Path(env)
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "abduct"

@@ -11,11 +11,13 @@ import hashlib
 import os
 import stat
 from collections.abc import Hashable, Sequence
+from pathlib import Path
 from typing import TypeVar
 
 import numpy as np
 
 from abduct.contract.records import VisualInput
+from abduct.kit.io import sha256_file
 
 
 class ContentKeys:
@@ -31,11 +33,7 @@ class ContentKeys:
             return "not-a-file:" + path
         key = (path, st.st_size, st.st_mtime_ns)
         if key not in self._file_hashes:
-            digest = hashlib.sha256()
-            with open(path, "rb") as handle:
-                while block := handle.read(1 << 20):
-                    digest.update(block)
-            self._file_hashes[key] = digest.hexdigest()
+            self._file_hashes[key] = sha256_file(Path(path))
         return self._file_hashes[key]
 
     def _describe(self, visual: VisualInput) -> str:

@@ -49,28 +49,22 @@ def current_ranks() -> Ranks:
     return Ranks()
 
 
-def join_process_group(timeout_seconds: float | None = None) -> bool:
-    """Join the process group when started by torchrun (WORLD_SIZE > 1): NCCL on GPUs, gloo on
-    CPUs. True when this call made the group (the caller then destroys it). ``timeout_seconds``
-    bounds every collective, so a rank that stops answering fails the others instead of
-    hanging them (torch's default otherwise)."""
-    if launched_world() <= 1 or _dist().is_initialized():
-        return False
-    cuda = importlib.import_module("torch").cuda.is_available()
-    extra: dict[str, Any] = {}
-    if timeout_seconds is not None:
-        extra["timeout"] = datetime.timedelta(seconds=timeout_seconds)
-    _dist().init_process_group("nccl" if cuda else "gloo", **extra)
-    return True
-
-
 @contextlib.contextmanager
 def process_group(timeout_seconds: float | None = None) -> Iterator[Ranks]:
-    """Inside: this process's ranks, in the torchrun group when there is one; a group this
-    made is left again on the way out, also on errors."""
-    started = join_process_group(timeout_seconds)
+    """Inside: this process's ranks, in the torchrun group when there is one. Started by torchrun
+    (WORLD_SIZE > 1) outside a group, it joins one (NCCL on GPUs, gloo on CPUs) and leaves it
+    again on the way out, also on errors. ``timeout_seconds`` bounds every collective, so a
+    rank that stops answering fails the others instead of hanging them (torch's default otherwise)."""
+    if launched_world() <= 1:
+        yield Ranks()
+        return
+    started = not _dist().is_initialized()
+    if started:
+        cuda = importlib.import_module("torch").cuda.is_available()
+        extra = {} if timeout_seconds is None else {"timeout": datetime.timedelta(seconds=timeout_seconds)}
+        _dist().init_process_group("nccl" if cuda else "gloo", **extra)
     try:
-        yield current_ranks() if launched_world() > 1 else Ranks()
+        yield current_ranks()
     finally:
         if started:
             _dist().destroy_process_group()
@@ -145,8 +139,7 @@ def shard_map(items: Sequence[T], compute: Callable[[T], R], ranks: Ranks,
         raise AbductError(first_error)
     out: list[R] = [None] * len(items)  # type: ignore[list-item]
     for rank, (values, _) in enumerate(parts):
-        for j, value in enumerate(values):
-            out[rank + j * ranks.world] = value
+        out[rank :: ranks.world] = values
     return out
 
 

@@ -34,9 +34,7 @@ def validate_inputs(
         raise DataError("no predictions", file=names.get("predictions"))
 
     for key, text in pred.items():
-        if not isinstance(text, str):
-            raise DataError(f"prediction must be a string, got {type(text).__name__}",
-                            file=names.get("predictions"), record=key)
+        _require_string(text, "prediction", names.get("predictions"), key)
         if key not in refs:
             raise DataError("id is in the predictions but not in the references",
                             file=names.get("references"), record=key)
@@ -47,16 +45,12 @@ def validate_inputs(
         if len(group) == 0:
             raise DataError("empty reference list", file=names.get("references"), record=key)
         for i, ref in enumerate(group):
-            if not isinstance(ref, str):
-                raise DataError(f"reference {i} must be a string, got {type(ref).__name__}",
-                                file=names.get("references"), record=key)
+            _require_string(ref, f"reference {i}", names.get("references"), key)
         if ques is not None:
             if key not in ques:
                 raise DataError("id is in the predictions but not in the questions",
                                 file=names.get("questions"), record=key)
-            if not isinstance(ques[key], str):
-                raise DataError(f"question must be a string, got {type(ques[key]).__name__}",
-                                file=names.get("questions"), record=key)
+            _require_string(ques[key], "question", names.get("questions"), key)
     for what, table in (("references", refs), ("questions", ques)):
         for key in table or {}:
             if key not in pred:
@@ -67,6 +61,11 @@ def validate_inputs(
         {key: list(refs[key]) for key in pred},
         None if ques is None else {key: ques[key] for key in pred},
     )
+
+
+def _require_string(value: Any, what: str, file: str | Path | None, record: str) -> None:
+    if not isinstance(value, str):
+        raise DataError(f"{what} must be a string, got {type(value).__name__}", file=file, record=record)
 
 
 def _as_mapping(obj: Any, what: str, names: Mapping[str, str | Path]) -> Mapping[str, Any]:

@@ -31,11 +31,10 @@ def progress(
     when ``quiet``."""
     if quiet:
         yield from iterable
-        return
-    if not _terminal():
+    elif not _terminal():
         yield from plain_progress(iterable, desc=desc, total=total, unit=unit)
-        return
-    yield from tqdm(iterable, desc=desc, total=total, unit=unit, leave=False, dynamic_ncols=True)
+    else:
+        yield from tqdm(iterable, desc=desc, total=total, unit=unit, leave=False, dynamic_ncols=True)
 
 
 def plain_progress(

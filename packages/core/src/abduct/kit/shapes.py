@@ -56,11 +56,10 @@ def multiple_choice(run: RunContext, stage: str, items: Sequence[Choice], per_un
     def answer(batch: Sequence[Choice]) -> list[dict[str, Any]]:
         visuals = [item.visual for item in batch for _ in item.candidates]
         texts = [text for item in batch for text in item.candidates]
-        flat = engine.score_pairs(visuals, texts).tolist()
-        records, cursor = [], 0
+        flat = iter(engine.score_pairs(visuals, texts).tolist())
+        records = []
         for item in batch:
-            scores = flat[cursor : cursor + len(item.candidates)]
-            cursor += len(item.candidates)
+            scores = [next(flat) for _ in item.candidates]
             choice = first_argmax(scores)
             records.append({"id": item.id, "scores": scores, "choice": choice, "label": item.label,
                             "correct": None if item.label is None else choice == item.label})
@@ -89,9 +88,8 @@ def compare_two(run: RunContext, stage: str, items: Sequence[TwoWay], per_unit: 
     def judge(batch: Sequence[TwoWay]) -> list[dict[str, Any]]:
         candidates = [c for item in batch for c in (item.first, item.second)]
         flat = engine.score_pairs([c.visual for c in candidates], [c.text for c in candidates]).tolist()
-        return [{"id": item.id, "scores": flat[2 * i : 2 * i + 2], "gold": item.gold,
-                 "correct": strictly_higher(flat[2 * i : 2 * i + 2], item.gold)}
-                for i, item in enumerate(batch)]
+        return [{"id": item.id, "scores": pair, "gold": item.gold, "correct": strictly_higher(pair, item.gold)}
+                for item, pair in zip(batch, batched(flat, 2))]
 
     return run.map_units(stage, [(b[0].id, b) for b in batched(items, per_unit)], judge)
 
