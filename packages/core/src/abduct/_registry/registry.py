@@ -121,13 +121,12 @@ class Registry:
         self._conflicts: dict[tuple[str, str], list[str]] = {}
         self._collect()
 
-    def _healthy(self, hook_name: str, *, last_first: bool = False) -> Iterator[tuple[HookImpl, PluginInfo]]:
-        """Each implementation of ``hook_name`` whose plugin has no error, with that plugin's info;
-        the error is checked as each one is reached, so a plugin that fails is skipped from then on.
-        In the order the plugins were registered, or with ``last_first`` the order pluggy calls them."""
+    def _healthy(self, hook_name: str) -> Iterator[tuple[HookImpl, PluginInfo]]:
+        """Each implementation of ``hook_name`` whose plugin has no error, with that plugin's info,
+        in the order the plugins were registered (pluggy's list; it calls them the other way round);
+        the error is checked as each one is reached, so a plugin that fails is skipped from then on."""
         by_name = {info.name: info for info in self.plugins}
-        impls = getattr(self.manager.hook, hook_name).get_hookimpls()
-        for impl in reversed(impls) if last_first else impls:
+        for impl in getattr(self.manager.hook, hook_name).get_hookimpls():
             info = by_name[impl.plugin_name]
             if info.error is None:
                 yield impl, info
@@ -162,7 +161,7 @@ class Registry:
         """Every healthy plugin's pages of a finished run (hook ``render_run_pages``). Unlike the
         other hooks, a renderer that raises fails the run's writing: a run folder is whole or untouched."""
         found: list[RunPages] = []
-        for impl, _ in self._healthy("render_run_pages", last_first=True):
+        for impl, _ in self._healthy("render_run_pages"):
             pages = impl.function(**{name: kwargs[name] for name in impl.argnames})
             if pages is None:
                 continue
@@ -173,11 +172,11 @@ class Registry:
         return found
 
     def published(self) -> list[PublishedRow]:
-        """Every healthy plugin's published rows (hook ``register_published``), the last registered
-        plugin's first; a plugin whose rows are malformed is reported (``abduct plugins``) and its
+        """Every healthy plugin's published rows (hook ``register_published``), in plugin
+        order; a plugin whose rows are malformed is reported (``abduct plugins``) and its
         rows left out; its components and commands keep working."""
         rows: list[PublishedRow] = []
-        for impl, info in self._healthy("register_published", last_first=True):
+        for impl, info in self._healthy("register_published"):
             try:
                 returned: Any = impl.function() or ()
                 found = list(returned)
