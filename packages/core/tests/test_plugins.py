@@ -100,6 +100,22 @@ def test_register_published_hook_feeds_the_registry_and_refuses_other_records() 
     assert info.error is None  # its other components and commands keep working
 
 
+def test_published_rows_come_in_plugin_order() -> None:
+    """Rows of several plugins keep the order the plugins were registered in."""
+
+    class Rows:
+        def __init__(self, model: str) -> None:
+            self.model = model
+
+        @hookimpl
+        def register_published(self) -> list[PublishedRow]:
+            return [PublishedRow("toy-task", self.model, None, {"accuracy": 1.0}, "c", "s")]
+
+    plugins = [(name, Rows(name)) for name in ("first", "second", "third")]
+    rows = [r.model for r in build_registry(extra_plugins=plugins).published() if r.task == "toy-task"]
+    assert rows == ["first", "second", "third"]
+
+
 def test_register_commands_hook(capsys: pytest.CaptureFixture[str]) -> None:
     reset_registry(build_registry(extra_plugins=[("every", EveryHook())]))
     try:
