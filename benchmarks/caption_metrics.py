@@ -33,6 +33,7 @@ from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
 from abduct.host import get_registry
 from abduct_metrics import _coco
 from abduct_metrics._bertscore import BertScore
+from abduct_metrics._common import SCALE
 from abduct_metrics.testing import build_tiny_bert, generated_data
 
 
@@ -117,7 +118,7 @@ def main() -> None:
                     theirs, seconds = _timed(lambda n=name: _direct(n, predictions, references))
                     theirs_s = min(theirs_s, seconds)
         value = theirs[3] if name == "bleu" else theirs
-        assert abs(ours.corpus[key] - value) <= 1e-9, (name, ours.corpus[key], value)
+        assert abs(ours.corpus[key] - SCALE * value) <= SCALE * 1e-9, (name, ours.corpus[key], value)  # ours x100
         # The loop's scoring cost equals the direct run minus its two batched tokenizer calls,
         # which ours (one call) bounds from above: use ours_s as the scoring estimate.
         loop_s = per_pair_loop * args.n + ours_s

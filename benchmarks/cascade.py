@@ -26,10 +26,10 @@ from typing import Any
 import numpy as np
 
 from abduct import Settings
+from abduct._builtins.cascade import CascadeScorer
 from abduct._engine.inputs import InputPolicy
-from abduct.contract import FEATURES
+from abduct.contract.records import FEATURES  # what the runner offers a model as optional
 from abduct.host import ScoringEngine, get_registry, load_model
-from abduct_compose.cascade import CascadeScorer
 
 
 def chunk_inputs(data: Path) -> tuple[list[Any], list[str]]:

@@ -4,6 +4,7 @@ import contextlib
 import io
 import logging
 import os
+import shutil
 import subprocess
 import sys
 import traceback
@@ -141,3 +142,24 @@ def one_torch_thread() -> Iterator[None]:
 @pytest.fixture(scope="session")
 def root() -> Path:
     return ROOT
+
+
+def _uv() -> str | None:
+    found = shutil.which("uv") or Path(__file__).parents[1] / ".venv-tools" / "bin" / "uv"
+    if not Path(found).is_file():
+        return None
+    sys.path.insert(0, str(Path(__file__).parents[1] / "tools"))
+    from pip_to_uv import uv_like_pip  # uv does not read pip's indexes and wheel folders: hand them over
+
+    uv_like_pip()
+    return str(found)
+
+
+def fresh_venv(venv: Path) -> list[str]:
+    """An empty environment; returns the command that installs into it (``pip install`` as the page says)."""
+    pins = ["-c", str(Path(__file__).parents[1] / "constraints.txt")]  # the torch build the machines carry
+    if uv := _uv():  # seconds: uv hard-links from its cache
+        subprocess.run([uv, "venv", "-q", "--python", sys.executable, str(venv)], check=True)
+        return [uv, "pip", "install", "-q", "--python", str(venv / "bin" / "python"), *pins]
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    return [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", *pins]

@@ -72,9 +72,11 @@ def test_changelog_has_the_first_entry() -> None:
     sections = re.findall(r"^### (.+)$", first, flags=re.MULTILINE)
     assert sections[0] == "For plugin authors", sections
     plugin_authors = first.split("### ", 2)[1]
-    for what in ("`evaluate(run)`", "removed in 0.3", "abduct.host", "abduct_modelkit", "abduct-testing",
-                 "render_run_pages", "ScoreContext", "`registry`", "PLUGIN_API", "abduct-core>=0.2,<0.3"):
+    for what in ("`plan(examples, run)`", "abduct.host", "abduct_modelkit", "abduct-testing",
+                 "render_run_pages", "ScoreContext", "`registry`", "PLUGIN_API = 1", "abduct-core>=0.2,<0.3"):
         assert what in plugin_authors, what
+    # nothing was released before it: it deprecates nothing
+    assert "Deprecated" not in plugin_authors and "removed in" not in plugin_authors
 
 
 @pytest.mark.parametrize(("path", "folder"), [

@@ -31,7 +31,7 @@ class PairwiseClip:
     accepts = frozenset({"image", "region"})
 
     def __init__(self, spec: Spec, settings: Settings) -> None:
-        from abduct_clip._scorer import make_clip
+        from abduct_clip.factory import make_clip
 
         self.inner = make_clip(Spec("clip", "tiny"), settings, workers=0)
 
@@ -70,7 +70,8 @@ def test_retrieval_ranks_equal_with_fast_path_and_pairwise(corpus: Path, tmp_pat
 def test_training_examples_follow_the_sherlock_instances(corpus: Path, split: str) -> None:
     """The examples `abduct train clip` builds from Sherlock's pairs are, in order, those it
     built from the loaded instances before (image, region, inference, clue, chunk)."""
-    from abduct_clip._train import examples_from_pairs, load_pairs
+    from abduct.host import load_pairs
+    from abduct_clip._train import examples_from_pairs
     from abduct_sherlock import load_instances
 
     examples = examples_from_pairs(load_pairs("sherlock", corpus, split, Settings()))

@@ -1,15 +1,19 @@
 """The tools behind ./dev: the test lanes (tools/test_lanes.py), the fingerprint that lets
-./dev demo skip an unchanged install (tools/sources_stamp.py) and pip's settings handed to uv
-(tools/pip_to_uv.py). The lanes run against a stand-in nox that sleeps and exits as told."""
+./dev demo skip an unchanged install (tools/sources_stamp.py), pip's settings handed to uv
+(tools/pip_to_uv.py) and the torch build ./dev demo installs (tools/torch_build.py). The lanes
+run against a stand-in nox that sleeps and exits as told."""
 
 from __future__ import annotations
 
+import http.server
 import json
 import re
+import socket
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -20,6 +24,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 import pip_to_uv  # noqa: E402
 import sources_stamp  # noqa: E402
 import test_lanes  # noqa: E402
+import torch_build  # noqa: E402
 
 FAKE_NOX = '''
 import json, os, sys, time
@@ -141,3 +146,80 @@ def test_uv_gets_pip_s_indexes_and_wheel_folders(monkeypatch: pytest.MonkeyPatch
     assert "UV_FIND_LINKS" not in pip_to_uv.uv_variables({"UV_FIND_LINKS": "/mine"})  # the user's setting stays
     printed = subprocess.run([sys.executable, str(ROOT / "tools" / "pip_to_uv.py")], capture_output=True, text=True)
     assert printed.returncode == 0 and all("=" in line for line in printed.stdout.splitlines())
+
+
+def test_torch_build_cpu_without_a_gpu_where_the_cpu_index_answers() -> None:
+    probed: list[bool] = []
+
+    def reachable(answer: bool) -> Callable[[], bool]:
+        def probe() -> bool:
+            probed.append(answer)
+            return answer
+        return probe
+
+    assert torch_build.choose(True, reachable(True), {}) == torch_build.Choice()  # a GPU: the default build
+    assert probed == []  # ... without asking the index
+    cpu = torch_build.choose(False, reachable(True), {})
+    assert cpu.variables == {"UV_TORCH_BACKEND": "cpu"}
+    fallback = torch_build.choose(False, reachable(False), {})
+    assert fallback.variables == {} and fallback.note is not None and "\n" not in fallback.note
+    assert "cannot be reached" in fallback.note and torch_build.CPU_INDEX in fallback.note
+    assert torch_build.choose(False, reachable(True), {"UV_TORCH_BACKEND": "cu126"}) == torch_build.Choice()
+
+
+def test_torch_build_sees_a_gpu_by_its_device_node_or_nvidia_smi(tmp_path: Path) -> None:
+    dev, bin_dir = tmp_path / "dev", tmp_path / "bin"
+    dev.mkdir()
+    bin_dir.mkdir()
+    assert not torch_build.gpu_present(dev, str(bin_dir))
+    (dev / "nvidia0").touch()
+    assert torch_build.gpu_present(dev, str(bin_dir))
+    (dev / "nvidia0").unlink()
+    smi = bin_dir / "nvidia-smi"
+    smi.write_text("#!/bin/sh\n")
+    smi.chmod(0o755)
+    assert torch_build.gpu_present(dev, str(bin_dir))
+
+
+def test_torch_build_probe_is_short_and_says_no_for_a_silent_or_refusing_index(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    for variable in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(variable, raising=False)
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_HEAD(self) -> None:  # noqa: N802 (http.server's name)
+            self.send_response(200 if self.path == "/ok/torch/" else 403)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    silent = socket.socket()  # accepts connections, never answers
+    silent.bind(("127.0.0.1", 0))
+    silent.listen()
+    try:
+        base = f"http://127.0.0.1:{server.server_address[1]}"
+        assert torch_build.index_reachable(f"{base}/ok")
+        assert not torch_build.index_reachable(f"{base}/refused")  # a proxy's 403
+        started = time.monotonic()
+        assert not torch_build.index_reachable(f"http://127.0.0.1:{silent.getsockname()[1]}", timeout=0.3)
+        assert time.monotonic() - started < 2
+    finally:
+        server.shutdown()
+        silent.close()
+    assert torch_build.PROBE_TIMEOUT_S <= 5  # ./dev demo waits at most this long for an unreachable index
+
+
+def test_dev_asks_torch_build_before_installing_the_demo_environment() -> None:
+    dev = (ROOT / "dev").read_text(encoding="utf-8")
+    full = re.search(r"^full_venv\(\) \{(.*?)^\}", dev, flags=re.MULTILINE | re.DOTALL)
+    assert full is not None
+    body = full.group(1)
+    assert "tools/torch_build.py" in body
+    assert body.index("tools/torch_build.py") < body.index('"${FULL[@]}"\n')
+    printed = subprocess.run([sys.executable, str(ROOT / "tools" / "torch_build.py")], capture_output=True,
+                             text=True, timeout=30)
+    assert printed.returncode == 0 and all(re.fullmatch(r"[A-Z_]+=\S+", line) for line in printed.stdout.splitlines())
+    assert len(printed.stderr.splitlines()) <= 1

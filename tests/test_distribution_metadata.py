@@ -47,8 +47,58 @@ def requirements(project: dict) -> list[tuple[str, str]]:
 
 
 def test_the_distributions_are_found() -> None:
-    assert len(PROJECTS) >= 21 and {"abduct-core", "abduct-tutorial", "abduct-plugin-example"} <= FIRST_PARTY
+    assert {"abduct-core", "abduct-tutorial", "abduct-plugin-example"} <= FIRST_PARTY
     assert re.fullmatch(r"\d+\.\d+\.\d+", VERSION), f"VERSION holds {VERSION!r}"
+
+
+# Where the number of distributions is written down; docs/test-times.md is left out, a log of
+# measurements each made on the tree of its day.
+COUNTED = ["README.md", "CHANGELOG.md", "towncrier.toml", "docs/*.md", "packages/**/README.md", "examples/*/README.md"]
+# each stated count, and what it counts in distributions (releasing.md's files: an sdist and a wheel each)
+STATED = {r"(\d+) distributions": 1, r"(\d+) projects": 1, r"(\d+) sdists": 1, r"(\d+) wheels": 1,
+          r"the (\d+) under `packages/": "packages", r"the (\d+) files": 2, r"all (\d+) files": 2}
+
+
+def test_every_stated_count_of_distributions_is_the_real_one() -> None:
+    """The counts in the README, the docs and the CHANGELOG's unreleased entry agree with the
+    pyproject.toml files (the examples are distributions too: they are built and released)."""
+    packages = sum(1 for where in PROJECTS if where.startswith("packages/"))
+    assert len(PROJECTS) - packages == len(list(ROOT.glob("examples/*/pyproject.toml")))
+    seen, wrong = 0, []
+    for pattern in COUNTED:
+        for path in sorted(ROOT.glob(pattern)):
+            if path.name == "test-times.md" or any(part.startswith(".") for part in path.relative_to(ROOT).parts):
+                continue
+            text = path.read_text(encoding="utf-8")
+            if path.name == "CHANGELOG.md":  # released entries keep the count of their day
+                text = text.split("\n## ")[1] if "(unreleased)" in text.split("\n## ")[1] else ""
+            for stated, per in STATED.items():
+                for match in re.finditer(stated, text):
+                    expected = packages if per == "packages" else len(PROJECTS) * int(per)
+                    seen += 1
+                    if int(match.group(1)) != expected:
+                        wrong.append(f"{path.relative_to(ROOT)}: '{match.group(0)}', expected {expected}")
+    assert wrong == [], "\n".join(wrong)
+    assert seen >= 8  # README, releasing.md (distributions, sdists, wheels, files, projects), CHANGELOG, towncrier.toml
+
+
+WHY = "**Why a separate distribution:** "
+
+
+@pytest.mark.parametrize("where", sorted(PROJECTS))
+def test_the_readme_says_in_one_line_why_it_is_a_distribution(where: str) -> None:
+    """Near the top, a paragraph of one line: the dependency it keeps out of abduct-core, or an
+    audience of its own (abduct-core's says what it is kept to)."""
+    lines = (ROOT / where / "README.md").read_text(encoding="utf-8").splitlines()
+    found = [i for i, line in enumerate(lines) if line.startswith(WHY)]
+    assert len(found) == 1, f"{where}: README.md needs one line starting {WHY!r}, found {len(found)}"
+    i = found[0]
+    first_section = next((j for j, line in enumerate(lines) if line.startswith("## ")), len(lines))
+    assert i < first_section and i < 20, f"{where}: the reason is not near the top (line {i + 1})"
+    assert lines[i - 1] == "" and (i + 1 == len(lines) or lines[i + 1] == ""), f"{where}: the reason is not one line"
+    reason = lines[i].removeprefix(WHY)
+    if PROJECTS[where]["name"] != "abduct-core":
+        assert "out of abduct-core" in reason or "audience of its own" in reason, f"{where}: {reason}"
 
 
 @pytest.mark.parametrize("where", sorted(PROJECTS))

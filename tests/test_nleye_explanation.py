@@ -61,8 +61,8 @@ def test_random_is_scored_with_the_caption_metrics_fallback(corpus: Path, tmp_pa
     golds = {s.sample_id: s.explanation for s in load_csv(corpus / "test_set.csv")}
     pool = set(golds.values())
     assert all(r["prediction"] in pool and r["references"] == [golds[r["id"]]] for r in records)
-    for r in records:  # a pick equal to the gold scores ROUGE-L 1
-        assert (r["metrics"]["rouge_l"] == pytest.approx(1.0)) == (r["prediction"] == r["references"][0])
+    for r in records:  # a pick equal to the gold scores ROUGE-L 100 (x100)
+        assert (r["metrics"]["rouge_l"] == pytest.approx(100.0)) == (r["prediction"] == r["references"][0])
     # the table is the mean of the per-sample values
     physical = [r["metrics"]["rouge_l"] for r, s in zip(records, load_csv(corpus / "test_set.csv"))
                 if s.categories["reasoning_category"] == "physical"]
@@ -84,7 +84,7 @@ def test_bertscore_and_bem_from_local_directories(corpus: Path, tmp_path: Path) 
     result = _eval(corpus, tmp_path / "run", task, limit=12)
     metrics = result["metrics"]
     assert metrics["metrics_ran"] == ["bertscore", "bem"] and result["details"]["fallback"] is False
-    assert "bleu_4" not in metrics and 0.0 <= metrics["bem"] <= 1.0
+    assert "bleu_4" not in metrics and 0.0 <= metrics["bem"] <= 100.0
     assert "_L1_" in result["details"]["metric_info"]["bertscore"]["hash"]
     records = _records(tmp_path / "run")
     # the same values as the metric computed directly on the predictions
@@ -94,7 +94,7 @@ def test_bertscore_and_bem_from_local_directories(corpus: Path, tmp_path: Path) 
     for r in records:
         assert r["metrics"]["bertscore_f1"] == pytest.approx(direct.per_sample[r["id"]]["bertscore_f1"])
         if r["prediction"] == r["references"][0]:  # exact match before BEM
-            assert r["metrics"]["bem"] == 1.0
+            assert r["metrics"]["bem"] == 100.0  # x100
     assert set(metrics["by_time_direction"]["forward"]) == {"bertscore_precision", "bertscore_recall",
                                                             "bertscore_f1", "bem", "n"}
 

@@ -28,7 +28,7 @@ TASKS = {
 # each corpus's synth command after ``abduct CORPUS synth`` ({out}: its folder)
 CORPORA = {"sherlock": ["--out", "{out}", "--images", "30", "--chunk-size", "8"], "var": ["--out", "{out}", "--examples", "8"],
            "cosim": ["--out", "{out}", "--train", "4", "--val", "24"], "nleye": ["--out", "{out}", "--samples", "16"],
-           "whoops": ["--out", "{out}", "--images", "10"], "blackswan": ["{out}", "--videos", "4"]}
+           "whoops": ["--out", "{out}", "--images", "10"], "blackswan": ["--out", "{out}", "--videos", "4"]}
 SEEDS = (0, 1)
 RESAMPLES = "200"  # the intervals' and paired tests' resamples: what is drawn, not how precisely
 WINDOW = {"width": 1280, "height": 900}

@@ -44,7 +44,7 @@ ELSEWHERE = {
 # each corpus's synth command after ``abduct CORPUS synth`` ({out}: its folder)
 CORPORA = {"sherlock": ["--out", "{out}", "--images", "24", "--chunk-size", "20"], "var": ["--out", "{out}", "--examples", "8"],
            "cosim": ["--out", "{out}", "--train", "4", "--val", "12"], "nleye": ["--out", "{out}", "--samples", "12"],
-           "whoops": ["--out", "{out}", "--images", "10"], "blackswan": ["{out}", "--videos", "4"]}
+           "whoops": ["--out", "{out}", "--images", "10"], "blackswan": ["--out", "{out}", "--videos", "4"]}
 PLUGINS = {"sherlock", "cosim", "nleye", "var", "whoops", "blackswan"}  # the first-party dataset packages' plugins
 # where a per-sample figure of the view must average to the run's (units.json: a mean of them)
 SCALE_CHECKED = {"sherlock-comparison", "sherlock-localization", "var", "var-explanation", "var-premise",

@@ -57,7 +57,7 @@ def test_metric_cli_matches_identical_texts(tmp_path: Path) -> None:
     (tmp_path / "r.json").write_text(json.dumps({k: [v] for k, v in preds.items()}))
     run = abduct("metric", "bleu", "--predictions", str(tmp_path / "p.json"), "--references", str(tmp_path / "r.json"), "--json")
     assert run.returncode == 0, run.stderr
-    assert json.loads(run.stdout)["bleu_4"] == pytest.approx(1.0, abs=1e-6)
+    assert json.loads(run.stdout)["bleu_4"] == pytest.approx(100.0, abs=1e-4)  # x100
     (tmp_path / "r.json").write_text(json.dumps({"a": [preds["a"]], "b": []}))
     bad = abduct_process("metric", "bleu", "--predictions", str(tmp_path / "p.json"), "--references",
                          str(tmp_path / "r.json"))  # the exit status as the shell sees it

@@ -1,6 +1,6 @@
 """The explicit contract: declarations checked when a component is built, the model-to-engine
-wiring (``engine_for``), and what a task may do through ``RunContext`` — load a dataset with the
-user's options, write an artifact that appears only with a finished run, ask for another model."""
+wiring (``engine_for``), and what reaches a task through the run — a dataset built with the
+user's options, an artifact that appears only with a finished run."""
 
 from __future__ import annotations
 
@@ -12,14 +12,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from abduct import Evaluation, MetricResult, PluginError, Registration, Settings, Spec, VisualInput, hookimpl
+from abduct import Choice, Evaluation, MetricResult, PluginError, Registration, Settings, Spec, VisualInput, hookimpl
 from abduct._registry.registry import Registry, build_registry, reset_registry
-from abduct._run.evaluate import EvalConfig, run_evaluation
 from abduct.contract import ScoreContext
 from abduct.contract.stages import Choose, Records, RunInfo, Stage
 from abduct.host import engine_for, model_traits, task_traits
-from abduct.kit import Choice, accuracy, multiple_choice
-from abduct.legacy import RunContext
+from abduct.kit import accuracy
 from abduct_testing import main
 from toy_plugin import ToyChoice, ToyPlugin
 
@@ -67,10 +65,15 @@ class BadInfo(ToyChoice):
     metric_info = {"accuracy": 1.0}
 
 
+class BadView(ToyChoice):
+    view = "images"  # type: ignore[assignment]
+
+
 @pytest.mark.parametrize("task, message", [
     (BadSplit(), "task 't' declares default_split = ''"),
     (BadKey(), "task 't' declares needs_answer_key = 'no'; expected True or False"),
     (BadInfo(), "task 't' declares a metric_info that is not a mapping of MetricInfo"),
+    (BadView(), "task 't' declares view = 'images'; expected a method"),
 ])
 def test_malformed_task_declarations(task: object, message: str) -> None:
     with pytest.raises(PluginError, match=message):
@@ -173,25 +176,6 @@ class ToyData:
         return []
 
 
-class Legacy:
-    """A third-party task written before the staged contract: it drives the run itself."""
-
-    default_split = "val"
-    optional_inputs = frozenset({"image", "context"})
-    metric_info = ToyChoice.metric_info
-
-    def evaluate(self, run: RunContext) -> Evaluation:
-        items = [Choice(r["id"], VisualInput(str(run.data_dir / r["image"]), context=r["question"]),
-                        tuple(r["choices"]), r["label"])
-                 for r in json.loads((run.data_dir / "toy.json").read_text())]
-        records = multiple_choice(run, "q", items)
-        return Evaluation({"accuracy": accuracy(records), "n": len(records)}, records)
-
-
-def make_legacy(spec: Spec, settings: Settings) -> Legacy:
-    return Legacy()
-
-
 def make_through(spec: Spec, settings: Settings, *, fail: bool = False) -> Through:
     return Through(fail)
 
@@ -204,7 +188,6 @@ class ThroughPlugin:
     @hookimpl
     def register_tasks(self) -> Iterator[Registration]:
         yield Registration("through", "reads through the run", f"{__name__}:make_through")
-        yield Registration("legacy", "drives the run itself", f"{__name__}:make_legacy")
 
     @hookimpl
     def register_datasets(self) -> Iterator[Registration]:
@@ -253,16 +236,6 @@ def test_a_dataset_the_task_does_not_read_is_refused(through_registry: None, toy
     assert not (tmp_path / "o").exists()
 
 
-def test_a_legacy_evaluate_task_still_runs_with_a_deprecation_warning(through_registry: None, toy_data: Path,
-                                                                     tmp_path: Path) -> None:
-    with pytest.warns(DeprecationWarning, match="task 'legacy' defines evaluate") as warned:
-        legacy = run_evaluation(EvalConfig("legacy", "random", toy_data, tmp_path / "legacy", quiet=True))
-    assert warned[0].filename == __file__  # the plugin's evaluate, which its own warnings filters match
-    declared = run_evaluation(EvalConfig("through", "random", toy_data, tmp_path / "through", quiet=True))
-    assert legacy["metrics"] == declared["metrics"]
-    assert (tmp_path / "legacy" / "predictions.jsonl").read_text() == (tmp_path / "through" / "predictions.jsonl").read_text()
-
-
 def test_check_runs_the_tasks_dataset_check(toy_registry: Registry, toy_data: Path, tmp_path: Path,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", "toy-choice", "--data", str(toy_data)]) == 0
@@ -284,7 +257,7 @@ def test_artifact_names_cannot_replace_a_runs_outputs() -> None:
 
 def make_wrapper(spec: Spec, settings: Settings, registry: Registry) -> Any:
     """``wrapper:<model>``: the model it names, built by the registry that builds the wrapper
-    (as abduct-compose's cascade: and retrieve: build their parts)."""
+    (as the built-in cascade: and retrieve: build their parts)."""
     return registry.create("model", spec.argument or "", settings)
 
 

@@ -44,5 +44,5 @@ def test_values() -> None:  # through `abduct metric`: abduct-metrics' test_metr
     preds = {"a": "The cat.", "b": "three dogs", "c": "a bird"}
     refs = {"a": ["cat"], "b": ["a horse", "3 dogs"], "c": ["bird flying"]}
     result = ExactMatch().compute(preds, refs)
-    assert result.per_sample == {"a": {"exact_match": 1.0}, "b": {"exact_match": 1.0}, "c": {"exact_match": 0.0}}
-    assert result.corpus["exact_match"] == pytest.approx(2 / 3, abs=1e-12)
+    assert result.per_sample == {"a": {"exact_match": 100.0}, "b": {"exact_match": 100.0}, "c": {"exact_match": 0.0}}
+    assert result.corpus["exact_match"] == pytest.approx(200 / 3, abs=1e-12)

@@ -116,7 +116,7 @@ def test_generation_task_through_the_cli(toy_registry: Registry, toy_data: Path,
     records = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
     assert len(records) == 12 and {r["prediction"] for r in records} <= {f"image number {k}" for k in range(3)}
     hits = sum(r["prediction"] == r["references"][0] for r in records)
-    assert results["metrics"]["exact_match" if "exact_match" in results["metrics"] else "exact-match"] == hits / 12
+    assert results["metrics"]["exact_match" if "exact_match" in results["metrics"] else "exact-match"] == 100 * (hits / 12)
 
 
 def test_decoding_options_come_from_the_spec(toy_registry: Registry, toy_data: Path, tmp_path: Path,
@@ -167,7 +167,7 @@ def test_generation_resumes_after_sigkill_with_identical_predictions(toy_registr
 def test_a_missing_metric_names_the_package_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ABDUCT_DISABLE_PLUGINS", "metrics")  # as if abduct-metrics were not installed
     run = Run(tmp_path, "val", registry=build_registry())
-    assert run.metric("exact-match").compute({"a": "x"}, {"a": ["x"]}).corpus == {"exact_match": 1.0}
+    assert run.metric("exact-match").compute({"a": "x"}, {"a": ["x"]}).corpus == {"exact_match": 100.0}
     hint = re.escape(install_command("abduct-metrics"))  # the command that works where abduct came from
     with pytest.raises(AbductError, match=f"metric 'cider', which comes with abduct-metrics: {hint}"):
         run.metric("cider")

@@ -7,7 +7,6 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,7 @@ import abduct
 
 PACKAGE = Path(abduct.__file__).parent
 # bottom to top, as in .importlinter
-LAYERS = ["contract", "legacy", "_declare", "kit", "_stats", "_registry", "_engine", "_builtins", "_run", "_cli"]
+LAYERS = ["contract", "_declare", "kit", "_stats", "_registry", "_engine", "_builtins", "_run", "_cli"]
 
 
 def _module_name(path: Path) -> str:
@@ -72,16 +71,6 @@ def test_no_folder_holds_more_than_fifteen_modules() -> None:
     assert crowded == {}
 
 
-def test_old_import_paths_still_work_with_a_deprecation_warning() -> None:
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        from abduct.errors import DataError  # type: ignore[import-not-found]
-        from abduct.tasks import Evaluation, multiple_choice  # type: ignore[import-not-found]
-    assert DataError is abduct.DataError and Evaluation is abduct.Evaluation
-    assert multiple_choice is abduct.kit.multiple_choice
-    assert any(issubclass(w.category, DeprecationWarning) and "abduct.errors" in str(w.message) for w in caught)
-
-
 def test_front_door_names_resolve_and_importing_it_stays_light() -> None:
     missing = [name for name in abduct.__all__ if getattr(abduct, name, None) is None]
     assert missing == []
@@ -89,7 +78,6 @@ def test_front_door_names_resolve_and_importing_it_stays_light() -> None:
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "[]"
 
 
-def test_python_dash_m_abduct_cli_still_runs_the_command_line() -> None:
-    for module in ("abduct", "abduct.cli"):  # the front door, and the old path through its shim
-        done = subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True, text=True)
-        assert done.returncode == 0 and "Usage: abduct" in done.stdout, done.stderr
+def test_python_dash_m_abduct_runs_the_command_line() -> None:
+    done = subprocess.run([sys.executable, "-m", "abduct", "--help"], capture_output=True, text=True)
+    assert done.returncode == 0 and "Usage: abduct" in done.stdout, done.stderr

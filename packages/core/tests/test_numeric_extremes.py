@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from abduct import AbductError, DataError
-from abduct.kit import first_argmax, read_json, strictly_higher
+from abduct.kit import read_json
+from abduct.kit.shapes import first_argmax, strictly_higher
 from abduct_testing import EXTREME_SCALES
 
 

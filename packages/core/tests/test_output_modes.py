@@ -12,7 +12,7 @@ import pytest
 
 from abduct._cli import main
 from abduct._registry.registry import Registry
-from abduct.kit.io import atomic_write_bytes, atomic_write_json, current_umask, honour_umask
+from abduct.kit.io import atomic_write_bytes, atomic_write_json, current_umask
 
 
 @pytest.fixture(params=[0o022, 0o027, 0o077])
@@ -69,17 +69,3 @@ def test_every_output_of_a_run_and_its_caches(umask: int, toy_registry: Registry
     cached = modes(cache)
     assert cached, "the runs wrote cache shards"
     assert set(written.values()) | set(cached.values()) == {0o666 & ~umask}
-
-
-def test_honour_umask_opens_up_what_a_library_wrote_owner_only(tmp_path: Path) -> None:
-    (tmp_path / "d" / "sub").mkdir(parents=True)
-    (tmp_path / "d" / "sub" / "w.safetensors").write_bytes(b"x")
-    for path in (tmp_path / "d", tmp_path / "d" / "sub", tmp_path / "d" / "sub" / "w.safetensors"):
-        path.chmod(0o700 if path.is_dir() else 0o600)
-    previous = os.umask(0o022)
-    try:
-        honour_umask(tmp_path / "d")
-    finally:
-        os.umask(previous)
-    assert modes(tmp_path / "d") == {"sub/w.safetensors": 0o644}
-    assert stat.S_IMODE((tmp_path / "d" / "sub").stat().st_mode) == 0o755

@@ -13,15 +13,14 @@ import os
 import subprocess
 import sys
 import textwrap
-import warnings
 from pathlib import Path
 
 import pytest
 
-from abduct._registry.registry import DEPRECATED_PLUGIN_APIS, build_registry
-from abduct.contract import PLUGIN_API, SUPPORTED_PLUGIN_APIS
+from abduct._registry.providers import UnknownNameError
+from abduct._registry.registry import build_registry
 from abduct.contract.errors import PluginError
-from abduct.host import UnknownNameError
+from abduct.contract.hooks import PLUGIN_API, SUPPORTED_PLUGIN_APIS
 from abduct_testing.toy import write_toy_data
 
 CONSTANT = "abduct._builtins.baselines:make_constant"
@@ -58,9 +57,8 @@ def model(name: str) -> str:
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Plugins written for each plugin API, a garbage declaration and none at all."""
     site = tmp_path_factory.mktemp("site")
-    install(site, "abduct-ancient", "ancient", 2, model("ancient-model"))
-    install(site, "abduct-older", "older", 3, model("older-model"))
-    install(site, "abduct-current", "current", 4, plugin_body(
+    install(site, "abduct-ancient", "ancient", 0, model("ancient-model"))
+    install(site, "abduct-current", "current", 1, plugin_body(
         f'Registration("current-model", "a constant scorer", "{CONSTANT}")') + textwrap.dedent("""
         @hookimpl
         def register_datasets():
@@ -90,12 +88,11 @@ def core_version() -> str:
 
 
 def supported() -> str:
-    return f"{SUPPORTED_PLUGIN_APIS[0]}–{SUPPORTED_PLUGIN_APIS[-1]}"
+    return f"{SUPPORTED_PLUGIN_APIS[0]}"
 
 
-def test_the_core_supports_the_current_and_the_previous_plugin_api() -> None:
-    assert PLUGIN_API == 4 and list(SUPPORTED_PLUGIN_APIS) == [3, 4]
-    assert DEPRECATED_PLUGIN_APIS == {3: "0.3"}
+def test_the_first_release_supports_plugin_api_1_only() -> None:
+    assert PLUGIN_API == 1 and list(SUPPORTED_PLUGIN_APIS) == [1]
 
 
 def test_plugins_json_lists_each_plugin_with_its_api_and_refuses_the_unsupported(site: Path) -> None:
@@ -105,9 +102,9 @@ def test_plugins_json_lists_each_plugin_with_its_api_and_refuses_the_unsupported
     assert plugins["core"]["api"] == PLUGIN_API
     ancient = plugins["ancient"]
     assert ancient["error"] == (
-        f"plugin 'ancient' (abduct-ancient 1.0) is written for plugin API 2; this abduct-core {core_version()} "
-        f"supports plugin API {supported()}: upgrade abduct-ancient or install an abduct-core that supports plugin API 2")
-    assert ancient["api"] == 2 and ancient["registers"] == {}
+        f"plugin 'ancient' (abduct-ancient 1.0) is written for plugin API 0; this abduct-core {core_version()} "
+        f"supports plugin API {supported()}: upgrade abduct-ancient or install an abduct-core that supports plugin API 0")
+    assert ancient["api"] == 0 and ancient["registers"] == {}
     assert plugins["future"]["error"].startswith(
         f"plugin 'future' (abduct-future 1.0) is written for plugin API 99; this abduct-core {core_version()} "
         f"supports plugin API {supported()}: upgrade abduct-core")
@@ -117,11 +114,8 @@ def test_plugins_json_lists_each_plugin_with_its_api_and_refuses_the_unsupported
                                        "which is not a whole number")
     for refused in ("ancient", "future", "garbage"):
         assert "\n" not in plugins[refused]["error"]
-    older = plugins["older"]
-    assert older["error"] is None and older["api"] == 3 and older["registers"] == {"model": ["older-model"]}
-    assert older["note"] == "written for plugin API 3, which is deprecated: abduct 0.3 drops it (plugin API 4 is current)"
     current = plugins["current"]
-    assert current["error"] is None and current["note"] is None and current["api"] == 4
+    assert current["error"] is None and current["note"] is None and current["api"] == 1
     assert current["registers"] == {"dataset": ["toy"], "task": ["toy-choice"], "model": ["current-model"]}
     undeclared = plugins["undeclared"]
     assert undeclared["error"] is None and undeclared["api"] is None
@@ -135,13 +129,10 @@ def test_plugins_text_gives_the_reason_in_one_line(site: Path) -> None:
     lines = listing.stdout.splitlines()
     at = lines.index("ancient (abduct-ancient 1.0)")
     assert lines[at + 1] == (
-        f"  ERROR: plugin 'ancient' (abduct-ancient 1.0) is written for plugin API 2; this abduct-core "
+        f"  ERROR: plugin 'ancient' (abduct-ancient 1.0) is written for plugin API 0; this abduct-core "
         f"{core_version()} supports plugin API {supported()}: upgrade abduct-ancient or install an abduct-core "
-        "that supports plugin API 2")
+        "that supports plugin API 0")
     assert not lines[at + 2].startswith("  ")  # nothing registered: the next plugin follows
-    at = lines.index("older (abduct-older 1.0)")
-    assert lines[at + 1:at + 3] == ["  models: older-model", "  note: written for plugin API 3, which is deprecated: "
-                                    "abduct 0.3 drops it (plugin API 4 is current)"]
     at = lines.index("undeclared (abduct-undeclared 1.0)")
     assert lines[at + 2].startswith("  note: declares no plugin API version")
 
@@ -154,12 +145,11 @@ def test_eval_refuses_the_model_of_an_unsupported_plugin_in_one_line_and_runs_th
     assert refused.returncode == 2
     assert len(refused.stderr.strip().splitlines()) == 1, refused.stderr
     assert refused.stderr.startswith("error: unknown model 'ancient-model'")
-    assert (f"plugin 'ancient' (abduct-ancient 1.0) is written for plugin API 2; this abduct-core "
+    assert (f"plugin 'ancient' (abduct-ancient 1.0) is written for plugin API 0; this abduct-core "
             f"{core_version()} supports plugin API {supported()}") in refused.stderr
     assert not (tmp_path / "ancient").exists()
-    # a plugin written for the previous API (a core/plugin mismatch inside the range), the current one, and one
-    # that declares nothing all run
-    for name in ("older-model", "current-model", "undeclared-model"):
+    # a plugin written for the current API and one that declares nothing both run
+    for name in ("current-model", "undeclared-model"):
         done = run_cli(site, "eval", "toy-choice", "--model", name, "--data", str(data),
                        "--out", str(tmp_path / name), "--quiet")
         assert done.returncode == 0, done.stderr
@@ -188,23 +178,6 @@ def test_an_unknown_command_names_the_plugins_not_loaded(site: Path) -> None:
     assert unknown.stderr.startswith("error: no such command 'ancient-command'; not loaded: plugin '")
     assert len(unknown.stderr.strip().splitlines()) == 1
     assert run_cli(site, "models").returncode == 0
-
-
-def test_a_plugin_written_for_a_deprecated_api_warns_once_naming_the_release(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    plugin = f"dep{tmp_path.name.replace('-', '').replace('_', '').lower()}"  # one module name a test
-    install(tmp_path, f"abduct-{plugin}", plugin, 3, model(f"{plugin}-model"))
-    monkeypatch.syspath_prepend(str(tmp_path))
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        first = build_registry()
-        build_registry()
-    deprecations = [w for w in caught if issubclass(w.category, DeprecationWarning) and plugin in str(w.message)]
-    assert [str(w.message) for w in deprecations] == [
-        f"plugin '{plugin}' (abduct-{plugin} 1.0) is written for plugin API 3, which is deprecated: abduct 0.3 "
-        "drops it; move it to plugin API 4 (docs/plugins.md)"]
-    assert deprecations[0].filename == str(tmp_path / f"plugin_{plugin}.py")  # the plugin's own filters see it
-    assert first.get("model", f"{plugin}-model").plugin == plugin
 
 
 def test_in_process_registry_refuses_without_importing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -14,10 +14,10 @@ import pytest
 
 from abduct import PublishedRow, Registration, hookimpl
 from abduct._cli import main
+from abduct._registry.providers import UnknownNameError
 from abduct._registry.registry import build_registry, reset_registry
 from abduct.contract import hooks as hookspecs
 from abduct.contract.errors import PluginError
-from abduct.host import UnknownNameError
 from abduct.kit import install_command
 from toy_plugin import ToyPlugin
 
@@ -41,7 +41,7 @@ class EveryHook:
     def register_metrics(self) -> Iterator[Registration]:
         yield Registration("toy-metric", "m", "toy_plugin:make_choice")
 
-    @hookimpl
+    @hookimpl(optionalhook=True)  # abduct-demo declares it; the registry lists what it registers anyway
     def register_demos(self) -> Iterator[Registration]:
         yield Registration("toy-demo", "a demo section", "toy_plugin:make_choice")  # run by abduct-demo
 
@@ -61,18 +61,19 @@ TESTED_HOOKS = {
     "register_tasks": "task",
     "register_models": "model",
     "register_metrics": "metric",
-    "register_demos": "demo",
     "register_commands": None,
     "register_published": None,
 }
+OWN_HOOKS = {"register_demos": "demo"}  # a plugin's own hook (abduct-demo's), listed as a kind where implemented
 
 
 def test_every_hook_has_a_test() -> None:
     specs = {name for name in dir(hookspecs) if name.startswith("register_")}
     assert specs == set(TESTED_HOOKS), f"hooks without a test: {specs - set(TESTED_HOOKS)}"
+    assert not set(OWN_HOOKS) & specs  # the core declares no hook of another distribution
 
 
-@pytest.mark.parametrize("hook, kind", [(h, k) for h, k in TESTED_HOOKS.items() if k])
+@pytest.mark.parametrize("hook, kind", [(h, k) for h, k in {**TESTED_HOOKS, **OWN_HOOKS}.items() if k])
 def test_registration_hooks(hook: str, kind: str) -> None:
     registry = build_registry(extra_plugins=[("every", EveryHook())])
     name = {"dataset": "toy-data"}.get(kind, f"toy-{kind}")
@@ -123,6 +124,46 @@ def test_register_commands_hook(capsys: pytest.CaptureFixture[str]) -> None:
     finally:
         reset_registry()
     assert "hello from toy" in capsys.readouterr().out
+
+
+class WidgetSpecs:
+    @hookspecs.hookspec
+    def register_widgets(self) -> list[str]:  # type: ignore[empty-body]
+        """A plugin's own hook."""
+
+
+class DeclaresWidgets:
+    """Declares a hook of its own, as abduct-demo declares ``register_demos``."""
+
+    @hookimpl
+    def add_hookspecs(self, pluginmanager: object) -> None:
+        pluginmanager.add_hookspecs(WidgetSpecs)  # type: ignore[attr-defined]
+
+
+class OptionalWidget:
+    @hookimpl(optionalhook=True)
+    def register_widgets(self) -> list[str]:
+        return ["optional"]
+
+
+class PlainWidget:
+    @hookimpl
+    def register_widgets(self) -> list[str]:
+        return ["plain"]
+
+
+def test_a_plugin_declares_a_hook_of_its_own() -> None:
+    """Implementations registered before the declaring plugin (marked optional) and after it both
+    count; without the declaring plugin an optional one still loads, a plain one is refused."""
+    plugins = [("early", OptionalWidget()), ("declares", DeclaresWidgets()), ("late", PlainWidget())]
+    registry = build_registry(extra_plugins=plugins)
+    assert {info.name: info.error for info in registry.plugins if info.name in dict(plugins)} == dict.fromkeys(
+        dict(plugins))
+    assert registry.manager.hook.register_widgets.spec is not None
+    assert sorted(registry.manager.hook.register_widgets()) == [["optional"], ["plain"]]
+    alone = build_registry(extra_plugins=[("early", OptionalWidget()), ("late", PlainWidget())])
+    errors = {info.name: info.error for info in alone.plugins if info.name in ("early", "late")}
+    assert errors == {"early": None, "late": "implements unknown hook(s) register_widgets"}
 
 
 class OlderPlugin:
@@ -291,8 +332,8 @@ def test_disable_plugins_env(tmp_path: Path) -> None:
 
 def test_core_import_is_light() -> None:
     code = (
-        "import sys, abduct, abduct.cli, abduct.evaluate, abduct_testing;"
-        "from abduct.plugins import build_registry; build_registry();"
+        "import sys, abduct, abduct.host, abduct_testing;"
+        "from abduct.host import build_registry; build_registry();"
         "heavy = [m for m in ('torch', 'open_clip', 'transformers') if m in sys.modules];"
         "assert not heavy, heavy"
     )

@@ -67,24 +67,10 @@ def make_custom(spec: Spec, settings: Settings) -> CustomSteps:
     return CustomSteps()
 
 
-class Legacy:
-    """A task that drives the run itself (deprecated): it cannot be split."""
-
-    default_split = "val"
-
-    def evaluate(self, run: Any) -> Evaluation:
-        raise AssertionError("never run sharded")
-
-
-def make_legacy(spec: Spec, settings: Settings) -> Legacy:
-    return Legacy()
-
-
 class CustomPlugin:
     @hookimpl
     def register_tasks(self) -> Iterator[Registration]:
         yield Registration("shard-custom", "Custom steps, one after the other", "test_shards:make_custom")
-        yield Registration("shard-legacy", "Drives the run itself", "test_shards:make_legacy")
 
 
 @pytest.fixture
@@ -301,14 +287,6 @@ def test_shard_parsing_and_ownership_are_stable() -> None:
     assert [owner(f"q{i:03d}", 4) for i in range(8)] == [owner(f"q{i:03d}", 4) for i in range(8)]
     assert owner("q000", 4) == int.from_bytes(__import__("hashlib").sha256(b"q000").digest()[:8], "big") % 4
     assert all(Shard(0, 1).owns(f"x{i}") for i in range(50))
-
-
-def test_a_task_that_drives_the_run_itself_is_not_split(registry: Registry, data: Path, tmp_path: Path,
-                                                        capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(_eval("shard-legacy", data, tmp_path / "o", "--model", "random", "--shard", "0/2")) == 2
-    err = capsys.readouterr().err.strip()
-    assert "defines the deprecated evaluate(run), which cannot be split into shards" in err
-    assert len(err.splitlines()) == 1 and not (tmp_path / "o").exists()
 
 
 def test_shards_are_refused_under_torchrun(registry: Registry, data: Path, tmp_path: Path,

@@ -13,7 +13,7 @@ from abduct._cli import main
 from abduct._registry.registry import Registry, build_registry
 from abduct.contract.errors import AbductError
 from abduct.contract.spec import Settings, Spec
-from abduct.kit import ExactMatch
+from abduct.kit.answers import ExactMatch
 
 
 @pytest.mark.parametrize("model, message", [

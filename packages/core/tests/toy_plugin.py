@@ -10,6 +10,7 @@ import os
 import signal
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -77,14 +78,14 @@ class ToyJudged:
         questions = {it["id"]: it["question"] for it in examples}
 
         def verdicts(done: Mapping[str, Records]) -> Judge:
-            return Judge([JudgeItem(r["id"], r["prediction"], tuple(r["references"]), question=questions[r["id"]])
+            return Judge([JudgeItem(r.id, r.prediction, tuple(r.references), question=questions[r.id])
                           for r in done["describe"]], JUDGE_TEMPLATE, per_unit=2)
 
         return [Stage("describe", Generate(_captions(examples), pool, per_unit=4)), Stage("judge", after=verdicts)]
 
     def finish(self, examples: Sequence[dict[str, Any]], records: Mapping[str, Records], run: RunInfo) -> Evaluation:
-        verdicts = {v["id"]: v["equivalent"] for v in records["judge"]}
-        described = [{**r, "judged": verdicts[r["id"]]} for r in records["describe"]]
+        verdicts = {v.id: v.equivalent for v in records["judge"]}
+        described = [{**asdict(r), "judged": verdicts[r.id]} for r in records["describe"]]
         judged = [v for v in verdicts.values() if v is not None]
         metrics = {"judged_accuracy": 100.0 * float(np.mean(judged)) if judged else 0.0, "n": len(described)}
         return Evaluation(metrics, described)

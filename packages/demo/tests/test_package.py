@@ -1,16 +1,13 @@
 """abduct-demo as a package: ``abduct demo`` comes from its plugin, whose entry module stays as
-light as ``abduct``, and the names the core exported before (``abduct.DemoContext``, the old
-``abduct.demo`` path) lead here with a DeprecationWarning."""
+light as ``abduct``."""
 
 from __future__ import annotations
 
-import importlib
 import subprocess
 import sys
 
 import pytest
 
-import abduct
 import abduct_demo
 from abduct.host import get_registry, main
 
@@ -34,10 +31,24 @@ def test_names_load_on_use_and_unknown_ones_are_refused() -> None:
         abduct_demo.nope  # noqa: B018
 
 
-def test_the_cores_old_names_lead_here_with_a_deprecation_warning(monkeypatch: pytest.MonkeyPatch) -> None:
-    with pytest.warns(DeprecationWarning, match=r"abduct\.DemoContext moved to abduct_demo\.DemoContext"):
-        assert abduct.DemoContext is abduct_demo.DemoContext  # type: ignore[attr-defined]
-    monkeypatch.delitem(sys.modules, "abduct.demo", raising=False)
-    with pytest.warns(DeprecationWarning, match=r"abduct\.demo is deprecated"):
-        old = importlib.import_module("abduct.demo")
-    assert old.run_demo is abduct_demo.run_demo and old.own_cache is importlib.import_module("abduct_demo.runner").own_cache
+def test_the_hook_register_demos_is_this_packages() -> None:
+    """abduct-demo declares ``register_demos`` (the core's ``add_hookspecs``); the core does not.
+    A section registered before the demo's plugin (clip's) or after it (a test's) is listed."""
+    import abduct.contract
+    from abduct import Registration, hookimpl
+    from abduct.host import build_registry
+    from abduct_demo import hooks
+
+    assert not hasattr(abduct.contract.hooks, "register_demos")
+
+    class Section:
+        @hookimpl(optionalhook=True)
+        def register_demos(self) -> list[Registration]:
+            return [Registration("toy-section", "a section", "demo_plugin:toy_demo")]
+
+    registry = build_registry(extra_plugins=[("section", Section())])
+    assert registry.manager.hook.register_demos.spec.namespace is hooks
+    assert "toy-section" in {c.name for c in registry.components("demo")}
+    clip = next((p for p in registry.plugins if p.name == "clip"), None)
+    if clip is not None:  # a first-party section registered before the demo's plugin (plugins load by name)
+        assert clip.error is None and clip.registers.get("demo") == ["sherlock-clip"]

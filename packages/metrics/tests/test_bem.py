@@ -79,10 +79,10 @@ def test_scores_em_first_then_max_over_references(tiny_bem) -> None:
     q3 = by_hand(["the", "man"], ["woman"], ["who", "is", "riding", "[UNK]"])
     assert result.per_sample["q1"]["bem_score"] == pytest.approx(q1, abs=1e-6)
     assert result.per_sample["q3"]["bem_score"] == pytest.approx(q3, abs=1e-6)
-    assert result.per_sample["q2"] == {"bem": 1.0, "bem_score": 1.0, "exact_match": 1.0}
+    assert result.per_sample["q2"] == {"bem": 100.0, "bem_score": 1.0, "exact_match": 100.0}
     assert result.info["bem_calls"] == 3  # q2 matched exactly: never sent to the classifier
     for row in result.per_sample.values():
-        assert row["bem"] == float(row["bem_score"] >= 0.5)
+        assert row["bem"] == 100.0 * (row["bem_score"] >= 0.5)
     assert result.corpus["bem"] == pytest.approx(sum(r["bem"] for r in result.per_sample.values()) / 3, abs=1e-12)
 
 
@@ -128,8 +128,8 @@ def test_cli(tiny_bem, tmp_path, capsys) -> None:
     assert "needs the questions" in capsys.readouterr().err
     assert main([*args, "--questions", str(tmp_path / "q.json")]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["per_sample"]["a"]["exact_match"] == 1.0 and out["per_sample"]["b"]["exact_match"] == 0.0
-    assert out["bem"] == pytest.approx((1.0 + out["per_sample"]["b"]["bem"]) / 2)
+    assert out["per_sample"]["a"]["exact_match"] == 100.0 and out["per_sample"]["b"]["exact_match"] == 0.0
+    assert out["bem"] == pytest.approx((100.0 + out["per_sample"]["b"]["bem"]) / 2)
     same = ["metric", f"bem,model={tiny_bem},segments=original", *args[2:6], "--questions", str(tmp_path / "q.json"),
             "--json", "--per-sample", "--batch-size", "1"]
     assert main(same) == 0

@@ -11,6 +11,7 @@ import pytest
 
 from abduct import AbductError, Metric, Settings
 from abduct.host import get_registry
+from abduct_metrics._common import SCALE
 from abduct_metrics.testing import generated_data
 from abduct_testing import MetricContract, main
 
@@ -46,8 +47,8 @@ def _direct(data, model_dir, **kwargs):
 
 def _assert_equal(result, ids, columns) -> None:
     for key, col in zip(("bertscore_precision", "bertscore_recall", "bertscore_f1"), columns):
-        np.testing.assert_allclose([result.per_sample[k][key] for k in ids], col, rtol=0, atol=TOL)
-        assert abs(result.corpus[key] - float(np.mean(col))) <= TOL
+        np.testing.assert_allclose([result.per_sample[k][key] for k in ids], SCALE * col, rtol=0, atol=SCALE * TOL)
+        assert abs(result.corpus[key] - SCALE * float(np.mean(col))) <= SCALE * TOL
 
 
 @pytest.mark.parametrize("idf", [False, True])
@@ -100,7 +101,7 @@ def test_cli_prints_hash(data, tiny_bert, tmp_path, capsys) -> None:
         assert main(["metric", *form, *files]) == 0
         out = json.loads(capsys.readouterr().out)
         assert out["bertscore_hash"] == digest
-        assert abs(out["bertscore_f1"] - float(np.mean(columns[2]))) <= TOL
+        assert abs(out["bertscore_f1"] - SCALE * float(np.mean(columns[2]))) <= SCALE * TOL
 
 
 @pytest.mark.filterwarnings("ignore:The given NumPy array is not writable")
@@ -115,7 +116,7 @@ def test_cli_typed_boolean_options(data, tiny_bert, baseline_file, tmp_path, cap
     _, columns, digest = _direct(data, tiny_bert, num_layers=1, idf=True, rescale_with_baseline=True,
                                  baseline_path=str(baseline_file), lang="en")
     assert out["bertscore_hash"] == digest and "_idf_" in digest and digest.endswith("-custom-rescaled")
-    assert abs(out["bertscore_f1"] - float(np.mean(columns[2]))) <= TOL
+    assert abs(out["bertscore_f1"] - SCALE * float(np.mean(columns[2]))) <= SCALE * TOL
     assert main(["metric", "bertscore", "-o", "idf=maybe", *files]) == 2
     assert "'maybe' is not a boolean" in capsys.readouterr().err
     assert main(["metric", "bertscore", "-o", "layers=3", *files]) == 2

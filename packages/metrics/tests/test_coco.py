@@ -20,6 +20,7 @@ from abduct import AbductError, Metric
 from abduct.host import get_registry
 from abduct_metrics import _coco
 from abduct_metrics._coco import CocoCaptionMetric
+from abduct_metrics._common import SCALE
 from abduct_metrics._ptb import ptb_tokenize
 from abduct_testing import MetricContract, main
 
@@ -58,25 +59,26 @@ def test_bleu_equals_pycocoevalcap(both) -> None:
     ours, ref, ids = both
     corpus, each = ref["bleu"]
     for n in range(4):
-        assert abs(ours.corpus[f"bleu_{n + 1}"] - corpus[n]) <= TOL
+        assert abs(ours.corpus[f"bleu_{n + 1}"] - SCALE * corpus[n]) <= SCALE * TOL
         got = [ours.per_sample[k][f"bleu_{n + 1}"] for k in ids]
-        np.testing.assert_allclose(got, each[n], rtol=0, atol=TOL)
+        np.testing.assert_allclose(got, SCALE * np.asarray(each[n]), rtol=0, atol=SCALE * TOL)
 
 
 @pytest.mark.parametrize("key", ["meteor", "rouge_l", "cider"])
 def test_per_sample_metrics_equal_pycocoevalcap(both, key) -> None:
     ours, ref, ids = both
     corpus, each = ref[key]
-    assert abs(ours.corpus[key] - corpus) <= TOL
-    np.testing.assert_allclose([ours.per_sample[k][key] for k in ids], np.asarray(each, dtype=float), rtol=0, atol=TOL)
+    assert abs(ours.corpus[key] - SCALE * corpus) <= SCALE * TOL
+    np.testing.assert_allclose([ours.per_sample[k][key] for k in ids], SCALE * np.asarray(each, dtype=float), rtol=0,
+                               atol=SCALE * TOL)
     # VAR's figure: the mean of the per-sample scores.
-    assert abs(ours.info["mean_per_sample"][key] - float(np.mean(each))) <= TOL
+    assert abs(ours.info["mean_per_sample"][key] - SCALE * float(np.mean(each))) <= SCALE * TOL
 
 
 def test_values_are_not_degenerate(both) -> None:
     ours, _, _ = both
-    assert 0.0 < ours.corpus["bleu_4"] < ours.corpus["bleu_1"] < 1.0
-    assert ours.corpus["cider"] > 0 and 0 < ours.corpus["meteor"] < 1
+    assert 0.0 < ours.corpus["bleu_4"] < ours.corpus["bleu_1"] < SCALE
+    assert ours.corpus["cider"] > 0 and 0 < ours.corpus["meteor"] < SCALE
     assert ours.info["mean_per_sample"]["meteor"] != ours.corpus["meteor"]
 
 
@@ -138,7 +140,7 @@ def test_clean_non_ascii_replaces_characters_with_spaces() -> None:
         PTBTokenizer().tokenize({k: [{"caption": r} for r in references[k]] for k in predictions}),
         PTBTokenizer().tokenize({k: [{"caption": cleaned[k]}] for k in predictions}),
     )
-    assert abs(ours.corpus["cider"] - theirs[0]) <= TOL
+    assert abs(ours.corpus["cider"] - SCALE * theirs[0]) <= SCALE * TOL
     assert ours.info["clean_non_ascii"] is True
 
 

@@ -13,13 +13,19 @@ from pycocoevalcap.bleu.bleu import Bleu
 from pycocoevalcap.cider.cider import Cider
 
 from abduct import UnitScores
-from abduct.host import metric_from_units as value
+from abduct.host import metric_of_rows
 from abduct_metrics._coco import CocoCaptionMetric, Tokenised, tokenize_all
+from abduct_metrics._common import SCALE
 from abduct_metrics.captions import bleu_statistics
 from abduct_metrics.testing import generated_data
 from abduct_testing import shared_data_dir
 
 TOL = 1e-9
+
+
+def value(scores: UnitScores) -> float:
+    """The metric over every unit, as the run reports it."""
+    return float(metric_of_rows(scores)(np.asarray(scores.values, dtype=np.float64)))
 
 
 def _var_val(n: int) -> tuple[dict[str, str], dict[str, list[str]]]:
@@ -57,7 +63,7 @@ def test_the_metric_hands_its_bleu_statistics_over() -> None:
     predictions, references = generated_data(20, seed=5, related=True)
     result = CocoCaptionMetric(("bleu",)).compute(predictions, references)
     rows = result.info["bleu_statistics"]
-    assert value(UnitScores.corpus("example", "bleu-4", rows)) == pytest.approx(result.corpus["bleu_4"], abs=TOL)
+    assert value(UnitScores.corpus("example", "bleu-4", rows, SCALE)) == pytest.approx(result.corpus["bleu_4"], abs=SCALE * TOL)
 
 
 def test_cider_with_fixed_document_frequencies_is_close_to_rerunning_it(tokens: tuple[Tokenised, Tokenised]) -> None:

@@ -7,8 +7,7 @@ import hashlib
 
 import pytest
 
-from abduct.host import EQUIVALENCE_TEMPLATE
-from abduct.kit import check_template, fill
+from abduct.kit import check_template
 from abduct_metrics.llm_match import (
     LLM_MATCH_TEMPLATE,
     NO_RATING,
@@ -61,8 +60,7 @@ def test_question_score_mean_and_max(ratings, mean, top) -> None:
 def test_template_fits_the_core_judge_and_its_hash() -> None:
     assert set(check_template(LLM_MATCH_TEMPLATE, ("candidate", "reference", "references", "question"), "t",
                               required=("candidate",))) == {"candidate", "reference"}
-    prompt = fill(LLM_MATCH_TEMPLATE, {"candidate": "he slips", "reference": "a man falls"}, "t")
+    prompt = LLM_MATCH_TEMPLATE.format(candidate="he slips", reference="a man falls")
     assert "Reference answer: a man falls\nResponse: he slips" in prompt and prompt.rstrip().endswith("4 or 5>")
     assert TEMPLATE_SHA256 == hashlib.sha256(LLM_MATCH_TEMPLATE.encode()).hexdigest()
-    assert LLM_MATCH_TEMPLATE != EQUIVALENCE_TEMPLATE
     assert OFFICIAL_JUDGE == {"model": "meta-llama/Llama-3.1-8B-Instruct", "temperature": 0.4, "max_new_tokens": 100}

@@ -14,6 +14,7 @@ import pytest
 from abduct import AbductError
 from abduct_metrics import _coco
 from abduct_metrics._coco import CocoCaptionMetric
+from abduct_metrics._common import SCALE
 
 Data = tuple[dict[str, str], dict[str, list[str]]]
 
@@ -32,7 +33,8 @@ def test_the_shared_jvm_scores_as_a_fresh_pycocoevalcap_meteor(reference_meteor,
     _values(caption_data)  # other scoring first: the shared JVM is not fresh
     jvm = _coco._meteor_jvm
     assert jvm is not None and jvm.meteor_p.poll() is None
-    assert _values(meteor_probe) == reference_meteor.fresh_probe  # identical, not close
+    corpus, each = reference_meteor.fresh_probe
+    assert _values(meteor_probe) == (SCALE * corpus, [SCALE * s for s in each])  # identical, not close
     assert _coco._meteor_jvm is jvm  # the same JVM answered both
 
 

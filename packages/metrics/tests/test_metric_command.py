@@ -27,7 +27,7 @@ def test_exact_match_values_through_the_command(tmp_path: Path, capsys: pytest.C
     assert main(["metric", "exact-match", "--predictions", _write(tmp_path, "p.json", preds),
                  "--references", _write(tmp_path, "r.json", refs), "--json", "--per-sample"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["exact_match"] == pytest.approx(2 / 3, abs=1e-12)
+    assert out["exact_match"] == pytest.approx(200 / 3, abs=1e-12)
     assert out["per_sample"]["c"] == {"exact_match": 0.0}
 
 

@@ -26,7 +26,7 @@ def test_metrics_are_registered_and_loadable() -> None:
 def test_plugin_and_package_imports_stay_light() -> None:
     code = (
         "import sys, abduct_metrics, abduct_metrics.plugin;"
-        "from abduct.plugins import build_registry; build_registry().components('metric');"
+        "from abduct.host import build_registry; build_registry().components('metric');"
         "heavy = [m for m in ('torch', 'transformers', 'bert_score', 'pycocoevalcap') if m in sys.modules];"
         "print(','.join(heavy))"
     )

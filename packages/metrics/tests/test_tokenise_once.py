@@ -17,6 +17,7 @@ from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
 
 from abduct.host import get_registry
 from abduct_metrics._coco import CocoCaptionMetric
+from abduct_metrics._common import SCALE
 from abduct_metrics._ptb import LINE_BREAK_WARNING, PtbTokens, as_tokens, ptb_tokenize
 from abduct_testing.profiles import examples
 
@@ -57,12 +58,14 @@ def rewritten_data() -> tuple[dict[str, str], dict[str, list[str]]]:
 def assert_equal_to_direct(result, theirs, ids) -> None:
     corpus, each = theirs["bleu"]
     for n in range(4):
-        assert abs(result.corpus[f"bleu_{n + 1}"] - corpus[n]) <= TOL
-        np.testing.assert_allclose([result.per_sample[k][f"bleu_{n + 1}"] for k in ids], each[n], rtol=0, atol=TOL)
+        assert abs(result.corpus[f"bleu_{n + 1}"] - SCALE * corpus[n]) <= SCALE * TOL
+        np.testing.assert_allclose([result.per_sample[k][f"bleu_{n + 1}"] for k in ids], SCALE * np.asarray(each[n]),
+                                   rtol=0, atol=SCALE * TOL)
     for key in ("meteor", "rouge_l", "cider"):
         corpus, each = theirs[key]
-        assert abs(result.corpus[key] - corpus) <= TOL
-        np.testing.assert_allclose([result.per_sample[k][key] for k in ids], np.asarray(each, float), rtol=0, atol=TOL)
+        assert abs(result.corpus[key] - SCALE * corpus) <= SCALE * TOL
+        np.testing.assert_allclose([result.per_sample[k][key] for k in ids], SCALE * np.asarray(each, float), rtol=0,
+                                   atol=SCALE * TOL)
 
 
 def test_second_pass_would_change_these_texts() -> None:
@@ -90,10 +93,10 @@ def test_tokens_are_scored_as_given(reference_meteor) -> None:
     plain_res = {k: str(v) for k, v in res.items()}
     plain_gts = {k: [str(r) for r in v] for k, v in gts.items()}
     marked = get_registry().create("metric", "cider,pretokenized=true").compute(plain_res, plain_gts)
-    assert abs(marked.corpus["cider"] - theirs["cider"][0]) <= TOL
+    assert abs(marked.corpus["cider"] - SCALE * theirs["cider"][0]) <= SCALE * TOL
     # unmarked, the tokens would be tokenised a second time: a different number
     again = get_registry().create("metric", "cider").compute(plain_res, plain_gts)
-    assert abs(again.corpus["cider"] - theirs["cider"][0]) > 1e-6
+    assert abs(again.corpus["cider"] - SCALE * theirs["cider"][0]) > SCALE * 1e-6
 
 
 FRAGMENTS = st.sampled_from(REWRITTEN + ["a dog runs", "two people sit on a bench", "the man rides a horse"])
@@ -141,7 +144,7 @@ def test_empty_after_tokenisation_scores_zero_with_one_warning(reference_meteor)
     assert len(messages) == 1 and "'a'" in messages[0] and "1 more" in messages[0]
     for key in ("rouge_l", "cider", "meteor", "bleu_1"):
         assert result.per_sample["a"][key] <= TOL and result.per_sample["c"][key] <= TOL
-    assert result.per_sample["b"]["rouge_l"] == pytest.approx(1.0)
+    assert result.per_sample["b"]["rouge_l"] == pytest.approx(SCALE)
     assert_equal_to_direct(result, direct(predictions, references, reference_meteor), list(predictions))
 
 

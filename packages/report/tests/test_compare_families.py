@@ -30,7 +30,6 @@ from abduct import (
     hookimpl,
     percent,
 )
-from abduct.contract import FEATURES
 from abduct.host import Registry, build_registry, main, reset_registry
 from abduct_report.comparison import WIDTH, compare, html_page, text_table
 from abduct_report.paired import breakdown_of, family_of
@@ -51,9 +50,9 @@ class Grouped(ToyChoice):
 
     def finish(self, examples: Sequence[dict[str, Any]], records: Mapping[str, Records], run: RunInfo) -> Evaluation:
         answers = records["questions"]
-        correct = {r["id"]: float(r["correct"]) for r in answers}
-        top2 = {r["id"]: float(r["label"] in np.argsort(r["scores"], kind="stable")[-2:]) for r in answers}
-        category = {r["id"]: f"c{int(r['id'][1:]) % self.groups:02d}" for r in answers}
+        correct = {r.id: float(r.correct) for r in answers}
+        top2 = {r.id: float(r.label in np.argsort(r.scores, kind="stable")[-2:]) for r in answers}
+        category = {r.id: f"c{int(r.id[1:]) % self.groups:02d}" for r in answers}
         members: dict[str, list[str]] = {}
         for unit, group in category.items():
             members.setdefault(group, []).append(unit)
@@ -71,7 +70,7 @@ class Oracle:
     """Knows the toy's answers (choice k of question i is right when k == i mod 4); its
     argument (a checkpoint's path, say) only makes its spec long."""
 
-    accepts = frozenset(FEATURES)
+    accepts = frozenset({"image", "context"})
 
     def __init__(self, argument: str | None) -> None:
         self.fingerprint = f"oracle-{argument}"

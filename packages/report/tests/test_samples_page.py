@@ -11,8 +11,6 @@ from typing import Any
 
 import pytest
 
-from abduct import PluginError
-from abduct.host import task_traits
 from abduct_report import thumbnails
 from abduct_report.samples import generic_view, render_samples, sample_views
 from abduct_testing import make_images
@@ -106,15 +104,6 @@ def _image_size(path: Path) -> tuple[int, int]:
 def test_page_cannot_be_closed_by_a_record() -> None:
     page, folder = render_samples("t", [{"id": "x", "note": "</script><script>alert(1)</script>"}], None)
     assert folder is None and page.count("</script>") == 2  # the data element's and the code's
-
-
-def test_sample_view_must_be_callable() -> None:
-    class Task:
-        default_split = "test"
-        sample_view = "images"
-
-    with pytest.raises(PluginError, match="sample_view"):
-        task_traits(Task(), "t")
 
 
 def test_unreadable_and_missing_images_show_their_path_without_a_file(tmp_path: Path) -> None:

@@ -39,7 +39,7 @@ from abduct import (
     VisualInput,
     percent,
 )
-from abduct.kit import ExactMatch, accuracy, read_json, score_generations, scored_texts, validate_inputs
+from abduct.kit import accuracy, exact_match, read_json, score_generations, scored_texts, validate_inputs
 from abduct_plugin_example.data import COLORS, ChoiceQuestion, NamedQuestion, read_key
 
 PROMPT = "Which colour dominates this image? Answer with one word."
@@ -58,7 +58,7 @@ class ColorTask:
         return [Stage("questions", Choose(items, per_unit=8))]  # the stage's name keys its stored units
 
     def finish(self, questions: Sequence[ChoiceQuestion], records: Mapping[str, Records], run: RunInfo) -> Evaluation:
-        answers = records["questions"]  # {id, scores, choice, label, correct} per question
+        answers = records["questions"]  # a Chosen per question: .scores, .choice, .correct
         return Evaluation({"accuracy": accuracy(answers), "n": len(answers)}, answers)
 
     def view(self, record: Mapping[str, Any], questions: Mapping[str, ChoiceQuestion]) -> dict[str, Any]:
@@ -96,16 +96,16 @@ class DescribeTask:
         return [Stage("describe", Generate(items, pool=TextPool.of(list(COLORS)), per_unit=8))]
 
     def finish(self, questions: Sequence[NamedQuestion], records: Mapping[str, Records], run: RunInfo) -> Evaluation:
-        described = records["describe"]  # {id, prediction, references} per question
-        scores = score_generations(run, described, {"exact-match": {}})  # {"exact-match": share in [0, 1]}
-        return Evaluation({"exact_match": 100.0 * scores["exact-match"], "n": len(described)}, described)
+        described = records["describe"]  # a Generated per question: .prediction
+        scores = score_generations(run, described, {"exact-match": {}})  # {"exact-match": percent}
+        return Evaluation({"exact_match": scores["exact-match"], "n": len(described)}, described)
 
     def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, Any]:
         """Official format: ``{id: text}`` against ``colors.json`` (``{id: colour name}``)."""
         key = read_key(answer_key, str, "a colour name")
         preds, refs, _ = validate_inputs(read_json(predictions, "predictions"), {k: [v] for k, v in key.items()},
                                          files={"predictions": predictions, "references": answer_key})
-        return {"exact_match": 100.0 * float(ExactMatch().compute(preds, refs).corpus["exact_match"])}
+        return {"exact_match": 100.0 * sum(exact_match(preds[k], refs[k]) for k in preds) / len(preds)}
 
 
 def make_colors(spec: Spec, settings: Settings) -> ColorTask:

@@ -3,11 +3,10 @@
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from abduct import COUNT, Choose, DataError, Evaluation, Records, RunInfo, Settings, Spec, Stage, VisualInput, percent
-from abduct.kit import Choice, accuracy, read_json
+from abduct import Choice, Choose, DataError, Evaluation, Records, RunInfo, Settings, Spec, Stage, VisualInput, percent
+from abduct.kit import accuracy, read_json
 
-LABELS = "labels.json"
-CLASSES = ("bright", "dark")
+LABELS, CLASSES = "labels.json", ("bright", "dark")
 
 
 class LightDataset:
@@ -35,7 +34,7 @@ class LightDataset:
 class LightTask:
     default_split = "test"
     dataset = "tutorial-light"  # the runner loads its pictures and applies --limit
-    metric_info = {"accuracy": percent(chance=50.0), "n": COUNT}  # which way is better; chance
+    metric_info = {"accuracy": percent(chance=50.0)}  # a percentage, higher is better, chance 50
 
     def plan(self, pictures: Sequence[dict[str, str]], run: RunInfo) -> list[Stage]:
         captions = tuple(f"a {label} picture" for label in CLASSES)
@@ -43,7 +42,7 @@ class LightTask:
         return [Stage("pictures", Choose(items))]  # the model scores both captions of each picture
 
     def finish(self, pictures: Sequence[dict[str, str]], records: Mapping[str, Records], run: RunInfo) -> Evaluation:
-        return Evaluation({"accuracy": accuracy(records["pictures"]), "n": len(pictures)}, records["pictures"])
+        return Evaluation({"accuracy": accuracy(records["pictures"])}, records["pictures"])  # metrics, records
 
 
 def make_dataset(spec: Spec, settings: Settings) -> LightDataset:

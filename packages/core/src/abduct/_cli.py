@@ -131,7 +131,8 @@ def echo_values(values: dict[str, Any], indent: str = "", metric_info: dict[str,
               help="Replace a finished run of another configuration in --out (refused otherwise).")
 @click.option("--dataset", "datasets", multiple=True, metavar="SPEC",
               help="Options for a dataset the task reads, e.g. --dataset sherlock,vg_root=DIR (repeatable).")
-@click.option("--ci-resamples", type=RESAMPLE_COUNT, default=1000, show_default=True, metavar="N",
+@click.option("--ci-resamples", type=RESAMPLE_COUNT, default=RESAMPLE_COUNT.default, show_default=True,
+              metavar="N",
               help="Bootstrap resamples for each metric's 95% interval (seeded by --seed); 0 turns intervals off.")
 @click.option("--shard", default=None, metavar="I/N", callback=_shard,
               help="Evaluate only shard I of N (from 0) into --out, with no communication between shards (one "
@@ -245,7 +246,7 @@ def score_cmd(ctx: click.Context, task: str, predictions: Path, answer_key: Path
               option_pairs: tuple[str, ...], as_json: bool) -> None:
     """Score a predictions file in TASK's official format (against an answer key for tasks
     that need one). Further ``--name [VALUE]`` words are the task's options."""
-    from abduct._run.evaluate import load_task
+    from abduct._run.collect import load_task
 
     spec = Spec.parse(task).with_options([*option_pairs, *task_flags(list(ctx.args))])
     loaded = load_task(spec)
@@ -274,7 +275,7 @@ def check_cmd(ctx: click.Context, task: str, data_dir: Path, datasets: tuple[str
     """Check DIR as TASK reads it (its registered dataset's check, with the --dataset options):
     list schema problems and missing or unreadable media without running a model; exit 1 if
     there are any."""
-    from abduct._run.evaluate import dataset_of
+    from abduct._run.collect import dataset_of
     from abduct.kit.cli import report_problems
     from abduct.kit.io import require_dir
 

@@ -52,10 +52,10 @@ def _run_info(split: str = "validation") -> RunInfo:
 def test_each_task_shows_the_clips_it_should(corpus: Path) -> None:
     """Detective: the pre-event clip with the post-event clip, never the event; Reporter: the whole
     video, or the three clips; setup=text: no media at all."""
-    from abduct.host import build_dataset
+    from abduct.host import get_registry
 
     for task in (McqTask("video", "score"), YnTask("video", "score")):
-        questions = build_dataset(task).load(corpus, "validation")  # type: ignore[arg-type]
+        questions = get_registry().create("dataset", task.dataset).load(corpus, "validation")  # type: ignore[arg-type]
         [stage] = task.plan(questions, _run_info())
         for question, item in zip(questions, stage.request.items):  # type: ignore[union-attr]
             visual: VisualInput = item.visual
@@ -195,10 +195,10 @@ def test_yn_records_the_layout_it_read_and_the_test_split_gives_counts(corpus: P
 
 
 def test_the_sample_view_shows_the_question_and_the_options(corpus: Path, probe_runs: dict[str, Path]) -> None:
-    from abduct.host import build_dataset
+    from abduct.host import get_registry
 
     task = McqTask("video", "score")
-    questions = {q.id: q for q in build_dataset(task).load(corpus, "validation")}  # type: ignore[arg-type]
+    questions = {q.id: q for q in get_registry().create("dataset", task.dataset).load(corpus, "validation")}  # type: ignore[arg-type]
     record = _records(probe_runs["blackswan-mcq"])[0]
     view = task.view(record, questions)
     assert view is not None and view["texts"][0]["text"] == questions[record["id"]].question

@@ -97,3 +97,11 @@ def test_minus_infinity_is_ranked_and_its_ties_go_to_the_first(tmp_path: Path, k
     assert [_official(r) for r in rows] == [1, 0]
     code, out, err = _score(tmp_path, key, rows, capsys)
     assert code == 0 and out["accuracy"] == 50.0 and "full_precision" not in out and err == ""
+
+
+def test_gold_margin_is_the_golds_lead_over_the_best_other() -> None:
+    from abduct_cosim.official import gold_margin
+
+    assert gold_margin([0.1, 0.7, 0.3], 1) == pytest.approx(0.4)
+    assert gold_margin([0.1, 0.7, 0.3], 0) == pytest.approx(-0.6)
+    assert gold_margin([0.5], 0) is None and gold_margin([0.1, 0.2], 5) is None

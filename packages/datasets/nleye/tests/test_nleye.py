@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from abduct import DataError, Decoding, GenerationRequest, TextPool, VisualInput
+from abduct import DataError, Decoding, Generated, GenerationRequest, TextPool, VisualInput
 from abduct.host import EvalConfig, run_evaluation
 from abduct_nleye import load_csv
 from abduct_nleye.dumbpixel import DumbPixel
@@ -398,7 +398,7 @@ def test_plans_keep_the_stage_names_and_ask_the_shared_shapes(corpus: Path) -> N
     assert isinstance(after, Compare) and after.items[0].first.visual.context == "a" and after.items[0].first.text == "b"
     explain, judge = plan("nleye-explanation", generates=True, judged=True)
     assert (explain.name, judge.name) == ("explanation", "judge") and isinstance(explain.request, Generate)
-    records = {"explanation": [{"id": s.sample_id, "prediction": "p", "references": [s.explanation]} for s in samples]}
+    records = {"explanation": [Generated(s.sample_id, "p", [s.explanation]) for s in samples]}
     assert judge.request is None and judge.after is not None
     verdicts = judge.after(records)
     assert isinstance(verdicts, Judge) and [i.id for i in verdicts.items] == [s.sample_id for s in samples]

@@ -15,7 +15,7 @@ from PIL import Image, ImageOps
 from sherlock_test_util import PixelReader, registry_with_test_models, write_json
 
 from abduct import Task
-from abduct.host import EvalConfig, build_registry, load_task, run_evaluation
+from abduct.host import EvalConfig, build_registry, get_registry, run_evaluation
 from abduct_sherlock import load_instances
 from abduct_testing import main
 
@@ -52,7 +52,7 @@ def pixel_reads() -> Iterator[list[str]]:
 
 def test_every_task_names_its_dataset() -> None:
     for task, dataset in DATASETS.items():
-        loaded = load_task(task)
+        loaded = get_registry().create("task", task)
         assert isinstance(loaded, Task) and loaded.dataset == dataset
         assert not hasattr(loaded, "evaluate")
 

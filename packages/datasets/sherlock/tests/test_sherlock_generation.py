@@ -16,8 +16,8 @@ import pytest
 from sherlock_test_util import registry_with_test_models
 
 import abduct_sherlock.tasks as tasks
-from abduct import AbductError, MetricResult
-from abduct.host import EvalConfig, load_task, run_evaluation
+from abduct import AbductError, Generated, MetricResult
+from abduct.host import EvalConfig, get_registry, run_evaluation
 from abduct.kit import install_command
 from abduct_sherlock import load_instances
 from abduct_sherlock.records import OPTIONAL_INPUTS
@@ -34,9 +34,9 @@ def _eval(data: Path, out: Path, model: str = "random", task: str = "sherlock-ge
 def exact_metrics(monkeypatch: pytest.MonkeyPatch) -> None:
     """The caption metrics replaced by the share of exact matches (no abduct-metrics, no Java)."""
 
-    def fake(run: Any, records: Sequence[Mapping[str, Any]], metrics: Mapping[str, Any],
+    def fake(run: Any, records: Sequence[Generated], metrics: Mapping[str, Any],
              keep: dict[str, MetricResult] | None = None) -> dict[str, float]:
-        each = {str(r["id"]): float(r["prediction"] in r["references"]) for r in records}
+        each = {r.id: float(r.prediction in r.references) for r in records}
         hits = sum(each.values()) / max(len(records), 1)
         if keep is not None:
             keep.update({name: MetricResult({key: hits}, {i: {key: v} for i, v in each.items()})
@@ -53,7 +53,7 @@ def test_random_picks_training_inferences_without_the_clue(corpus: Path, tmp_pat
     assert result["metrics"]["instances"] == len(val)
     assert set(result["metrics"]) == {"bleu4", "cider", "rouge_l", "meteor", "instances"}
     assert set(result["metric_info"]) == set(result["metrics"]) and "undeclared_metrics" not in result
-    assert result["metric_info"]["cider"] == {"better": "higher", "range": [0.0, 10.0], "chance": None}
+    assert result["metric_info"]["cider"] == {"better": "higher", "range": [0.0, 1000.0], "chance": None}
     assert result["inputs"]["ignored"] == ["context"]
     rows = [json.loads(line) for line in (tmp_path / "a" / "predictions.jsonl").read_text().splitlines()]
     assert len(rows) == len(val) and {r["prediction"] for r in rows} <= train
@@ -70,13 +70,13 @@ def test_a_text_only_generator_gets_the_clue(corpus: Path, tmp_path: Path, exact
 
 
 def test_options_and_refusals(corpus: Path, tmp_path: Path) -> None:
-    task = load_task("sherlock-generation")
+    task = get_registry().create("task", "sherlock-generation")
     assert task.optional_inputs == OPTIONAL_INPUTS  # type: ignore[attr-defined]
     assert set(task.metrics()) == {"bleu", "cider", "rouge-l", "meteor"}  # type: ignore[attr-defined]
-    with_bert = load_task(f"sherlock-generation,bertscore_model={tmp_path},bertscore_layers=17")
+    with_bert = get_registry().create("task", f"sherlock-generation,bertscore_model={tmp_path},bertscore_layers=17")
     assert with_bert.metrics()["bertscore"] == {"model": str(tmp_path), "num_layers": 17}  # type: ignore[attr-defined]
     with pytest.raises(AbductError, match="is not a directory"):
-        load_task(f"sherlock-generation,bertscore_model={tmp_path / 'none'}")
+        get_registry().create("task", f"sherlock-generation,bertscore_model={tmp_path / 'none'}")
     with pytest.raises(AbductError, match="no official format"):
         task.score_files(tmp_path / "p.json", tmp_path / "k.json")
     with pytest.raises(AbductError, match="does not generate"):
@@ -87,7 +87,7 @@ def test_options_and_refusals(corpus: Path, tmp_path: Path) -> None:
 def test_caption_metrics_are_reported(corpus: Path, tmp_path: Path) -> None:
     results = _eval(corpus, tmp_path / "o", limit=20)
     metrics, intervals = results["metrics"], results["intervals"]
-    assert all(0.0 <= metrics[k] <= 10.0 for k in ("bleu4", "cider", "rouge_l", "meteor"))
+    assert all(0.0 <= metrics[k] <= 100.0 for k in ("bleu4", "rouge_l", "meteor")) and 0.0 <= metrics["cider"] <= 1000.0
     # BLEU-4 from the instances' n-gram statistics, CIDEr-D with the full set's document
     # frequencies; METEOR's corpus value is not a mean of sentence scores: no interval
     assert set(intervals) == {"bleu4", "cider", "rouge_l"}

@@ -15,7 +15,7 @@ import pytest
 from sherlock_test_util import ClueReader, CountedMatrix, random_model, registry_with_test_models, write_json
 
 from abduct import AbductError, VisualInput
-from abduct.host import EvalConfig, Registry, load_task, run_evaluation
+from abduct.host import EvalConfig, Registry, get_registry, run_evaluation
 from abduct_sherlock import load_instances
 from abduct_sherlock.keys import ComparisonKey
 from abduct_sherlock.layout import ImageRoots
@@ -113,13 +113,13 @@ def test_evaluation_equals_official_scoring_of_the_same_scores(corpus: Path, tmp
     seed = 5
     folder = corpus / "val_comparison"
     preds = write_json(tmp_path / "c.json", _random_predictions(corpus, folder / "val_comparison_instances.json", seed))
-    scored = load_task("sherlock-comparison").score_files(preds, folder / "val_comparison_answer_key.json")
+    scored = get_registry().create("task", "sherlock-comparison").score_files(preds, folder / "val_comparison_answer_key.json")
     evaluated = _eval(corpus, tmp_path / "c", "sherlock-comparison", seed=seed)["metrics"]
     assert {k: evaluated[k] for k in scored} == scored
 
     folder = corpus / "val_localization"
     preds = write_json(tmp_path / "l.json", _random_predictions(corpus, folder / "val_localization_instances.json", seed))
-    scored = load_task("sherlock-localization").score_files(preds, folder / "val_localization_answer_key.json")
+    scored = get_registry().create("task", "sherlock-localization").score_files(preds, folder / "val_localization_answer_key.json")
     evaluated = _eval(corpus, tmp_path / "l", "sherlock-localization", seed=seed)["metrics"]
     assert {k: evaluated[k] for k in scored} == scored
 
@@ -128,7 +128,7 @@ def test_evaluation_equals_official_scoring_of_the_same_scores(corpus: Path, tmp
         folder = corpus / "val_retrieval"
         preds = write_json(tmp_path / f"r{k}.json",
                            _random_predictions(corpus, folder / f"val_retrieval_{k}_instances.json", seed))
-        scored = load_task("sherlock-retrieval").score_files(preds, folder / f"val_retrieval_{k}_answer_key.json")
+        scored = get_registry().create("task", "sherlock-retrieval").score_files(preds, folder / f"val_retrieval_{k}_answer_key.json")
         assert {n: chunk[n] for n in scored} == scored
 
 
@@ -186,7 +186,7 @@ def test_random_figures_are_unchanged_and_the_clue_is_ignored(corpus: Path, tmp_
 def test_every_task_declares_the_same_optional_inputs() -> None:
     assert OPTIONAL_INPUTS == {"image", "region", "context"}
     for task in RANDOM_SEED_0:
-        assert load_task(task).optional_inputs == OPTIONAL_INPUTS  # type: ignore[attr-defined]
+        assert get_registry().create("task", task).optional_inputs == OPTIONAL_INPUTS  # type: ignore[attr-defined]
 
 
 # -- the clue as context ---------------------------------------------------------------------

@@ -67,7 +67,7 @@ def test_submission_is_valid_and_scores_as_the_run(corpus: Path, tmp_path: Path,
             [e.sentence.strip() for e in chain.counted]
         assert "masked" in events[chain.hypothesis]["label"] and "this event" in events[record["position"]]["label"]
         assert view["category"] == ("hypothesis" if record["is_hypothesis"] else "premise")
-        assert view["score"] == pytest.approx(100 * record["metrics"]["cider"], abs=1e-2)  # x100, as results.json
+        assert view["score"] == pytest.approx(record["metrics"]["cider"], abs=1e-2)  # as results.json
         _check_strips(view, chain, tmp_path / "run")
     shown = details["examples"]  # report.html shows generated sentences beside their references
     sentences = {(e.sentence, e.gt_sentence) for e in entries}
@@ -123,9 +123,9 @@ def _check_intervals(results: dict[str, object], run: Path) -> None:
 
     metrics, intervals = results["metrics"], results["intervals"]
     assert isinstance(metrics, dict) and isinstance(intervals, dict)
-    assert 100 * cider.sum() / events.sum() == pytest.approx(metrics["cider"])
+    assert cider.sum() / events.sum() == pytest.approx(metrics["cider"])  # the records' values are x100
     assert bleu_4(np.arange(len(examples))) == pytest.approx(metrics["bleu_4"])
-    cases = [("cider", (cider, events), lambda c, n: 100 * c.sum() / n.sum()),
+    cases = [("cider", (cider, events), lambda c, n: c.sum() / n.sum()),
              ("bleu_4", (np.arange(len(examples)),), bleu_4)]
     for name, data, statistic in cases:
         ref = stats.bootstrap(data, statistic, paired=True, vectorized=False, n_resamples=1000, method="percentile",
@@ -330,7 +330,7 @@ def test_the_dataset_option_videos_changes_what_the_tasks_read(corpus: Path, tmp
 
 
 @pytest.mark.parametrize("argv, needle", [
-    (["eval", "var-explanation,videos=V", "--model", "random"], "--dataset var,videos=V"),
+    (["eval", "var-explanation,videos=V", "--model", "random"], "has no option 'videos'"),
     (["eval", "var,separate=true", "--model", "random"], "abduct score var --separate"),
     (["eval", "var-premise,separate=false", "--model", "random"], "abduct score var --separate"),
     (["eval", "var-premise", "--model", "random", "--dataset", "var,videos=NOWHERE"], "NOWHERE"),
@@ -351,7 +351,7 @@ def test_an_option_the_task_cannot_use_is_one_line(corpus: Path, tmp_path: Path,
 def test_the_tasks_declare_and_keep_no_state(corpus: Path) -> None:
     """plan() and finish() by hand: the stages keep today's names (resume keys), finish returns
     the submission as an artifact, and the task object is the same afterwards."""
-    from abduct import Custom, Generate, RunInfo
+    from abduct import Custom, Generate, Generated, RunInfo
     from abduct.host import build_registry
     from abduct_var.dataset import VarDataset
 
@@ -371,8 +371,7 @@ def test_the_tasks_declare_and_keep_no_state(corpus: Path) -> None:
         assert all(isinstance(s.request, Custom) and not s.request.needs for s in stages[1:])
         generate = stages[0].request
         assert isinstance(generate, Generate)
-        records = {stage: [{"id": item.id, "prediction": item.references[0], "references": list(item.references)}
-                           for item in generate.items]}
+        records = {stage: [Generated(item.id, item.references[0], list(item.references)) for item in generate.items]}
         evaluation = task.finish(examples[:2], records, run)
         assert set(evaluation.artifacts) == {"submission.json"} and evaluation.metrics["rouge_l"] == pytest.approx(100)
         assert vars(task) == before

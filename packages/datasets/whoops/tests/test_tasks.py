@@ -51,8 +51,8 @@ def test_captioning_equals_the_metrics_package_overall_by_category_and_fold(
     def both(ids: set[str]) -> dict[str, float]:
         p = {k: v for k, v in predictions.items() if k in ids}
         r = {k: references[k] for k in p}
-        return {"bleu_4": 100 * metric("bleu").compute(p, r).corpus["bleu_4"],
-                "cider": 100 * metric("cider").compute(p, r).corpus["cider"]}
+        return {"bleu_4": metric("bleu").compute(p, r).corpus["bleu_4"],
+                "cider": metric("cider").compute(p, r).corpus["cider"]}
 
     expected = both(set(predictions))
     assert results["metrics"]["bleu_4"] == expected["bleu_4"] and results["metrics"]["cider"] == expected["cider"]
@@ -98,7 +98,7 @@ def test_captioning_intervals_agree_with_an_independent_bootstrap(
         return 100 * float(score[3])
 
     cider = metric("cider").compute(predictions, references).per_sample
-    per_image = np.array([100 * cider[k]["cider"] for k in ids])
+    per_image = np.array([cider[k]["cider"] for k in ids])
     intervals = results["intervals"]
     for name, data, statistic in (("bleu_4", np.arange(len(ids)), bleu_4), ("cider", per_image, np.mean)):
         found = intervals[name]
@@ -169,8 +169,8 @@ def test_vqa_equals_exact_match_and_bem_of_the_metrics_package(corpus: Path, tmp
     predictions = {r["id"]: r["prediction"] for r in records}
     references = {r["id"]: [r["answer"]] for r in records}
     questions = {r["id"]: r["question"] for r in records}
-    expected_em = 100 * metric("exact-match").compute(predictions, references).corpus["exact_match"]
-    expected_bem = 100 * metric("bem", model=bem).compute(predictions, references, questions).corpus["bem"]
+    expected_em = metric("exact-match").compute(predictions, references).corpus["exact_match"]
+    expected_bem = metric("bem", model=bem).compute(predictions, references, questions).corpus["bem"]
     assert results["metrics"]["exact_match"] == expected_em and results["metrics"]["bem"] == expected_bem
     assert results["metrics"]["bem"] >= results["metrics"]["exact_match"]  # exact match first
     _check_pooled_by_image(results, records, {k: v["exact_match"] for k, v in
@@ -197,7 +197,7 @@ def _check_pooled_by_image(results: dict[str, Any], records: list[dict[str, Any]
     images = list(dict.fromkeys(r["image_id"] for r in records))
     hits = np.array([sum(matched[r["id"]] for r in records if r["image_id"] == i) for i in images])
     counts = np.array([sum(1.0 for r in records if r["image_id"] == i) for i in images])
-    ref = stats.bootstrap((hits, counts), lambda h, c, axis: 100 * h.sum(axis=axis) / c.sum(axis=axis), paired=True,
+    ref = stats.bootstrap((hits, counts), lambda h, c, axis: h.sum(axis=axis) / c.sum(axis=axis), paired=True,
                           vectorized=True, n_resamples=1000, method="percentile", rng=rng_for(0, "exact_match"))
     found = results["intervals"]["exact_match"]
     assert found["unit"] == "image" and found["units"] == len(images)
@@ -307,16 +307,16 @@ def test_explanation_proxies_equal_the_metrics_package(corpus: Path, tmp_path: P
     predictions = {r["image_id"]: r["prediction"] for r in records}
     references = {r["image_id"]: r["references"] for r in records}
     expected = metric("bertscore", model=str(bert), num_layers=2).compute(predictions, references).corpus
-    assert results["metrics"]["bertscore_f1"] == pytest.approx(100 * expected["bertscore_f1"], rel=1e-12)
+    assert results["metrics"]["bertscore_f1"] == pytest.approx(expected["bertscore_f1"], rel=1e-12)
     assert "judge_equivalent" not in results["metrics"] and "not run" in results["details"]["judge"]
-    views = page_views(tmp_path / "run")  # samples.html: each image's figures x100, as results.json; not the raw ones
+    views = page_views(tmp_path / "run")  # samples.html: each image's figures on results.json's scale
     shown = [v["fields"]["bertscore_f1"] for v in views]
     assert sum(shown) / len(shown) == pytest.approx(results["metrics"]["bertscore_f1"], abs=0.01)
     assert not any(name.startswith("metrics") for v in views for name in v["fields"])
 
 
 def test_caption_retrieval_baseline_picks_from_other_images(corpus: Path, tmp_path: Path) -> None:
-    """abduct-compose's retrieve:<scorer> with a test scorer (longer text, higher score), built by
+    """abduct-core's retrieve:<scorer> with a test scorer (longer text, higher score), built by
     the test's registry: each image gets the longest crowd caption of the images outside its fold
     part, never its own."""
     evaluate(corpus, tmp_path / "cap", "whoops-captioning", "retrieve:length")

@@ -1,6 +1,7 @@
 """abduct-demo: ``abduct demo``, the whole workflow on a laptop CPU in a few minutes.
 
-The command runs the sections the installed plugins register (hook ``register_demos``): each
+The command runs the sections the installed plugins register (hook ``register_demos``, which this
+package declares: ``abduct_demo.hooks``): each
 section is a function ``section(ctx: DemoContext) -> DemoTable`` that makes or reuses a synthetic
 corpus, trains what it trains, evaluates through ``ctx.evaluate`` and returns one table. A
 section that needs a module of a distribution its package does not depend on imports it with

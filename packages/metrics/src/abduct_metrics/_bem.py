@@ -21,7 +21,7 @@ from typing import Any, Literal, cast, get_args
 
 from abduct import AbductError, MetricResult, Settings, Spec
 from abduct.kit import exact_match, require_dir, validate_inputs
-from abduct_metrics._common import no_argument
+from abduct_metrics._common import SCALE, no_argument
 
 Layout = Literal["original", "pairs"]
 LAYOUTS: tuple[str, ...] = get_args(Layout)
@@ -124,8 +124,9 @@ class Bem:
         per_sample = {}
         for k in pred:
             score = 1.0 if matched[k] else best[k]
-            per_sample[k] = {"bem": float(score >= THRESHOLD), "bem_score": score, "exact_match": float(matched[k])}
-        corpus = {"bem": sum(v["bem"] for v in per_sample.values()) / len(per_sample)}
+            # bem_score stays the classifier's probability (0-1), which THRESHOLD applies to
+            per_sample[k] = {"bem": SCALE * (score >= THRESHOLD), "bem_score": score, "exact_match": SCALE * matched[k]}
+        corpus = {"bem": SCALE * (sum(v["bem_score"] >= THRESHOLD for v in per_sample.values()) / len(per_sample))}
         info = {"model": self.description, "threshold": THRESHOLD, "bem_calls": len(pending)}
         return MetricResult(corpus, per_sample, info)
 

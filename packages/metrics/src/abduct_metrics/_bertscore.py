@@ -21,7 +21,7 @@ import numpy as np
 
 from abduct import AbductError, MetricResult, Settings, Spec
 from abduct.kit import validate_inputs
-from abduct_metrics._common import no_argument
+from abduct_metrics._common import SCALE, no_argument, scaled
 from abduct_modelkit import HubState, hub_access, hub_cache_dir, hub_file_cached, weights_unavailable
 
 KEYS = ("bertscore_precision", "bertscore_recall", "bertscore_f1")
@@ -116,8 +116,9 @@ class BertScore:
         for k in has_empty_ref & set(ids):
             if per_sample[k]["bertscore_f1"] < zero["bertscore_f1"]:
                 per_sample[k] = dict(zero)
-        corpus = {key: float(np.mean([row[key] for row in per_sample.values()])) for key in KEYS}
-        return MetricResult(corpus, per_sample, {"hash": self.hash, "batch_size": self.batch_size})
+        corpus = {key: SCALE * float(np.mean([row[key] for row in per_sample.values()])) for key in KEYS}
+        return MetricResult(corpus, {k: scaled(row) for k, row in per_sample.items()},
+                            {"hash": self.hash, "batch_size": self.batch_size})
 
     def _empty_scores(self) -> dict[str, float]:
         """bert-score's value for an empty text: raw 0, rescaled with the baseline when asked."""

@@ -33,7 +33,7 @@ from pycocoevalcap.rouge.rouge import Rouge  # type: ignore[import-untyped]
 
 from abduct import AbductError, MetricResult, Settings, Spec
 from abduct.kit import validate_inputs
-from abduct_metrics._common import no_argument
+from abduct_metrics._common import SCALE, no_argument, scaled
 from abduct_metrics._ptb import PtbTokens, as_tokens, is_empty, ptb_tokenize
 from abduct_metrics._ptb import clean_non_ascii as _clean
 from abduct_metrics.java import require_java
@@ -250,13 +250,13 @@ class CocoCaptionMetric:
             "tokenizer": "ptb (pycocoevalcap, stanford-corenlp-3.4.1, once per sentence)",
             "clean_non_ascii": self.clean_non_ascii,
             "pretokenized": self.pretokenized,
-            "mean_per_sample": {k: float(np.mean([row[k] for row in per_sample.values()])) for k in keys},
+            "mean_per_sample": {k: SCALE * float(np.mean([row[k] for row in per_sample.values()])) for k in keys},
         }
         if "bleu" in self.metrics:  # what a confidence interval of the corpus BLEU resamples
             info["bleu_statistics"] = bleu_statistics(gts, res)
         if "cider" in self.metrics:
             info["interval_notes"] = {"cider": CIDER_FIXED_DF}
-        return MetricResult(corpus, per_sample, info)
+        return MetricResult(scaled(corpus), {k: scaled(row) for k, row in per_sample.items()}, info)
 
 
 # The registered factories: ``name[,clean_non_ascii=true][,pretokenized=true]``; pycocoevalcap

@@ -3,6 +3,9 @@
 a weights-only checkpoint (a text file, a pickle with a payload, a truncated file) is one
 line naming the file and the loader that refused it.
 
+Weights a library saves into an output (safetensors creates its files owner-only) get the
+mode ``open`` would give them with ``honour_umask``.
+
 torch is imported by name when called: only torch plugins call these.
 """
 
@@ -12,14 +15,16 @@ import importlib
 import json
 import pickle
 import re
+import stat
 import sys
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from abduct import AbductError, DataError
-from abduct.kit import atomic_write_jsonl, read_json
+from abduct.kit import atomic_write_text, read_json
 
 HF_WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")  # what save_pretrained writes, one file or shards
 
@@ -150,7 +155,22 @@ def append_log(rows: list[dict[str, Any]], log: Path, row: dict[str, Any], *, na
     """Add ``row`` to a trainer's ``rows`` and rewrite ``log`` (JSON lines, atomically, so a
     kill never leaves half a line); unless ``quiet``, print it as ``[train NAME] key value ...``."""
     rows.append(row)
-    atomic_write_jsonl(log, rows)
+    atomic_write_text(log, "".join(json.dumps(r, allow_nan=False) + "\n" for r in rows))
     if not quiet:
         text = " ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in row.items())
         print(f"[train {name}] {text}", file=sys.stderr, flush=True)
+
+
+def honour_umask(root: Path) -> None:
+    """Give ``root`` and everything under it the mode ``open``/``mkdir`` would give there: for
+    what a library wrote owner-only (safetensors files are created 0o600) into an output."""
+    root = Path(root)
+    probe = root / f".mode-{uuid.uuid4().hex}"  # a folder made as mkdir makes one: the umask's mode, read without setting it
+    probe.mkdir()
+    try:
+        folder = stat.S_IMODE(probe.stat().st_mode) & 0o777
+    finally:
+        probe.rmdir()
+    for path in [root, *root.rglob("*")]:
+        if not path.is_symlink():
+            path.chmod(folder if path.is_dir() else folder & 0o666)

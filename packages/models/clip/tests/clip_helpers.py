@@ -1,33 +1,18 @@
-"""Helpers shared by the tests, made on the fly (no downloads, no Sherlock): small images
-with regions, and a test plugin with a tiny pair dataset, a dataset without pairs and a
-matching task, so training and evaluation run through the registry as they do for users."""
+"""Helpers shared by the tests, made on the fly (no downloads, no Sherlock): small images with
+regions, and a test plugin adding to the test kit's toy benchmark a dataset without pairs and
+clip:tiny scored pair by pair, so training and evaluation run through the registry as they do
+for users."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from abduct import (
-    COUNT,
-    Box,
-    Choose,
-    Evaluation,
-    GroundedText,
-    Records,
-    Region,
-    Registration,
-    RunInfo,
-    Settings,
-    Spec,
-    Stage,
-    VisualInput,
-    hookimpl,
-    percent,
-)
-from abduct.host import Registry, build_registry, reset_registry
-from abduct.kit import Choice, accuracy
-from abduct_testing import make_images, write_pairs
+from abduct import Box, Region, Registration, Settings, Spec, VisualInput, hookimpl
+from abduct.host import Registry
+from abduct_testing import make_images
+from abduct_testing.toy import install_toy_registry, write_toy_pairs
 
 SIZES = [(96, 64), (64, 96), (80, 80)]
 
@@ -43,24 +28,10 @@ def make_examples(directory: Path, count: int = 8, seed: int = 0) -> list[Visual
     return visuals
 
 
-def write_pair_data(directory: Path, train_images: int = 12, val_images: int = 4, seed: int = 0) -> Path:
-    """A tiny pair dataset: two (region, clue, inference) pairs per image; the validation
-    pairs come in retrieval groups of four."""
-    records: dict[str, list[dict[str, Any]]] = {"train": [], "val": []}
-    for i in range(train_images + val_images):
-        split = "train" if i < train_images else "val"
-        w, h = SIZES[i % len(SIZES)]
-        (path,) = make_images(directory / "images" / f"img{i}", 1, size=(w, h), seed=seed + i)
-        for k in range(2):
-            n = len(records[split])
-            records[split].append({
-                "id": f"{split}-{n}", "image": str(path.relative_to(directory)),
-                "box": [2 + 20 * k, 4 + 3 * (i % 4), 24, 20],
-                "clue": f"a {('red', 'green', 'blue')[i % 3]} thing number {i}.{k}",
-                "inference": f"someone left object {i} in place {k}",
-                "group": str(n // 4) if split == "val" else None,
-            })
-    return write_pairs(directory, records)
+def write_pair_data(directory: Path) -> Path:
+    """The toy pairs over landscape, portrait and square images (so widescreen views are
+    trained too), validation pairs in retrieval groups of four."""
+    return write_toy_pairs(directory, 12, 4, group=4, sizes=SIZES)
 
 
 class NoPairs:
@@ -73,35 +44,8 @@ class NoPairs:
         return []
 
 
-class ToyMatch:
-    """Each validation pair's image and region against the inferences of its group (from the
-    whole split, so ``--limit`` keeps each group's candidates); the clue comes along as
-    context, which a model may go without. It reads the ``toy-pairs`` dataset."""
-
-    default_split = "val"
-    dataset = "toy-pairs"
-    limit_unit = "pairs"
-    optional_inputs = frozenset({"context"})
-    metric_info = {"accuracy": percent(chance=25.0), "n": COUNT}  # groups of four
-
-    def plan(self, pairs: Sequence[GroundedText], run: RunInfo) -> list[Stage]:
-        groups: dict[str | None, list[str]] = {}
-        for pair in run.corpus:
-            groups.setdefault(pair.group, []).append(pair.text)
-        items = [Choice(p.id, p.visual, tuple(groups[p.group]), groups[p.group].index(p.text)) for p in pairs]
-        return [Stage("match", Choose(items, per_unit=4))]
-
-    def finish(self, pairs: Sequence[GroundedText], records: Mapping[str, Records], run: RunInfo) -> Evaluation:
-        answers = records["match"]
-        return Evaluation({"accuracy": accuracy(answers), "n": len(answers)}, answers)
-
-
 def make_no_pairs(spec: Spec, settings: Settings) -> NoPairs:
     return NoPairs()
-
-
-def make_toy_match(spec: Spec, settings: Settings) -> ToyMatch:
-    return ToyMatch()
 
 
 class PairwiseClip:
@@ -110,7 +54,7 @@ class PairwiseClip:
     accepts = frozenset({"image", "region"})
 
     def __init__(self, spec: Spec, settings: Settings) -> None:
-        from abduct_clip._scorer import make_clip
+        from abduct_clip.factory import make_clip
 
         self.inner = make_clip(Spec("clip", "tiny"), settings, workers=0)
 
@@ -121,12 +65,7 @@ class PairwiseClip:
 class ClipTestPlugin:
     @hookimpl
     def register_datasets(self) -> Iterator[Registration]:
-        yield Registration("toy-pairs", "Tiny (image, region, clue, inference) pairs", "abduct_testing:make_pairs_file")
         yield Registration("toy-no-pairs", "A dataset without training pairs", "clip_helpers:make_no_pairs")
-
-    @hookimpl
-    def register_tasks(self) -> Iterator[Registration]:
-        yield Registration("toy-match", "Match each image region to its inference", "clip_helpers:make_toy_match")
 
     @hookimpl
     def register_models(self) -> Iterator[Registration]:
@@ -134,10 +73,8 @@ class ClipTestPlugin:
 
 
 def install_test_plugin() -> Registry:
-    """Make the test plugin part of the process-wide registry (``abduct.cli.main`` uses it)."""
-    registry = build_registry([("clip-test", ClipTestPlugin())])
-    reset_registry(registry)
-    return registry
+    """The toy benchmark and the test plugin in the process-wide registry (``abduct.cli.main`` uses it)."""
+    return install_toy_registry(("clip-test", ClipTestPlugin()))
 
 
 def clip_model(text: str, **settings: Any) -> Any:

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 import torch
-from clip_helpers import write_pair_data
 from PIL import Image
 
 from abduct import DataError
 from abduct.host import Registry
 from abduct_modelkit import load_weights_only
 from abduct_testing import run_cli
+from abduct_testing.toy import write_toy_pairs
 
 PWNED = "abduct-clip-pwned"
 
@@ -68,8 +68,8 @@ def test_device_cuda_without_a_gpu(test_registry: Registry, pair_data: Path, tmp
 
 
 def test_huge_png_through_a_clip_run(test_registry: Registry, tmp_path: Path) -> None:
-    data = write_pair_data(tmp_path / "data", train_images=0, val_images=2)
-    image = next((data / "images").rglob("*.jpg"))
+    data = write_toy_pairs(tmp_path / "data", train_images=0, val_images=2)
+    image = next((data / "images").rglob("*.png"))
     Image.new("1", (20_000, 20_000)).save(image, format="PNG")  # the name the pairs file points to
     outcome = run_cli(_eval(data, tmp_path / "out", "clip:tiny"))
     assert outcome.code == 2 and outcome.crash is None, outcome

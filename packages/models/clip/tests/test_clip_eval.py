@@ -51,6 +51,6 @@ def test_demo_without_sherlock_says_what_to_install(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setitem(sys.modules, "abduct_sherlock.synth", None)  # import fails as if not installed
-    assert main(["demo", "--quiet", "--images", "8", "--steps", "1", "--out", str(tmp_path)]) == 2
+    assert main(["demo", "--quiet", "--only", "sherlock-clip", "--images", "8", "--steps", "1", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip()
     assert err == f"error: abduct demo uses Sherlock's synthetic corpus and tasks: {install_command('abduct-sherlock')}"

@@ -7,9 +7,9 @@ import pytest
 
 from abduct import AbductError
 from abduct.host import build_registry, options_of
-from abduct_clip._scorer import make_clip
 from abduct_clip._train import settings_of_model as parse
-from abduct_clip.settings import DEFAULT_PROMPT
+from abduct_clip.factory import make_clip
+from abduct_clip.settings import DEFAULT_PROMPT, OPTION_DEFAULTS
 
 
 def test_architectures_tags_and_files() -> None:
@@ -40,6 +40,9 @@ def test_factory_options_are_typed() -> None:
     options = options_of(make_clip)
     assert list(options) == ["mode", "images", "prefix", "prompt", "workers"]
     assert options["workers"].default == -1 and options["mode"].default == "highlight"
+    assert options["workers"].annotation is int  # typed: the factory's annotations all resolve
+    # the factory's defaults are the settings record's: the options are declared once
+    assert {name: option.default for name, option in options.items()} == OPTION_DEFAULTS
 
 
 @pytest.mark.parametrize(("bad", "message"), [

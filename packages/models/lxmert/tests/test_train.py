@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 from safetensors.torch import load_file
 
-from abduct_regions.training import LAST, LOG, STATE_FILE
+from abduct_modelkit.training import LOG
+from abduct_regions.training import LAST, STATE_FILE
 from abduct_testing import killed_once, main
 
 COMMON = ["--model", "lxmert:tiny,cache=false", "--device", "cpu", "--lr", "2e-3", "--warmup", "4", "--quiet"]

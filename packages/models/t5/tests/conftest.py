@@ -1,23 +1,18 @@
-"""Fixtures: the test plugin in the process-wide registry, a tiny pair dataset, t5:tiny."""
+"""Fixtures: the toy benchmark in the process-wide registry, and its pairs as text (t5 reads the
+clue as context: no images)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from t5_helpers import install_test_plugin, write_pair_data
 
-from abduct.host import Registry, reset_registry
+from abduct_testing import registry_fixture
+from abduct_testing.toy import install_toy_registry, write_toy_pairs
 
-
-@pytest.fixture
-def test_registry() -> Iterator[Registry]:
-    registry = install_test_plugin()
-    yield registry
-    reset_registry(None)
+test_registry = registry_fixture(install_toy_registry)
 
 
 @pytest.fixture(scope="session")
 def pair_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_pair_data(tmp_path_factory.mktemp("pairs"))
+    return write_toy_pairs(tmp_path_factory.mktemp("pairs"), 24, 8, group=4, images=False)

@@ -134,12 +134,12 @@ def _bad_dirs(tmp_path: Path) -> dict[str, str]:
 def test_bad_checkpoints_are_one_line_errors(tmp_path: Path, pair_data: Path, test_registry: Any,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     for directory, message in _bad_dirs(tmp_path).items():
-        code = main(["eval", "toy-clues", "--model", f"t5:{directory}", "--data", str(pair_data),
+        code = main(["eval", "toy-match", "--model", f"t5:{directory}", "--data", str(pair_data),
                      "--out", str(tmp_path / "out"), "--quiet"])
         err = capsys.readouterr().err.strip()
         assert code == 2, err
         assert err.startswith("error: t5:") and message in err and "\n" not in err, err
-    assert main(["eval", "toy-clues", "--model", "t5", "--data", str(pair_data), "--out", str(tmp_path / "o")]) == 2
+    assert main(["eval", "toy-match", "--model", "t5", "--data", str(pair_data), "--out", str(tmp_path / "o")]) == 2
 
 
 @pytest.mark.parametrize("change", [{"vocab_size": 100_000_000}, {"d_model": 65536}, {"num_decoder_layers": 100_000},
@@ -150,7 +150,7 @@ def test_a_config_claiming_a_huge_size_is_refused_before_the_model_is_built(
     save_checkpoint(*build_tiny(), directory, "clue: {context}")
     config = json.loads((directory / "config.json").read_text())
     (directory / "config.json").write_text(json.dumps({**config, **change}))
-    err = fast_one_line_failure(["eval", "toy-clues", "--model", f"t5:{directory}", "--data", str(pair_data),
+    err = fast_one_line_failure(["eval", "toy-match", "--model", f"t5:{directory}", "--data", str(pair_data),
                                  "--out", str(tmp_path / "out"), "--quiet", "--no-cache"], within=5.0)
     field = "num_heads*d_kv" if "d_kv" in change else next(iter(change))
     assert f"config.json, field '{field}': is " in err and "the weights in model.safetensors have" in err, err
@@ -174,7 +174,7 @@ def test_sizes_are_checked_in_sharded_and_torch_checkpoints(tmp_path: Path, weig
 
 def test_eval_through_the_cli(tmp_path: Path, pair_data: Path, test_registry: Any,
                               capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["eval", "toy-clues", "--model", "t5:tiny,reduce=sum", "--data", str(pair_data),
+    code = main(["eval", "toy-match", "--model", "t5:tiny,reduce=sum", "--data", str(pair_data),
                  "--out", str(tmp_path / "out"), "--quiet", "--json", "--no-cache"])
     assert code == 0, capsys.readouterr().err
     results = json.loads(capsys.readouterr().out)

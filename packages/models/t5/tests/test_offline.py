@@ -21,9 +21,9 @@ def no_hub(tmp_path: Path) -> Iterator[Path]:
         yield cache
 
 
-def test_an_uncached_hub_name_fails_in_seconds_with_one_line(no_hub: Path, tmp_path: Path,
+def test_an_uncached_hub_name_fails_in_seconds_with_one_line(no_hub: Path, tmp_path: Path, pair_data: Path,
                                                               test_registry: Registry) -> None:
-    err = fast_one_line_failure(["eval", "toy-clues", "--model", "t5:google/t5-v1_1-small", "--data", str(tmp_path),
+    err = fast_one_line_failure(["eval", "toy-match", "--model", "t5:google/t5-v1_1-small", "--data", str(pair_data),
                                  "--out", str(tmp_path / "out"), "--quiet"])
     assert err.startswith("error: t5:google/t5-v1_1-small: weights not found"), err
     assert f"hub google/t5-v1_1-small in {no_hub}" in err and "a local directory" in err and "t5:/path/to" in err

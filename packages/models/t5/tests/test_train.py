@@ -16,13 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from t5_helpers import install_test_plugin
 
 from abduct.host import reset_registry
 from abduct_t5._train import BEST, LAST, STATE
 from abduct_testing import main
+from abduct_testing.toy import install_toy_registry
 
-TESTS = Path(__file__).parent
 TRAIN = ["--dataset", "toy-pairs", "--model", "t5:tiny", "--batch-size", "8", "--device", "cpu", "--quiet"]
 STEPS, EVERY = 48, 8  # the reference's settings, which the killed run repeats (40 steps left after a kill)
 
@@ -36,7 +35,7 @@ def train_args(data: Path, out: Path, steps: int = STEPS, every: int = EVERY) ->
 def reference(pair_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One uninterrupted training run, in this process, read by the tests below (never written)."""
     out = tmp_path_factory.mktemp("reference") / "run"
-    install_test_plugin()
+    install_toy_registry()
     try:
         assert main(train_args(pair_data, out)) == 0
     finally:
@@ -52,7 +51,7 @@ def test_training_lowers_validation_loss_and_best_loads(tmp_path: Path, referenc
     best = json.loads((reference / BEST / STATE).read_text())
     assert best["val_loss"] == min(h["val_loss"] for h in history)
     assert (reference / BEST / "model.safetensors").is_file()
-    code = main(["eval", "toy-clues", "--model", f"t5:{reference / BEST}", "--data", str(pair_data),
+    code = main(["eval", "toy-match", "--model", f"t5:{reference / BEST}", "--data", str(pair_data),
                  "--out", str(tmp_path / "eval"), "--quiet", "--json", "--no-cache"])
     assert code == 0
     assert json.loads(capsys.readouterr().out)["metrics"]["accuracy"] > 25.0  # chance is 25
@@ -70,16 +69,15 @@ def test_unknown_dataset_and_bad_model_are_one_line(tmp_path: Path, pair_data: P
 
 CHILD = """
 import sys
-sys.path.insert(0, {tests!r})
-from t5_helpers import install_test_plugin
 from abduct_testing import main
-install_test_plugin()
+from abduct_testing.toy import install_toy_registry
+install_toy_registry()
 sys.exit(main({args!r}))
 """
 
 
 def _spawn(args: list[str]) -> subprocess.Popen[bytes]:
-    code = CHILD.format(tests=str(TESTS), args=args)
+    code = CHILD.format(args=args)
     return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from abduct import Settings
 from abduct.host import get_registry, load_model
-from abduct_regions.training import LOG
+from abduct_modelkit.training import LOG
 from abduct_testing import PairsFile, ScorerContract, main
 
 

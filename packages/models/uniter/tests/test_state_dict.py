@@ -166,6 +166,6 @@ def test_region_settings_claiming_a_huge_size_are_refused(tmp_path: Path, pair_d
 
 
 def test_max_text_beyond_the_position_table_is_refused(tmp_path: Path, test_registry: Any) -> None:
-    err = fast_one_line_failure(["eval", "toy-sides", "--model", "uniter:tiny,max_text=1000", "--data", str(tmp_path),
+    err = fast_one_line_failure(["eval", "toy-match", "--model", "uniter:tiny,max_text=1000", "--data", str(tmp_path),
                                  "--out", str(tmp_path / "out"), "--quiet"], within=5.0)
     assert "max_text=1000 is more than the 128 text positions of the weights" in err, err

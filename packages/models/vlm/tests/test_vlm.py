@@ -4,15 +4,36 @@ the core's contracts, scores equal to the model's own loss, and one-line errors.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 import torch
 
-from abduct import AbductError, Box, Decoding, GenerationRequest, Region, Settings, Spec, VisualInput
-from abduct.host import build_registry, load_model
+from abduct import (
+    COUNT,
+    AbductError,
+    Box,
+    Decoding,
+    Evaluation,
+    GenerationRequest,
+    Judge,
+    JudgeItem,
+    Records,
+    Region,
+    Registration,
+    RunInfo,
+    Settings,
+    Spec,
+    Stage,
+    VisualInput,
+    hookimpl,
+)
+from abduct.host import EvalConfig, build_registry, load_model, run_evaluation
 from abduct_testing import GeneratorContract, ScorerContract, make_images
+from abduct_testing.toy import ToyPlugin, write_toy_data
 from abduct_vlm._loading import directory_digest
 from abduct_vlm._model import VisionLanguageModel, make_vlm
 
@@ -138,22 +159,48 @@ def test_bad_models_are_one_line(tmp_path: Path) -> None:
     assert "template has an unknown placeholder '{nope}'" in _fail('vlm:tiny,template="{nope}"')
 
 
-def test_a_local_vlm_can_judge(tmp_path: Path) -> None:
-    """``--judge vlm:DIR``: the judge sees the prompt (and the images when given); its random
-    answers are counted as parse failures, never guessed."""
-    from abduct import JudgeItem
-    from abduct.host import EQUIVALENCE_TEMPLATE, GenerationEngine, JudgeEngine, parse_verdict
+class JudgedToy:
+    """Ask the judge whether each toy image's caption is its own (half of them with the image)."""
 
-    model = tiny("tiny-llava")
-    engine = GenerationEngine(model, decoding=Decoding(max_new_tokens=4), quiet=True)
-    judge = JudgeEngine(engine, "vlm:tiny", model.fingerprint)
-    image = make_images(tmp_path, 1)[0]
-    items = [JudgeItem("a", "it rained", ("the street is wet",)),
-             JudgeItem("b", "someone cooks", ("dinner is ready", "a meal"), VisualInput(str(image)))]
-    verdicts = judge.judge(items, EQUIVALENCE_TEMPLATE, stage="judge")
-    assert [v.equivalent for v in verdicts] == [parse_verdict(v.raw) for v in verdicts]
-    assert judge.describe()["parse_failures"] == sum(v.equivalent is None for v in verdicts)
-    assert engine.calls == 1
+    default_split = "val"
+    dataset = "toy"
+    metric_info = {"judged": COUNT, "unparsed": COUNT}
+    template = "Candidate: {candidate}\nReferences:\n{references}\nSame explanation? Answer yes or no."
+
+    def plan(self, examples: Sequence[dict[str, Any]], run: RunInfo) -> list[Stage]:
+        items = [JudgeItem(it["id"], it["caption"], (it["caption"],), VisualInput(it["image"]) if i % 2 else None)
+                 for i, it in enumerate(examples)]
+        return [Stage("judge", Judge(items, self.template))]
+
+    def finish(self, examples: Sequence[dict[str, Any]], records: Mapping[str, Records], run: RunInfo) -> Evaluation:
+        verdicts = list(records["judge"])
+        rows = [{"id": v.id, "judged": v.equivalent, "raw": v.raw} for v in verdicts]
+        return Evaluation({"judged": len(rows), "unparsed": sum(v.equivalent is None for v in verdicts)}, rows)
+
+
+def make_judged_toy(spec: Spec, settings: Settings) -> JudgedToy:
+    return JudgedToy()
+
+
+class JudgedToyPlugin:
+    @hookimpl
+    def register_tasks(self) -> Iterator[Registration]:
+        yield Registration("vlm-judged-toy", "A toy task the judge answers", f"{__name__}:make_judged_toy")
+
+
+def test_a_local_vlm_can_judge(tmp_path: Path) -> None:
+    """``--judge vlm:tiny-llava``: the judge sees the prompt (and the image when given); its random
+    answers are counted as parse failures, never guessed."""
+    registry = build_registry(extra_plugins=[("toy", ToyPlugin()), ("vlm-judged-toy", JudgedToyPlugin())])
+    data = write_toy_data(tmp_path / "data", items=4)
+    config = EvalConfig("vlm-judged-toy", "random", data, tmp_path / "out", quiet=True, judge="vlm:tiny-llava",
+                        use_cache=False)
+    results = run_evaluation(config, registry)
+    rows = [json.loads(line) for line in (tmp_path / "out" / "predictions.jsonl").read_text().splitlines()]
+    assert len(rows) == 4 and all(r["judged"] in (True, False, None) and r["raw"] for r in rows)
+    judge = results["judge"]
+    assert judge["spec"] == "vlm:tiny-llava" and judge["judged"] == 4
+    assert judge["parse_failures"] == results["metrics"]["unparsed"] == sum(r["judged"] is None for r in rows)
 
 
 @pytest.mark.parametrize(("template", "reason"), [

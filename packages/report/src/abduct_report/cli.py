@@ -16,7 +16,8 @@ from abduct.kit import RESAMPLE_COUNT, SEED, atomic_write_text, emit_json
 @click.option("--html", "html_out", type=click.Path(path_type=Path), default=None,
               help="Also write the comparison as a self-contained HTML page here.")
 @click.option("--no-published", is_flag=True, help="Leave out the papers' published rows.")
-@click.option("--ci-resamples", type=RESAMPLE_COUNT, default=1000, show_default=True, metavar="N",
+@click.option("--ci-resamples", type=RESAMPLE_COUNT, default=RESAMPLE_COUNT.default, show_default=True,
+              metavar="N",
               help="Resamples of each paired test (0: no tests).")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the paired tests' resampling.")
 @click.option("--breakdowns", is_flag=True,

@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from abduct import AbductError, DataError
-from abduct.host import RESAMPLES, Registry, get_registry
-from abduct.kit import read_json
+from abduct.host import Registry, get_registry
+from abduct.kit import RESAMPLE_COUNT, read_json
 from abduct_report.conditions import (
     chart_papers,
     distinct_names,
@@ -165,7 +165,7 @@ class Comparison:
 
 
 def compare(directories: Sequence[Path], registry: Registry | None = None, published: bool = True,
-            resamples: int = RESAMPLES, seed: int = 0, labels: Mapping[Path, str] | None = None,
+            resamples: int = RESAMPLE_COUNT.default, seed: int = 0, labels: Mapping[Path, str] | None = None,
             conditions: Mapping[Path, Mapping[str, Any]] | None = None) -> Comparison:
     """The runs, the papers' rows for their tasks, each later run's paired test against the first
     run of its task (``resamples`` 0: none) and the seed groups; ``labels`` names runs by directory,

@@ -3,7 +3,7 @@
 Each record of ``predictions.jsonl`` becomes a *view*: ``{"id", "correct", "score",
 "score_name", "margin", "category", "flags": {name: bool}, "images": [{"path", "caption",
 "boxes": [[left, top, width, height, label], ...]}], "texts": [{"label", "text"}], "fields":
-{name: value}}``. A task's ``sample_view(record)`` (read by the core from the task's
+{name: value}}``. A task's ``view(record, examples)`` (read by the core from the task's
 declarations) gives the rich view; without one, or where it returns None, the generic view
 reads the record's own fields. The task's fields come first and win over the record's of the
 same name; a field the task sets to None hides the record's (a per-sample metric the task shows

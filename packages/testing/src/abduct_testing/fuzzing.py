@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import importlib.util
 import io
 import json
 import shutil
@@ -43,7 +44,14 @@ from typing import Any
 
 from abduct_testing.profiles import examples
 
-OUTPUT_FILES = ("results.json", "predictions.jsonl", "units.json", "report.md", "report.html", "samples.html")
+DATA_FILES = ("results.json", "predictions.jsonl", "units.json")  # every finished run's
+PAGE_FILES = ("report.md", "report.html", "samples.html")  # abduct-report's, where it is installed
+OUTPUT_FILES = DATA_FILES + PAGE_FILES
+
+
+def renders_pages() -> bool:
+    """Whether abduct-report, which renders a run's pages, is installed here."""
+    return importlib.util.find_spec("abduct_report") is not None
 
 
 @dataclass(frozen=True)
@@ -88,11 +96,13 @@ def clean_failure_problem(outcome: CliOutcome) -> str | None:
 
 
 def half_written_problem(out_dir: Path | None) -> str | None:
-    """A finished run's files must be all there (results.json last) or none of them."""
+    """A finished run's data files must be all there (results.json last) or none of them, and
+    so must its pages (written only where abduct-report is installed)."""
     if out_dir is None or not out_dir.is_dir():
         return None
     present = [name for name in OUTPUT_FILES if (out_dir / name).is_file()]
-    if present and len(present) != len(OUTPUT_FILES):
+    data, pages = [n for n in present if n in DATA_FILES], [n for n in present if n in PAGE_FILES]
+    if (present and len(data) != len(DATA_FILES)) or (pages and len(pages) != len(PAGE_FILES)):
         return f"{out_dir} holds only {present}"
     leftovers = [p.name for p in out_dir.glob(".*.tmp")]
     return f"{out_dir} holds temporary files {leftovers}" if leftovers else None
@@ -359,7 +369,7 @@ class OptionViolation:
 def declared_violations(registry: Any, kinds: tuple[str, ...] = ("model", "task", "metric")) -> Iterator[OptionViolation]:
     """Every registered component's ranged options, each with the values just outside its range:
     tests generated from the declarations, so a new option is covered the day it is declared."""
-    from abduct.contract import Decoding, NonFinite, Range, constraints_of
+    from abduct.contract import Decoding, NonFinite, Range
     from abduct.host import options_of
 
     factories: list[tuple[str, str, Callable[..., Any]]] = [("model", "decoding", Decoding)]
@@ -371,12 +381,11 @@ def declared_violations(registry: Any, kinds: tuple[str, ...] = ("model", "task"
                 continue
     for kind, name, factory in factories:
         for option in options_of(factory).values():
-            for extra in constraints_of(option.annotation)[1]:
+            for extra in option.constraints:
                 for bad in extra.outside() if isinstance(extra, Range) else []:
                     yield OptionViolation(kind, name, factory, option.name, f"{bad:g}")
         for option in options_of(factory).values():  # finite unless declared otherwise
-            inner, extras = constraints_of(option.annotation)
-            if _is_float(inner) and not any(isinstance(e, NonFinite) for e in extras):
+            if _is_float(option.value_type) and not any(isinstance(e, NonFinite) for e in option.constraints):
                 yield OptionViolation(kind, name, factory, option.name, "nan")
 
 

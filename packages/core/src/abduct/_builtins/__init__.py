@@ -1,1 +1,1 @@
-"""The core's own plugin: baselines and exact match, registered through the same hooks as any plugin's."""
+"""The core's own plugin: baselines (``cascade:`` and ``retrieve:`` among them) and exact match, registered through the same hooks as any plugin's."""

@@ -1,4 +1,5 @@
-"""The core's own plugin: baselines and generic metrics, registered through the same hooks
+"""The core's own plugin: baselines (``random``, ``constant``, and the models built from others,
+``cascade`` and ``retrieve``) and generic metrics, registered through the same hooks
 as everyone else's."""
 
 from __future__ import annotations
@@ -13,6 +14,11 @@ def register_models() -> Iterator[Registration]:
     yield Registration("random", "Seeded chance baseline: uniform scores; generates a pick from the task's texts",
                        "abduct._builtins.baselines:make_random")
     yield Registration("constant", "The same score for every pair (the all-ties case)", "abduct._builtins.baselines:make_constant")
+    # built from other models, which the registry building them builds too
+    yield Registration("cascade", "Re-ranking: a dual encoder ranks, a cross-encoder re-scores each row's and column's "
+                       "top k: cascade:clip:tiny+lxmert:tiny,k=50", "abduct._builtins.cascade:make_cascade")
+    yield Registration("retrieve", "Generates by choosing the task's text a scoring model ranks first: retrieve:clip:tiny",
+                       "abduct._builtins.retrieval:make_retrieve")
 
 
 @hookimpl

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from abduct._constraints import ConstraintError, check_value, constraints_of
 from abduct.contract.errors import AbductError
+from abduct.contract.options import check_value, constraints_of
 
 _TRUE = {"true", "yes", "1", "on"}
 _FALSE = {"false", "no", "0", "off"}
@@ -35,6 +35,16 @@ class Option:
     name: str
     annotation: Any
     default: Any
+
+    @property
+    def value_type(self) -> Any:
+        """The annotation without its constraints (``float`` of ``Annotated[float, Range(gt=0)]``)."""
+        return constraints_of(self.annotation)[0]
+
+    @property
+    def constraints(self) -> tuple[Any, ...]:
+        """What the annotation declares beyond the type (``Range``, ``NonFinite``)."""
+        return constraints_of(self.annotation)[1]
 
     def describe(self) -> str:
         return f"{self.name}={self.default!r}" if self.default is not inspect.Parameter.empty else self.name
@@ -113,8 +123,5 @@ def bind_options(kind: str, name: str, factory: Callable[..., Any], given: Mappi
             raise AbductError(f"{kind} '{name}' has no option '{key}'{hint} (valid: {valid})")
         where = f"{kind} '{name}' option '{key}'"
         bound[key] = _convert(value, accepted[key].annotation, where)
-        try:
-            check_value(bound[key], accepted[key].annotation, where)
-        except ConstraintError as exc:
-            raise AbductError(str(exc)) from None
+        check_value(bound[key], accepted[key].annotation, where)
     return bound

@@ -22,7 +22,7 @@ A task may declare:
 - ``view(record, examples)`` — a method: one ``predictions.jsonl`` record and the run's examples
   by id -> what ``samples.html`` shows of it (images with boxes, texts, fields, correct, category;
   see ``abduct_report.samples``), or None for the generic view (default: the generic view for every
-  record). A legacy task's ``sample_view(record)`` is read the same way;
+  record);
 - ``example_id(example)`` — a method: the id by which ``view`` finds an example (default: its ``id``);
 - ``limit_unit`` — what ``--limit`` counts (default ``examples``), and ``select(examples, limit)``
   — a method: the examples that the first ``limit`` of those cover (default: the first ``limit``
@@ -97,7 +97,6 @@ class TaskTraits:
     optional_inputs: frozenset[str] = frozenset()
     needs_answer_key: bool = True
     metric_info: Mapping[str, MetricInfo] = field(default_factory=dict)
-    sample_view: Callable[[Mapping[str, Any]], Mapping[str, Any] | None] | None = None
     view: Callable[[Mapping[str, Any], Mapping[str, Any]], Mapping[str, Any] | None] | None = None
     example_id: Callable[[Any], str] | None = None
     limit_unit: str = "examples"
@@ -119,7 +118,7 @@ def task_traits(task: object, name: str = "task") -> TaskTraits:
     if not isinstance(info, Mapping) or not all(isinstance(v, MetricInfo) for v in info.values()):
         raise PluginError(f"{owner} declares a metric_info that is not a mapping of MetricInfo")
     methods = {}
-    for attribute in ("sample_view", "view", "example_id", "select", "score_files"):
+    for attribute in ("view", "example_id", "select", "score_files"):
         method = getattr(task, attribute, None)
         if method is not None and not callable(method):
             raise PluginError(f"{owner} declares {attribute} = {method!r}; expected a method")

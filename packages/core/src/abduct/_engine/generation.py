@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -24,13 +25,16 @@ from abduct.kit.content import unique_index
 
 class GenerationEngine(ModelCalls):
     def __init__(self, model: object, *, decoding: Decoding | None = None, batch_size: int = 16,
-                 cache: TextCache | None = None, **shared: Any) -> None:
+                 cache_dir: Path | None = None, fingerprint: str = "", **shared: Any) -> None:
+        """With ``cache_dir``, texts are cached there under the model's ``fingerprint`` (what it is)."""
         if not isinstance(model, Generator):
             raise AbductError(f"{type(model).__name__} does not generate (no generate method)")
         super().__init__(model, batch_size=batch_size, **shared)
         self.model: Generator = model
         self.decoding = decoding or Decoding()
-        self.cache = cache
+        if cache_dir is not None and not fingerprint:
+            raise AbductError("a generation cache needs the model's fingerprint")
+        self.cache = TextCache(cache_dir, fingerprint) if cache_dir is not None else None
 
     def _cache_key(self, request: GenerationRequest, pool: TextPool | None) -> str:
         parts = [self.keys.visual(request.visual), request.prompt or "", self.decoding.describe(),

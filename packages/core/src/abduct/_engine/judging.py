@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from abduct._engine.generation import GenerationEngine
@@ -28,7 +29,6 @@ from abduct.contract.records import GenerationRequest, VisualInput
 from abduct.contract.stages import JudgeItem
 from abduct.kit.shapes import batched
 from abduct.kit.templates import check_template
-from abduct.legacy import Verdict  # the judge's reply, typed where RunContext.require_judge needs it
 
 FIELDS = ("candidate", "reference", "references", "question")
 UNIT_SIZE = 16
@@ -40,6 +40,18 @@ EQUIVALENCE_TEMPLATE = (
     "References:\n{references}\n"
     "Does the candidate express the same explanation as at least one reference? Answer yes or no."
 )
+
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The judge's reply to one item: ``equivalent`` is None when its answer could not be parsed
+    (or was not read as a verdict); ``raw`` is its answer, ``answers`` its answer to each prompt."""
+
+    equivalent: bool | None
+    raw: str
+    answers: tuple[str, ...] = ()
+
 
 MapUnits = Callable[[str, Sequence[tuple[str, Any]], Callable[[Any], list[dict[str, Any]]]], list[dict[str, Any]]]
 

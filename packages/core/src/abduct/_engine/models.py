@@ -21,7 +21,7 @@ from abduct._registry.registry import Registry, get_registry
 from abduct.contract.errors import AbductError
 from abduct.contract.protocols import Decoding
 from abduct.contract.spec import Settings, Spec
-from abduct.kit.cache import EmbeddingCache, TextCache, default_cache_dir
+from abduct.kit.cache import EmbeddingCache, default_cache_dir
 from abduct.kit.content import ContentKeys
 from abduct.kit.distributed import Ranks
 
@@ -115,6 +115,7 @@ def engine_for(
         scoring = ScoringEngine(loaded.model, cache=cache, **shared)
     if loaded.generates:
         generation = GenerationEngine(loaded.model, decoding=decoding or loaded.decoding,
-                                      cache=TextCache(root, loaded.fingerprint) if cached else None, **shared)
+                                      cache_dir=root if cached else None, fingerprint=loaded.fingerprint,
+                                      **shared)
     return Engines(loaded, scoring, generation, policy)
 

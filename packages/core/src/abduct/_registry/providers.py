@@ -29,7 +29,6 @@ _FIRST_PARTY: dict[str, dict[str, tuple[str, ...]]] = {  # package -> kind -> na
     "abduct-blackswan": {"dataset": ("blackswan-mcq", "blackswan-yn", "blackswan-gen"), "command": ("blackswan",),
                          "task": ("blackswan-mcq", "blackswan-yn", "blackswan-gen"), "model": ("blackswan-colour",)},
     "abduct-video": {"command": ("video",)},
-    "abduct-compose": {"model": ("cascade", "retrieve")},
     "abduct-clip": {"model": ("clip",), "command": ("train",)},
     "abduct-t5": {"model": ("t5",)},
     "abduct-lxmert": {"model": ("lxmert",)},

@@ -18,8 +18,6 @@ import importlib.metadata as md
 import inspect
 import os
 import re
-import sys
-import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,7 +41,6 @@ from abduct.contract.protocols import Dataset, Metric
 from abduct.contract.spec import Settings, Spec
 from abduct.contract.task import Task
 from abduct.kit.install import install_command
-from abduct.legacy import LegacyTask
 
 KINDS = ("dataset", "task", "model", "metric", "demo")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
@@ -53,9 +50,6 @@ BUILTINS_MODULE = "abduct._builtins.plugin"
 
 
 API_GROUP = "abduct.api"  # the entry-point group where a distribution declares its plugins' API
-DEPRECATED_PLUGIN_APIS = {3: "0.3"}
-"""Supported plugin APIs that a coming release drops: API -> that abduct release. A plugin
-written for one loads, with a DeprecationWarning naming the release."""
 
 @dataclass(frozen=True)
 class Component:
@@ -85,7 +79,7 @@ class PluginInfo:
     error: str | None = None
     published_error: str | None = None  # its published rows are malformed: left out, the plugin still works
     api: int | None = None  # the plugin API its distribution declares (abduct.api), None when none or unreadable
-    note: str | None = None  # not an error: it declares no plugin API, or a deprecated one
+    note: str | None = None  # not an error: it declares no plugin API
     refused: bool = False  # not loaded: written for a plugin API this core does not support (``error`` says which)
 
     def as_json(self) -> dict[str, Any]:
@@ -126,7 +120,8 @@ class Registry:
         in the order the plugins were registered (pluggy's list; it calls them the other way round);
         the error is checked as each one is reached, so a plugin that fails is skipped from then on."""
         by_name = {info.name: info for info in self.plugins}
-        for impl in getattr(self.manager.hook, hook_name).get_hookimpls():
+        caller = getattr(self.manager.hook, hook_name, None)  # None: a plugin's own hook, not declared here
+        for impl in caller.get_hookimpls() if caller is not None else ():
             info = by_name[impl.plugin_name]
             if info.error is None:
                 yield impl, info
@@ -292,7 +287,7 @@ def _check_declarations(kind: str, name: str, built: object) -> None:
         if not model_traits(built, name).abilities:
             raise PluginError(f"model '{name}' neither scores nor generates (see abduct.contract.protocols)")
     elif kind == "task":
-        if not isinstance(built, (Task, LegacyTask)):
+        if not isinstance(built, Task):
             raise PluginError(f"task '{name}' does not implement the Task protocol (dataset, plan, finish)")
         task_traits(built, name)
     elif kind == "metric" and not isinstance(built, Metric):
@@ -357,26 +352,6 @@ def _check_api(info: PluginInfo, declared: str | None, core: str) -> None:
         info.refused = True
         info.error = (f"{info.label} is written for plugin API {api}; this {core} supports {_supported()}: "
                       f"upgrade abduct-core or install a release of {package} written for plugin API {SUPPORTED_PLUGIN_APIS[-1]}")
-    elif api in DEPRECATED_PLUGIN_APIS:
-        info.note = (f"written for plugin API {api}, which is deprecated: abduct {DEPRECATED_PLUGIN_APIS[api]} "
-                     f"drops it (plugin API {PLUGIN_API} is current)")
-
-
-_WARNED: set[tuple[str, str | None]] = set()
-
-
-def _warn_deprecated_api(info: PluginInfo, module: object) -> None:
-    """Once a process, a DeprecationWarning for a plugin written for a deprecated plugin API,
-    attributed to the plugin's module (so the plugin's own warnings filters see it)."""
-    if info.api not in DEPRECATED_PLUGIN_APIS or (info.name, info.distribution) in _WARNED:
-        return
-    _WARNED.add((info.name, info.distribution))
-    name = getattr(module, "__name__", info.name)
-    warnings.warn_explicit(
-        f"{info.label} is written for plugin API {info.api}, which is deprecated: abduct "
-        f"{DEPRECATED_PLUGIN_APIS[info.api]} drops it; move it to plugin API {PLUGIN_API} (docs/plugins.md)",
-        DeprecationWarning, filename=getattr(module, "__file__", None) or name, lineno=1, module=name,
-        registry=vars(sys.modules[name]).setdefault("__warningregistry__", {}) if name in sys.modules else None)
 
 
 def build_registry(extra_plugins: Iterable[tuple[str, object]] = ()) -> Registry:
@@ -386,6 +361,8 @@ def build_registry(extra_plugins: Iterable[tuple[str, object]] = ()) -> Registry
 
     manager = pluggy.PluginManager(hookspecs.PROJECT)
     manager.add_hookspecs(hookspecs)
+    # a plugin's own hooks (add_hookspecs), declared as it registers, for the plugins registered after it
+    manager.hook.add_hookspecs.call_historic(kwargs={"pluginmanager": manager})
     disabled = {part.strip() for part in os.environ.get("ABDUCT_DISABLE_PLUGINS", "").split(",") if part.strip()}
     infos: list[PluginInfo] = []
 
@@ -419,8 +396,6 @@ def build_registry(extra_plugins: Iterable[tuple[str, object]] = ()) -> Registry
             _register(manager, module, ep.name)
         except Exception as exc:  # reported by `abduct plugins`, never fatal
             info.error = _describe(exc)
-            continue
-        _warn_deprecated_api(info, module)
     for name, module in extra_plugins:
         if name in disabled:
             continue
@@ -435,14 +410,14 @@ def build_registry(extra_plugins: Iterable[tuple[str, object]] = ()) -> Registry
 
 def _register(manager: pluggy.PluginManager, module: object, name: str) -> None:
     """Register a plugin whose hooks all exist; one implementing an unknown hook is refused
-    (pluggy would otherwise fail every later call), with a hint for renamed hooks."""
+    (pluggy would otherwise fail every later call). A hook marked
+    ``optionalhook`` may be unknown: another distribution declares it (abduct-demo's ``register_demos``)."""
     manager.register(module, name=name)
-    unknown = sorted(caller.name for caller in manager.get_hookcallers(module) or [] if caller.spec is None)
+    unknown = sorted(caller.name for caller in manager.get_hookcallers(module) or [] if caller.spec is None
+                     and not all(impl.optionalhook for impl in caller.get_hookimpls() if impl.plugin is module))
     if unknown:
         manager.unregister(module)
-        hint = "; register_scorers and register_generators are now register_models" if (
-            {"register_scorers", "register_generators"} & set(unknown)) else ""
-        raise PluginError(f"implements unknown hook(s) {', '.join(unknown)}{hint}")
+        raise PluginError(f"implements unknown hook(s) {', '.join(unknown)}")
 
 
 _REGISTRY: Registry | None = None

@@ -23,32 +23,24 @@ from typing import Any
 
 from abduct._declare.traits import task_traits
 from abduct._registry.registry import Registry, get_registry
-from abduct._run.evaluate import (
-    add_tail,
-    check_outcome,
-    load_task,
-    removed_if_left_empty,
-    results_of,
-    write_outputs,
-)
-from abduct._run.outdir import check_finished, locked
+from abduct._run.collect import build_dataset, collect_examples, load_task
+from abduct._run.outdir import check_finished, check_not_a_shard, locked, removed_if_left_empty
 from abduct._run.provenance import file_hashes
+from abduct._run.requests import typed
 from abduct._run.runner import Run
 from abduct._run.shards import (
     RECORDS_FILE,
     SHARD_FILE,
     Parts,
-    check_not_a_shard,
-    element_keys,
     owner,
     read_manifest,
     read_records,
 )
-from abduct._run.staged import collect, finish_task, sample_view, stage_request
+from abduct._run.staged import element_keys, finish_task, stage_request
+from abduct._run.write import add_tail, check_outcome, results_of, write_outputs
 from abduct.contract.errors import AbductError
 from abduct.contract.spec import Settings, Spec
 from abduct.contract.stages import Records, RunInfo
-from abduct.contract.task import Task
 from abduct.kit.cache import default_cache_dir
 from abduct.kit.io import ensure_writable_dir, require_dir
 
@@ -233,8 +225,6 @@ def merge_shards(out_dir: Path, shard_dirs: Sequence[Path], *, data_dir: Path | 
     settings = Settings(device=device, batch_size=int(first["batch_size"]), seed=int(first["seed"]))
     task = load_task(first["task_text"], registry, settings)
     name = Spec.parse(first["task_text"]).name
-    if not isinstance(task, Task):
-        raise AbductError(f"task '{name}' defines the deprecated evaluate(run); it has no shards to merge")
     data = Path(data_dir) if data_dir is not None else Path(first["data"]["resolved"])
     data_label = str(data_dir) if data_dir is not None else str(first["data"]["dir"])
     if data_dir is None and not data.is_dir():
@@ -247,9 +237,12 @@ def merge_shards(out_dir: Path, shard_dirs: Sequence[Path], *, data_dir: Path | 
         check_finished(out_dir, run_identity, overwrite=False)
 
     run = Run(data_dir=data, split=first["split"], model_name=first["model_name"], settings=settings,
-              registry=registry, limit=first["limit"], quiet=quiet, datasets=first["datasets"])
+              registry=registry, limit=first["limit"], quiet=quiet)
     traits = task_traits(task, first["task_text"])
-    examples, corpus = collect(task, run)
+    dataset = build_dataset(task, first["datasets"].get(task.dataset), registry, settings)
+    collected = collect_examples(task, dataset, data, first["split"], first["limit"], traits)
+    run.limit_unit, run.data_files = collected.limit_unit, collected.files
+    examples, corpus = collected.examples, collected.corpus
     read = file_hashes(run.data_files, data)
     if read != first["data"]["files"]:
         names = sorted(k for k in {*read, *first["data"]["files"]} if read.get(k) != first["data"]["files"].get(k))
@@ -264,7 +257,7 @@ def merge_shards(out_dir: Path, shard_dirs: Sequence[Path], *, data_dir: Path | 
     records: dict[str, Records] = {}
     for stage in task.plan(examples, known):
         request = stage_request(stage, records, name)
-        records[stage.name] = merged_stage(stage.name, element_keys(request), shards, stored)
+        records[stage.name] = typed(request, merged_stage(stage.name, element_keys(request), shards, stored))
     extra = next(((shard, stage) for shard, parts in zip(shards, stored) for stage in parts if stage not in records),
                  None)
     if extra is not None:
@@ -277,7 +270,7 @@ def merge_shards(out_dir: Path, shard_dirs: Sequence[Path], *, data_dir: Path | 
     ignored = sorted({i for s in shards for i in s.manifest["inputs"]["ignored"]})
     about = {"task": first["task_text"], "model": model, "split": first["split"], "seed": first["seed"],
              "limit": first["limit"], "limit_unit": run.limit_unit, "ignored": ignored}
-    results, units, interval_seconds = results_of(task, evaluation, about, data, int(first["ci_resamples"]),
+    results, units, interval_seconds = results_of(traits, evaluation, about, data, int(first["ci_resamples"]),
                                                   data_label)
     stages: dict[str, float] = {}
     for shard in shards:
@@ -308,5 +301,5 @@ def merge_shards(out_dir: Path, shard_dirs: Sequence[Path], *, data_dir: Path | 
         check_not_a_shard(out_dir, overwrite)
         thumbnails = default_cache_dir() / "thumbnails" if use_cache else None
         write_outputs(out_dir, results, evaluation.predictions, run.artifacts, units,
-                      sample_view(traits, outcome.examples), thumbnails, registry)
+                      outcome.view, thumbnails, registry)
     return results

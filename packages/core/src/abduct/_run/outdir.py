@@ -15,13 +15,17 @@ import json
 import os
 import shutil
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from abduct._run.runner import OUTPUT_NAMES, PARTIAL_DIR, RepairWarning, stored_units, units_phrase
+from abduct._run.runner import OUTPUT_NAMES, PARTIAL_DIR, RepairWarning, shard_files, stored_units, units_phrase
+from abduct._run.shards import SHARD_FILE, SHARD_FILES
 from abduct.contract.errors import AbductError
+from abduct.kit.distributed import Ranks, agree
+from abduct.kit.io import ensure_writable_dir
 
+T = TypeVar("T")
 LOCK_FILE = ".abduct.lock"
 RESULTS_FILE = "results.json"
 # What makes two finished runs "the same": a re-run of the same configuration may rewrite it.
@@ -109,3 +113,127 @@ def publish_folder(out_dir: Path, name: str, folder: Path) -> None:
         target.rename(old)
     staged.rename(target)
     shutil.rmtree(old, ignore_errors=True)
+
+
+def check_shard_out(out_dir: Path, run: Mapping[str, Any], overwrite: bool) -> None:
+    """Before a shard runs into ``out_dir``: refuse a folder holding a finished run or another
+    shard (of another run, or another index) unless ``overwrite``, which removes those files."""
+    if (out_dir / "results.json").is_file():
+        raise AbductError(f"{out_dir} holds a finished run; give each shard its own --out (or pass --overwrite)")
+    if overwrite or not (out_dir / SHARD_FILE).is_file():
+        check_not_a_shard(out_dir, overwrite)  # under --overwrite, removes the shard there
+        return
+    try:
+        previous = json.loads((out_dir / SHARD_FILE).read_text(encoding="utf-8")).get("run")
+    except (ValueError, OSError, AttributeError):
+        previous = None
+    if previous != dict(run):
+        differs = ", ".join(k for k in run if not isinstance(previous, dict) or previous.get(k) != run[k]) or "run"
+        raise AbductError(f"{out_dir} holds a finished shard of another configuration (different {differs}); "
+                          "use another --out or pass --overwrite")
+
+
+def check_not_a_shard(out_dir: Path, overwrite: bool) -> None:
+    """Before a whole run writes into ``out_dir``: a shard's folder is refused unless ``overwrite``."""
+    if not (out_dir / SHARD_FILE).is_file():
+        return
+    if overwrite:
+        for name in SHARD_FILES:
+            (out_dir / name).unlink(missing_ok=True)
+        return
+    raise AbductError(f"{out_dir} holds a shard of a run ({SHARD_FILE}): merge it with abduct merge, or use "
+                      "another --out (or pass --overwrite)")
+
+
+def on_main(ranks: Ranks, check: Callable[[], T]) -> T | None:
+    """``check()`` on rank 0, its one-line error raised on every rank (none waits for a rank
+    that gave up)."""
+    value, error = None, None
+    if ranks.is_main:
+        try:
+            value = check()
+        except AbductError as exc:
+            error = str(exc)
+    agree(error, ranks)
+    return value
+
+
+@contextlib.contextmanager
+def removed_if_left_empty(out_dir: Path, created: bool) -> Iterator[None]:
+    """A run that fails before storing anything leaves no ``--out`` it created (a bad model
+    spec, say, is found after ``--out`` was checked); one with stored units keeps them to resume."""
+    try:
+        yield
+    except BaseException:
+        if created:
+            with contextlib.suppress(OSError):
+                out_dir.rmdir()  # only when empty
+        raise
+
+
+@contextlib.contextmanager
+def claimed(out_dir: Path, identity: dict[str, Any], overwrite: bool, ranks: Ranks,
+            shard_identity: dict[str, Any] | None = None) -> Iterator[None]:
+    """``--out`` for this run while it runs: writable, locked (rank 0), neither a finished run of
+    another configuration nor a shard of another (for a shard: nor a whole run), and removed again
+    when the run fails before storing anything in a folder it created."""
+    created = not out_dir.exists()
+    on_main(ranks, lambda: ensure_writable_dir(out_dir))
+    with removed_if_left_empty(out_dir, created and ranks.is_main), \
+            locked(out_dir) if ranks.is_main else contextlib.nullcontext():
+        on_main(ranks, lambda: check_finished(out_dir, identity, overwrite, keep_partial=True))  # the units: resume
+        if shard_identity is not None:
+            on_main(ranks, lambda: check_shard_out(out_dir, shard_identity, overwrite))
+        else:
+            on_main(ranks, lambda: check_not_a_shard(out_dir, overwrite))
+        yield
+
+
+def _resumable_part(signature: dict[str, Any]) -> dict[str, Any]:
+    """What must match to resume: the models' fingerprints, not their spec text, so a model that
+    declares its fingerprint may be resumed with other transport settings (``retries=10``)."""
+    kept = {k: v for k, v in signature.items() if k != "model"}
+    if isinstance(kept.get("judge"), dict):
+        kept["judge"] = kept["judge"].get("fingerprint")
+    return kept
+
+
+def check_resume(out_dir: Path, signature: dict[str, Any], overwrite: bool = False) -> bool:
+    """True when ``out_dir`` holds an unfinished run of this same configuration. Stored units
+    of a run that cannot be told (no ``run.json``, or one that does not parse) are said in one
+    warning and removed; another configuration's are refused, or with ``overwrite`` said and removed."""
+    partial = out_dir / PARTIAL_DIR
+    marker = partial / "run.json"
+    if not partial.is_dir():
+        return False
+    try:
+        previous = json.loads(marker.read_text(encoding="utf-8"))
+        problem = None if isinstance(previous, dict) else f"{marker} does not hold a run's configuration"
+    except FileNotFoundError:
+        previous, problem = None, f"{partial} has no run.json"
+    except (ValueError, OSError):
+        previous, problem = None, f"{marker} does not parse"
+    kept = stored_units(partial)
+    if problem is not None:
+        if kept:
+            warnings.warn(f"{problem}, so which run stored the {units_phrase(kept)} there is unknown; removed, "
+                          f"{'it is' if kept == 1 else 'they are'} computed again", RepairWarning, stacklevel=2)
+        elif marker.exists() or shard_files(partial):
+            warnings.warn(f"{problem}, and no unit there can be read; removed", RepairWarning, stacklevel=2)
+        shutil.rmtree(partial, ignore_errors=True)
+        return False
+    if _resumable_part(previous) != _resumable_part(signature):
+        differs = ", ".join(k for k in signature if previous.get(k) != signature[k]) or "configuration"
+        if not overwrite:
+            raise AbductError(f"{out_dir} holds an unfinished run with a different {differs} ({units_phrase(kept)} in "
+                              f"{partial}); use another --out, or --overwrite to discard it")
+        warnings.warn(f"--overwrite: {partial} held an unfinished run with a different {differs} "
+                      f"({units_phrase(kept)}); removed", RepairWarning, stacklevel=2)
+        shutil.rmtree(partial, ignore_errors=True)
+        return False
+    return True
+
+
+def resumes(out_dir: Path, signature: dict[str, Any], overwrite: bool, ranks: Ranks) -> bool:
+    """``check_resume`` on rank 0, agreed by every rank."""
+    return bool(on_main(ranks, lambda: check_resume(out_dir, signature, overwrite)))

@@ -15,7 +15,7 @@ import re
 import shutil
 import time
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -181,7 +181,6 @@ class Run:
     timings: dict[str, float] = field(default_factory=dict)
     ranks: Ranks = field(default_factory=Ranks)
     limit_unit: str | None = None  # what --limit counted, as the task named it
-    datasets: dict[str, Any] = field(default_factory=dict)  # name -> options the user gave (--dataset)
     artifacts: dict[str, Any] = field(default_factory=dict)  # written beside the outputs when the run ends
     data_files: list[Path] = field(default_factory=list)  # what the task's dataset read, hashed into results.json
     units_kept: int = 0  # units of every stage so far taken from an earlier, interrupted run's store
@@ -227,12 +226,6 @@ class Run:
             raise AbductError(f"{role} '{engines.loaded.spec.name}' does not generate text")
         return engines.generation
 
-    def dataset(self, name: str) -> Any:
-        """The dataset ``name``, built with the options the user gave it (``--dataset NAME,k=v``)."""
-        registry = self.registry or get_registry()
-        return registry.create("dataset", Spec(name, options=tuple(self.datasets.get(name, {}).items())),
-                               self.settings)
-
     def write_artifact(self, name: str, content: Any) -> None:
         """Kept until the run ends; the outputs' writer puts it beside results.json (rank 0 only)."""
         if "/" in name or name.startswith(".") or name in OUTPUT_NAMES:
@@ -254,18 +247,6 @@ class Run:
                     raise
                 raise missing from None
         return self._metrics[key]
-
-    def progress(self, iterable: Iterable[T], desc: str, total: int | None = None) -> Iterator[T]:
-        return progress(iterable, desc=desc, total=total, quiet=self.quiet)
-
-    def apply_limit(self, items: Sequence[T], unit: str = "items") -> Sequence[T]:
-        """The first ``--limit`` items (all of them without a limit). ``unit`` names what an
-        item is on this task (``chunks``, ``images``, ``samples``...): results.json and the
-        report say what the limit counted."""
-        if self.limit is None:
-            return items
-        self.limit_unit = unit
-        return items[: self.limit]
 
     def map_units(
         self, stage: str, units: Sequence[tuple[str, T]], fn: Callable[[T], list[dict[str, Any]]]

@@ -17,7 +17,6 @@ one run and writes that run's outputs.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import re
@@ -27,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from abduct.contract.errors import AbductError
-from abduct.contract.stages import Custom, Records, Request
+from abduct.contract.stages import Records
 from abduct.kit.io import atomic_write_json, atomic_write_jsonl
 
 SHARD_FILE = "shard.json"
@@ -73,21 +72,6 @@ class Shard:
         return owner(key, self.count) == self.index
 
 
-def element_keys(request: Request) -> list[str]:
-    """What a request is made of, as the shards split it: its items' ids, or a custom step's unit ids."""
-    if isinstance(request, Custom):
-        return [str(uid) for uid, _ in request.units]
-    return [str(item.id) for item in request.items]
-
-
-def keep(request: Request, shard: Shard) -> Request:
-    """The part of ``request`` that ``shard`` evaluates, in the request's order."""
-    if isinstance(request, Custom):
-        return dataclasses.replace(request, units=[unit for unit in request.units if shard.owns(str(unit[0]))])
-    return dataclasses.replace(request, items=[item for item in request.items  # type: ignore[arg-type]
-                                               if shard.owns(str(item.id))])
-
-
 def write_shard(out_dir: Path, manifest: Mapping[str, Any], parts: Mapping[str, Parts]) -> None:
     """The shard's records (one line per stage: its element keys and each one's records, in
     order), then its manifest (its presence marks a finished shard)."""
@@ -128,33 +112,3 @@ def read_records(directory: Path) -> dict[str, Parts]:
     except (ValueError, KeyError, TypeError, OSError):
         raise AbductError(f"{directory}: {RECORDS_FILE} is missing or damaged; run that shard again") from None
     return parts
-
-
-def check_shard_out(out_dir: Path, run: Mapping[str, Any], overwrite: bool) -> None:
-    """Before a shard runs into ``out_dir``: refuse a folder holding a finished run or another
-    shard (of another run, or another index) unless ``overwrite``, which removes those files."""
-    if (out_dir / "results.json").is_file():
-        raise AbductError(f"{out_dir} holds a finished run; give each shard its own --out (or pass --overwrite)")
-    if overwrite or not (out_dir / SHARD_FILE).is_file():
-        check_not_a_shard(out_dir, overwrite)  # under --overwrite, removes the shard there
-        return
-    try:
-        previous = json.loads((out_dir / SHARD_FILE).read_text(encoding="utf-8")).get("run")
-    except (ValueError, OSError, AttributeError):
-        previous = None
-    if previous != dict(run):
-        differs = ", ".join(k for k in run if not isinstance(previous, dict) or previous.get(k) != run[k]) or "run"
-        raise AbductError(f"{out_dir} holds a finished shard of another configuration (different {differs}); "
-                          "use another --out or pass --overwrite")
-
-
-def check_not_a_shard(out_dir: Path, overwrite: bool) -> None:
-    """Before a whole run writes into ``out_dir``: a shard's folder is refused unless ``overwrite``."""
-    if not (out_dir / SHARD_FILE).is_file():
-        return
-    if overwrite:
-        for name in SHARD_FILES:
-            (out_dir / name).unlink(missing_ok=True)
-        return
-    raise AbductError(f"{out_dir} holds a shard of a run ({SHARD_FILE}): merge it with abduct merge, or use "
-                      "another --out (or pass --overwrite)")

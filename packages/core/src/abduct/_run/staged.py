@@ -9,31 +9,36 @@ dataset's files and keeps the examples by id for the sample views.
 
 from __future__ import annotations
 
-import sys
-import warnings
-from collections.abc import Mapping, Sequence
+import dataclasses
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from pathlib import Path
+from typing import Any, TypeVar, cast
 
 from abduct._declare.traits import TaskTraits
-from abduct._run.examples import collect_examples
+from abduct._run.collect import Prepared
+from abduct._run.requests import answer, typed
 from abduct._run.runner import Run
-from abduct._run.shards import Parts, Shard, element_keys, keep
+from abduct._run.shards import Parts, Shard
 from abduct.contract.errors import PluginError
+from abduct.contract.spec import Settings
 from abduct.contract.stages import (
     Choose,
     Compare,
     Custom,
     Generate,
+    Generating,
     Judge,
     Records,
     Request,
     RunInfo,
+    Scoring,
     Stage,
 )
 from abduct.contract.task import Evaluation, Task
-from abduct.kit.shapes import compare_two, generate, multiple_choice
-from abduct.legacy import LegacyTask
+from abduct.kit.progress_bars import progress
+
+T = TypeVar("T")
 
 ABILITY_OF = {Choose: "score", Compare: "score", Generate: "generate", Judge: "judge"}
 
@@ -46,6 +51,28 @@ class Outcome:
 
     evaluation: Evaluation
     examples: dict[str, Any]
+    view: Any = None  # the sample page's view of one record, or None for the generic view
+
+
+@dataclass
+class StepModels:
+    """What a ``Custom`` step receives (``RunModels``): the run's models, settings and cache
+    folder, and progress bars that follow the run's ``--quiet`` (and show on rank 0 only)."""
+
+    settings: Settings
+    cache_dir: Path | None
+    require_scorer: Callable[[], Scoring]
+    require_generator: Callable[[], Generating]
+    generator_for: Callable[..., Generating]
+    quiet: bool = False
+
+    @classmethod
+    def of(cls, run: Run) -> StepModels:
+        return cls(run.settings, run.cache_dir, run.require_scorer, run.require_generator, run.generator_for,
+                   run.quiet or not run.ranks.is_main)
+
+    def progress(self, items: Iterable[T], desc: str, total: int | None = None) -> Iterator[T]:
+        return progress(items, desc=desc, total=total, quiet=self.quiet)
 
 
 def needs(request: Request) -> frozenset[str]:
@@ -55,18 +82,19 @@ def needs(request: Request) -> frozenset[str]:
     return frozenset({ABILITY_OF[type(request)]})
 
 
-def collect(task: Task, run: Run) -> tuple[list[Any], list[Any]]:
-    """The task's examples and the whole split (``collect_examples`` with the run's dataset
-    options and ``--limit``); the run records what the limit counted and the files read."""
-    collected = collect_examples(task, run.dataset(task.dataset), run.data_dir, run.split, run.limit)
-    run.limit_unit = collected.limit_unit or run.limit_unit
-    run.data_files = collected.files
-    return collected.examples, collected.corpus
+def element_keys(request: Request) -> list[str]:
+    """What a request is made of, as the shards split it: its items' ids, or a custom step's unit ids."""
+    if isinstance(request, Custom):
+        return [str(uid) for uid, _ in request.units]
+    return [str(item.id) for item in request.items]
 
 
-def info(run: Run, corpus: Sequence[Any]) -> RunInfo:
-    return RunInfo(split=run.split, model_name=run.model_name, scores=run.scores, generates=run.generates,
-                   judged=run.judged, metric=run.metric, settings=run.settings, corpus=corpus)
+def keep(request: Request, shard: Shard) -> Request:
+    """The part of ``request`` that ``shard`` evaluates, in the request's order."""
+    if isinstance(request, Custom):
+        return dataclasses.replace(request, units=[unit for unit in request.units if shard.owns(str(unit[0]))])
+    return dataclasses.replace(request, items=[item for item in request.items  # type: ignore[arg-type]
+                                               if shard.owns(str(item.id))])
 
 
 def execute(run: Run, stage: str, request: Request) -> Parts:
@@ -75,26 +103,13 @@ def execute(run: Run, stage: str, request: Request) -> Parts:
     id (what a shard keeps)."""
     if isinstance(request, Custom):
         custom: Custom[Any] = request
-        grouped = run.map_unit_records(stage, custom.units, lambda payload: custom.step(run, payload))
+        models = StepModels.of(run)
+        grouped = run.map_unit_records(stage, custom.units, lambda payload: custom.step(models, payload))
         return [(str(uid), records) for (uid, _), records in zip(custom.units, grouped)]
-    records = _shape(run, stage, request)
+    records = answer(run, stage, request)
     keys = element_keys(request)
     assert len(keys) == len(records), f"stage '{stage}': {len(records)} records for {len(keys)} items"
     return [(key, [record]) for key, record in zip(keys, records)]
-
-
-def _shape(run: Run, stage: str, request: Choose | Compare | Generate | Judge) -> Records:
-    """A shared shape's records, one per item, in order."""
-    if isinstance(request, Choose):
-        return multiple_choice(run, stage, request.items, request.per_unit)
-    if isinstance(request, Compare):
-        return compare_two(run, stage, request.items, request.per_unit)
-    if isinstance(request, Generate):
-        return generate(run, stage, request.items, request.pool, request.per_unit)
-    verdicts = run.require_judge().judge(request.items, request.template, stage=stage, per_unit=request.per_unit,
-                                         verdicts=request.answers == "verdict")
-    return [{"id": item.id, "equivalent": v.equivalent, "raw": v.raw, "answers": list(v.answers)}
-            for item, v in zip(request.items, verdicts)]
 
 
 def refuse_missing_abilities(stages: Sequence[Stage], run: Run) -> None:
@@ -110,8 +125,9 @@ def refuse_missing_abilities(stages: Sequence[Stage], run: Run) -> None:
 
 def run_plan(task: Task, run: Run, examples: Sequence[Any], known: RunInfo, name: str,
              shard: Shard | None = None, parts: dict[str, Parts] | None = None) -> dict[str, Records]:
-    """Each stage's records. With ``shard``, each stage keeps only the shard's items (or
-    units) before they are batched, and ``parts`` receives each stage's records by element."""
+    """Each stage's records, typed as its request's results. With ``shard``, each stage keeps only
+    the shard's items (or units) before they are batched, and ``parts`` receives each stage's
+    records by element, as stored."""
     planned = list(task.plan(examples, known))
     refuse_missing_abilities(planned, run)
     records: dict[str, Records] = {}
@@ -122,7 +138,7 @@ def run_plan(task: Task, run: Run, examples: Sequence[Any], known: RunInfo, name
         elements = execute(run, stage.name, request)
         if parts is not None:
             parts[stage.name] = elements
-        records[stage.name] = [record for _, part in elements for record in part]
+        records[stage.name] = typed(request, [record for _, part in elements for record in part])
     return records
 
 
@@ -148,30 +164,11 @@ def example_index(examples: Sequence[Any], traits: TaskTraits) -> dict[str, Any]
     return index
 
 
-def deprecated_evaluate(task: object, name: str) -> None:
-    """The DeprecationWarning of a legacy task, attributed to the plugin's own ``evaluate`` (so a
-    warnings filter on the plugin's module catches it, not one on the runner's)."""
-    method = getattr(type(task), "evaluate", None)
-    code = getattr(method, "__code__", None)
-    module = type(task).__module__
-    warnings.warn_explicit(
-        f"task '{name}' defines evaluate(run), which is deprecated and goes in abduct 0.3: declare dataset, plan() "
-        "and finish() instead (docs/plugins.md)", DeprecationWarning,
-        filename=code.co_filename if code is not None else module, lineno=code.co_firstlineno if code is not None else 0,
-        module=module, registry=sys.modules[module].__dict__.setdefault("__warningregistry__", {})
-        if module in sys.modules else None)
-
-
-def evaluate_task(task: Task | LegacyTask, run: Run, traits: TaskTraits, name: str) -> Outcome:
-    """Evaluate through the task's declarations; a legacy ``evaluate(run)`` task runs as it
-    did, with a DeprecationWarning."""
-    if not isinstance(task, Task):
-        deprecated_evaluate(task, name)
-        return Outcome(task.evaluate(run), {})
-    examples, corpus = collect(task, run)
-    known = info(run, corpus)
+def evaluate_task(prepared: Prepared, run: Run, known: RunInfo, examples: list[Any]) -> Outcome:
+    """Evaluate through the task's declarations: collect, run the plan, finish."""
+    task, name = prepared.task, prepared.spec.name
     records = run_plan(task, run, examples, known, name)
-    return finish_task(task, run, traits, name, examples, records, known)
+    return finish_task(task, run, prepared.traits, name, examples, records, known)
 
 
 def finish_task(task: Task, run: Run, traits: TaskTraits, name: str, examples: Sequence[Any],
@@ -181,25 +178,31 @@ def finish_task(task: Task, run: Run, traits: TaskTraits, name: str, examples: S
     evaluation = task.finish(examples, records, known)
     if not isinstance(evaluation, Evaluation):
         raise PluginError(f"task '{name}': finish() returned {type(evaluation).__name__}; expected an Evaluation")
+    evaluation.predictions = [as_line(record) for record in evaluation.predictions]
     evaluation.data_files = list(dict.fromkeys([*run.data_files, *evaluation.data_files]))
     for artifact, content in evaluation.artifacts.items():
         run.write_artifact(artifact, content)  # its name checked, written with the outputs
-    return Outcome(evaluation, example_index(examples, traits))
+    index = example_index(examples, traits)
+    return Outcome(evaluation, index, sample_view(traits, index))
 
 
-def evaluate_shard(task: Task, run: Run, name: str, shard: Shard) -> dict[str, Parts]:
+def as_line(record: Any) -> Any:
+    """A prediction line: a typed record (``Chosen``, ...) as its fields; any other as it is."""
+    return dataclasses.asdict(record) if dataclasses.is_dataclass(record) and not isinstance(record, type) else record
+
+
+def evaluate_shard(prepared: Prepared, run: Run, known: RunInfo, examples: list[Any], shard: Shard
+                   ) -> dict[str, Parts]:
     """Shard ``shard``'s share of every stage, each stage's records by element; no ``finish``
     (``abduct merge`` calls it on every shard's records)."""
-    examples, corpus = collect(task, run)
     parts: dict[str, Parts] = {}
-    run_plan(task, run, examples, info(run, corpus), name, shard, parts)
+    run_plan(prepared.task, run, examples, known, prepared.spec.name, shard, parts)
     return parts
 
 
 def sample_view(traits: TaskTraits, examples: Mapping[str, Any]) -> Any:
-    """The sample page's hook: a declaring task's ``view`` with the run's examples, or a legacy
-    ``sample_view``."""
-    if traits.view is not None:
-        view = traits.view
-        return lambda record: view(record, examples)
-    return traits.sample_view
+    """The sample page's hook: the task's ``view`` with the run's examples (None: the generic view)."""
+    if traits.view is None:
+        return None
+    view = traits.view
+    return lambda record: view(record, examples)

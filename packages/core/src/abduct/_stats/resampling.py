@@ -1,5 +1,5 @@
-"""Percentile-bootstrap intervals, and the bootstrap that abduct-report's paired tests draw
-through (``abduct.host.bootstrap``).
+"""Percentile-bootstrap intervals, and the paired bootstrap of two runs' shared units that
+abduct-report's paired tests start from (``abduct.host.paired_bootstrap``).
 
 Every resampling draws whole units (``UnitScores``) and recomputes the metric with its own
 aggregate, so a corpus metric is resampled as a corpus (its sufficient statistics summed over
@@ -17,15 +17,18 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from abduct._stats.aggregates import as_array, statistic
+from abduct.contract.errors import DataError
 from abduct.contract.units import UnitScores
+from abduct.kit.cli import RESAMPLE_COUNT
 
 LEVEL = 0.95
-RESAMPLES = 1000
+RESAMPLES = RESAMPLE_COUNT.default
 _CELLS = 4_000_000  # floats per vectorised batch of resamples (about 32 MB)
 
 
@@ -91,3 +94,72 @@ def interval(scores: UnitScores, resamples: int, seed: int, metric: str) -> dict
     method = f"percentile bootstrap; {scores.note}" if scores.note else "percentile bootstrap"
     return {"low": float(low), "high": float(high), "level": LEVEL, "method": method,
             "resamples": resamples, "unit": scores.unit, "units": len(scores.ids), **cluster_summary(scores)}
+
+
+def shared(first: UnitScores, other: UnitScores) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Both runs' values on the units both scored, in the first run's order."""
+    where = {unit: i for i, unit in enumerate(other.ids)}
+    ids = [unit for unit in first.ids if unit in where]
+    own = {unit: i for i, unit in enumerate(first.ids)}
+    a, b = (np.asarray(scores.values, dtype=np.float64) for scores in (first, other))
+    return a[[own[u] for u in ids]], b[[where[u] for u in ids]], ids
+
+
+def shared_clusters(first: UnitScores, other: UnitScores, ids: Sequence[str], metric: str) -> UnitScores:
+    """The clusters of the shared ``ids`` (units only, no values), from whichever run declares
+    them; DataError when both do and they group the units differently."""
+    declared = [s for s in (first, other) if s.cluster]
+    labels = [dict(zip(s.ids, s.clusters)) for s in declared]
+    if len(declared) == 2:
+        if first.cluster != other.cluster:
+            raise DataError(f"the units of '{metric}' are clustered by {first.cluster} in the first run, "
+                            f"by {other.cluster} in this one")
+        runs = ("the first run", "this one")
+        seen: tuple[dict[str, tuple[str, str]], ...] = ({}, {})  # per run: cluster -> (its first unit, the other's)
+        for unit in ids:
+            x, y = labels[0][unit], labels[1][unit]
+            for side, (mine, theirs) in enumerate(((x, y), (y, x))):
+                earlier, where = seen[side].setdefault(mine, (unit, theirs))
+                if where != theirs:
+                    raise DataError(f"the units of '{metric}' are clustered differently: '{earlier}' and '{unit}' "
+                                    f"share {first.cluster} '{mine}' in {runs[side]}, not in {runs[1 - side]}")
+    return UnitScores(first.unit, tuple(ids), (), cluster=declared[0].cluster if declared else "",
+                      clusters=tuple(labels[0][u] for u in ids) if declared else ())
+
+
+@dataclass(frozen=True)
+class Paired:
+    """Two runs' shared units resampled together: ``other`` minus ``first``, its 95% interval
+    and bootstrap distribution, and the rows the resampling drew (per run, summed within their
+    clusters where there are any; a mean's as (sum, units)), for a test on the same pairs."""
+
+    difference: float
+    low: float
+    high: float
+    distribution: np.ndarray
+    first: np.ndarray
+    other: np.ndarray
+    units: int  # shared units (the rows are clusters when fewer)
+    clusters: dict[str, Any]  # what results.json says of the clusters: {} or clustered_by, clusters
+
+
+def paired_bootstrap(first: UnitScores, other: UnitScores, resamples: int, seed: int, metric: str) -> Paired | None:
+    """The paired bootstrap of ``other`` minus ``first`` on their shared units, resampling whole
+    clusters where either run declares them (DataError when the two runs' clusters differ), each
+    draw recomputing the metric with its own aggregate on both runs; its stream is the metric's
+    ``paired`` one (``abduct.host.interval_rng``). None under two shared units or clusters."""
+    a, b, ids = shared(first, other)
+    units = len(ids)
+    if units < 2 or resamples < 1:
+        return None
+    grouped = shared_clusters(first, other, ids, metric)
+    difference = float(statistic(other)(b) - statistic(first)(a))
+    a, figure_a = by_cluster(first, a, grouped.clusters)
+    b, figure_b = by_cluster(other, b, grouped.clusters)
+    n = len(a)
+    if n < 2:
+        return None
+    boot = bootstrap(lambda index: figure_b(index) - figure_a(index), n, a[0].size + b[0].size, resamples,
+                     rng_for(seed, metric, "paired"))
+    low, high = (float(x) for x in boot.confidence_interval)
+    return Paired(difference, low, high, np.asarray(boot.bootstrap_distribution), a, b, units, cluster_summary(grouped))

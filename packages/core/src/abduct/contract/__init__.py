@@ -3,9 +3,9 @@ specs and options, metric declarations, errors and hooks. Standard library, nump
 everything else in abduct stands on it."""
 
 from abduct.contract.errors import AbductError, DataError, PluginError
-from abduct.contract.hooks import PLUGIN_API, SUPPORTED_PLUGIN_APIS, PublishedRow, Registration, RunPages, hookimpl
+from abduct.contract.hooks import PublishedRow, Registration, RunPages, hookimpl
 from abduct.contract.metric_info import COUNT, TEXT_METRICS, MetricInfo, higher, lower, percent, reference
-from abduct.contract.options import NonFinite, Range, check_fields, constraints_of
+from abduct.contract.options import NonFinite, Range
 from abduct.contract.protocols import (
     Dataset,
     Decoding,
@@ -18,18 +18,22 @@ from abduct.contract.protocols import (
     Scorer,
     TextPool,
 )
-from abduct.contract.records import FEATURES, Box, GenerationRequest, GroundedText, Region, VisualInput
+from abduct.contract.records import Box, GenerationRequest, GroundedText, Region, VisualInput
 from abduct.contract.spec import Settings, Spec
 from abduct.contract.stages import (
     Candidate,
     Choice,
     Choose,
+    Chosen,
     Compare,
+    Compared,
     Custom,
     Generate,
+    Generated,
     Generating,
     GenerationItem,
     Judge,
+    Judged,
     JudgeItem,
     Records,
     Request,
@@ -43,12 +47,13 @@ from abduct.contract.task import Evaluation, ScoreContext, Task
 from abduct.contract.units import UnitScores
 
 __all__ = [
-    "Candidate", "Choice", "Choose", "Compare", "Custom", "RunModels", "Generate", "GenerationItem", "Judge",
+    "Candidate", "Choice", "Choose", "Chosen", "Compare", "Compared", "Custom", "RunModels", "Generate",
+    "Generated", "GenerationItem", "Judge", "Judged",
     "Records", "Request", "RunInfo", "Stage", "TwoWay",
-    "COUNT", "FEATURES", "TEXT_METRICS", "AbductError", "Box", "DataError", "Dataset", "Decoding", "DualEncoder",
+    "COUNT", "TEXT_METRICS", "AbductError", "Box", "DataError", "Dataset", "Decoding", "DualEncoder",
     "Evaluation", "GenerationRequest", "Generating", "Generator", "GroundedText", "JudgeItem",
     "MatrixScorer", "Metric", "MetricInfo", "MetricResult", "NonFinite", "PairDataset", "PluginError", "PublishedRow", "Range", "Region",
     "Registration", "RunPages", "ScoreContext", "Scorer", "Scoring", "Settings", "Spec", "Task", "TextPool",
-    "UnitScores", "VisualInput", "check_fields", "constraints_of", "higher", "hookimpl", "lower",
-    "percent", "reference", "PLUGIN_API", "SUPPORTED_PLUGIN_APIS",
+    "UnitScores", "VisualInput", "higher", "hookimpl", "lower",
+    "percent", "reference",
 ]

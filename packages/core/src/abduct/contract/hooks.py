@@ -18,15 +18,15 @@ PROJECT = "abduct"
 hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
-PLUGIN_API = 4
+PLUGIN_API = 1
 """The plugin API this core implements, an integer apart from the distribution's version: it
-changes when a plugin written for the previous one would need changing. 4: tasks declare
-(``dataset``, ``plan``, ``finish``); 3: tasks drove the run (``evaluate(run)``)."""
-SUPPORTED_PLUGIN_APIS = range(3, PLUGIN_API + 1)
+changes when a plugin written for the previous one would need changing (a hook or a protocol
+changed incompatibly); a hook or protocol that only gains what a plugin may leave out keeps it."""
+SUPPORTED_PLUGIN_APIS = (1,)
 """The plugin APIs a plugin may be written for; one written for another is listed by ``abduct
 plugins`` with the reason and not loaded. A distribution declares its plugins' API in the entry
-points of the group ``abduct.api`` (``API_GROUP``): one entry a plugin, the plugin's entry name
-and the version as text (``mine = "4"``), read without importing the plugin."""
+points of the group ``abduct.api``: one entry a plugin, the plugin's entry name and the version
+as text (``mine = "1"``), read without importing the plugin."""
 
 
 @dataclass(frozen=True)
@@ -92,11 +92,12 @@ def register_metrics() -> Iterable[Registration]:
     """Metrics this plugin provides."""
 
 
-@hookspec
-def register_demos() -> Iterable[Registration]:
-    """Sections of ``abduct demo`` (the abduct-demo distribution runs them): each factory is
-    ``section(ctx: DemoContext) -> DemoTable`` (see ``abduct_demo``), not the
-    ``(spec, settings, **options)`` shape of other kinds."""
+@hookspec(historic=True)
+def add_hookspecs(pluginmanager: pluggy.PluginManager) -> None:
+    """Declare hooks of the plugin's own (``pluginmanager.add_hookspecs(module)``), as pytest's
+    ``pytest_addhooks``: abduct-demo declares ``register_demos`` so. Called as the plugin is
+    registered. A plugin implementing a hook that another distribution declares marks it
+    ``@hookimpl(optionalhook=True)``, so that it loads where that distribution is not installed."""
 
 
 @hookspec

@@ -79,13 +79,14 @@ def reference(lo: float = 0.0, hi: float | None = None) -> MetricInfo:
 
 # The corpus values of the text metrics (``abduct-metrics`` and the core's exact match), by
 # the key ``MetricResult.corpus`` uses, so that the tasks that report them declare them alike.
+# Every one is x100, the scale of the papers' tables (docs/reading-the-numbers.md).
 TEXT_METRICS: dict[str, MetricInfo] = {
-    **{f"bleu_{n}": higher(0.0, 1.0) for n in range(1, 5)},
-    "meteor": higher(0.0, 1.0),
-    "rouge_l": higher(0.0, 1.0),
-    "cider": higher(0.0, 10.0),  # CIDEr-D: 10 x the mean clipped cosine, at most 10
-    # BERTScore without rescaling is a cosine similarity; rescaled values can leave [0, 1].
-    **{f"bertscore_{k}": higher(-1.0, 1.0) for k in ("precision", "recall", "f1")},
-    "bem": higher(0.0, 1.0),
-    "exact_match": higher(0.0, 1.0),
+    **{f"bleu_{n}": higher(0.0, 100.0) for n in range(1, 5)},
+    "meteor": higher(0.0, 100.0),
+    "rouge_l": higher(0.0, 100.0),
+    "cider": higher(0.0, 1000.0),  # CIDEr-D: 10 x the mean clipped cosine, at most 10, so 1000
+    # BERTScore without rescaling is a cosine similarity; rescaled values can leave [0, 100].
+    **{f"bertscore_{k}": higher(-100.0, 100.0) for k in ("precision", "recall", "f1")},
+    "bem": higher(0.0, 100.0),
+    "exact_match": higher(0.0, 100.0),
 }

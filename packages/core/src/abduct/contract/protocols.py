@@ -6,7 +6,7 @@ A model is any object with some of the methods below: it scores (``score``,
 others (pairs from a matrix, a matrix from pairs).
 
 A model states what inputs it takes with an ``accepts`` attribute, a subset of
-``abduct.contract.FEATURES`` (default: ``{"image"}``), and what it cannot do without with
+``FEATURES`` (image, video, region, context, related; default: ``{"image"}``), and what it cannot do without with
 ``needs`` (default: nothing); ``abduct.host.model_traits`` reads both.
 """
 

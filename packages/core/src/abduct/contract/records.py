@@ -8,9 +8,8 @@ scorer's view of any of them).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-import abduct._input_ops as _input_ops
+from dataclasses import dataclass, replace
+from pathlib import PurePath
 
 MEDIA_KINDS = ("image", "video")
 # What an input can carry; models declare which of these they accept (read by abduct.host.model_traits).
@@ -98,16 +97,42 @@ class VisualInput:
 
     def features(self) -> frozenset[str]:
         """What this input carries, its related inputs included (see ``FEATURES``)."""
-        return _input_ops.features(self)
+        found = {self.kind} if self.media is not None else set()
+        found |= {name for name, value in (("region", self.region), ("context", self.context)) if value is not None}
+        if self.related:
+            found.add("related")
+            found = found.union(*(other.features() for other in self.related))
+        return frozenset(found)
 
     def without(self, features: frozenset[str]) -> VisualInput:
         """This input with ``features`` removed, its related inputs included."""
-        return _input_ops.without(self, features)  # type: ignore[no-any-return]
+        if not features & self.features():
+            return self
+        drop_media = self.kind in features
+        return replace(
+            self,
+            media=None if drop_media else self.media,
+            region=None if drop_media or "region" in features else self.region,
+            context=None if "context" in features else self.context,
+            spans=() if drop_media else self.spans,
+            related=() if "related" in features else tuple(r.without(features) for r in self.related),
+        )
 
     def key(self, *, portable: bool = False) -> str:
         """A stable identity string. ``portable`` keeps only the media path's last two parts,
         so the same data gives the same key wherever its directory lies."""
-        return _input_ops.key(self, portable)
+        media = self.media or ""
+        if portable and self.media is not None:
+            media = "/".join(PurePath(self.media).parts[-2:])
+        parts = [media if self.kind == "image" else f"video:{media}"]
+        if self.region is not None:
+            parts.append(";".join(f"{b.left},{b.top},{b.width},{b.height}" for b in self.region.boxes))
+        if self.spans:
+            parts.append("t=" + ";".join(f"{s},{e}" for s, e in self.spans))
+        if self.context is not None:
+            parts.append("c=" + self.context)
+        parts.extend("r=(" + r.key(portable=portable) + ")" for r in self.related)
+        return "|".join(parts)
 
 
 @dataclass(frozen=True)

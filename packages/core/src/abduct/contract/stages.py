@@ -8,21 +8,17 @@ every stage's records to the task's ``finish``. A stage that depends on an earli
 records gives a function of the records so far instead of a request (NL-EYE's captions, then
 scores; WHOOPS!'s explanations, then the judge's verdicts).
 
-Records are JSON-able dicts, the per-sample lines of ``predictions.jsonl`` once ``finish``
-has shaped them. Each request kind's records:
-
-- ``Choose``: ``{id, scores, choice, label, correct}`` (argmax, ties to the first maximum);
-- ``Compare``: ``{id, scores: [first, second], gold, correct}`` (a tie counts 0);
-- ``Generate``: ``{id, prediction, references}``;
-- ``Judge``: ``{id, equivalent, raw, answers}`` (``equivalent`` None when the answer did not
-  parse; ``answers`` the judge's answer to each prompt; with ``answers="text"`` no verdict is
-  read and the task reads the answers itself, e.g. ratings);
-- ``Custom``: whatever its function returns for each unit.
+Each shared request kind's records reach ``after=`` functions and ``finish`` as its typed
+results, one per item, in the items' order: ``Chosen`` for ``Choose``, ``Compared`` for
+``Compare``, ``Generated`` for ``Generate``, ``Judged`` for ``Judge``. A ``Custom`` step's
+records are what its function returns for each unit: JSON-able dicts, kept as they are.
+``Evaluation.predictions`` (the lines of ``predictions.jsonl``) may hold typed records: they are
+written as their fields.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Literal, Protocol, TypeVar
@@ -34,7 +30,7 @@ from abduct.contract.records import GenerationRequest, VisualInput
 from abduct.contract.spec import Settings
 
 T = TypeVar("T")
-Records = list[dict[str, Any]]
+Records = list[Any]  # a stage's records: typed results (Chosen, Compared, Generated, Judged), or a Custom step's dicts
 
 
 # -- the items of the shared shapes ---------------------------------------------------------------
@@ -85,6 +81,50 @@ class JudgeItem:
     question: str | None = None
 
 
+# -- what the shared requests give back, one per item ---------------------------------------------
+@dataclass(frozen=True)
+class Chosen:
+    """A ``Choice`` scored: each candidate's score, the first maximal index chosen, and whether
+    it is the gold ``label`` (None without one)."""
+
+    id: str
+    scores: list[float]
+    choice: int
+    label: int | None
+    correct: bool | None
+
+
+@dataclass(frozen=True)
+class Compared:
+    """A ``TwoWay`` scored: ``(first, second)``; correct only when the gold scores strictly higher."""
+
+    id: str
+    scores: list[float]  # [first, second]
+    gold: int
+    correct: bool
+
+
+@dataclass(frozen=True)
+class Generated:
+    """A ``GenerationItem``'s text, with the item's references (for the metrics)."""
+
+    id: str
+    prediction: str
+    references: list[str]
+
+
+@dataclass(frozen=True)
+class Judged:
+    """The judge on a ``JudgeItem``: ``equivalent`` is None when its answer did not parse (or,
+    with ``answers="text"``, was not read as a verdict); ``raw`` its answer, ``answers`` its
+    answer to each prompt (one per reference with a ``{reference}`` template)."""
+
+    id: str
+    equivalent: bool | None
+    raw: str
+    answers: list[str]
+
+
 # -- what a custom step may call ------------------------------------------------------------------
 class Scoring(Protocol):
     """How a task scores: every path of the model (pairs, a matrix, dual-encoder embeddings)
@@ -113,8 +153,9 @@ class Generating(Protocol):
 
 
 class RunModels(Protocol):
-    """The run's models as a ``Custom`` step reaches them: each ``require_*`` is a one-line
-    error when the model cannot do it."""
+    """What a ``Custom`` step receives: the run's models (each ``require_*`` is a one-line error
+    when the model cannot do it), its settings, a cache folder and a progress bar for long work
+    inside one unit."""
 
     settings: Settings
     cache_dir: Path | None  # where a step may keep files across runs (pictures); None under --no-cache
@@ -123,10 +164,11 @@ class RunModels(Protocol):
 
     def require_generator(self) -> Generating: ...
 
-    def generator_for(self, spec: str, role: str = "model") -> Generating:
-        """Another generating model (NL-EYE's captioner) with the run's settings and caches;
-        ``role`` names it in errors."""
-        ...
+    # another generating model (NL-EYE's captioner) with the run's settings and caches; role names it in errors
+    def generator_for(self, spec: str, role: str = "model") -> Generating: ...
+
+    # items, with a progress bar as the run shows its stages (none when the run is quiet)
+    def progress(self, items: Iterable[T], desc: str, total: int | None = None) -> Iterator[T]: ...
 
 
 # -- the request kinds ----------------------------------------------------------------------------
@@ -170,12 +212,12 @@ class Judge:
 
 @dataclass(frozen=True)
 class Custom(Generic[T]):
-    """Work that is none of the shapes: ``step(engines, payload)`` returns each unit's records.
-    ``needs`` says which abilities of the model it calls ("score", "generate"), so a run is
+    """Work that is none of the shapes: ``step(models, payload)`` returns each unit's records
+    (JSON-able dicts; ``models``: the ``RunModels`` it calls). ``needs`` says which abilities of the model it calls ("score", "generate"), so a run is
     refused before it starts and an exporter knows what it cannot export."""
 
     units: Sequence[tuple[str, T]]
-    step: Callable[[RunModels, T], Records]
+    step: Callable[[RunModels, T], list[dict[str, Any]]]
     needs: frozenset[str] = field(default_factory=frozenset)
 
 

@@ -5,9 +5,6 @@ runner builds it with the user's ``--dataset`` options and loads the examples), 
 run as stages of requests (``abduct.contract.stages``) and finishes it: ``finish`` turns the
 examples and every stage's records into an ``Evaluation``. It keeps no state between calls
 and writes no files: loading, ``--limit``, resume, ranks, shards and progress are the runner's.
-
-The contract before, ``evaluate(run)`` driving the run itself, is ``abduct.legacy``: it still
-runs, as one step, with a ``DeprecationWarning``, for one release.
 """
 
 from __future__ import annotations

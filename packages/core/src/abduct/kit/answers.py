@@ -47,8 +47,8 @@ def exact_match(prediction: str, references: Sequence[str]) -> bool:
 
 
 class ExactMatch:
-    """``exact_match``: share of predictions equal to one of their references after
-    normalisation; per sample 1.0 or 0.0."""
+    """``exact_match``: 100 x the share of predictions equal to one of their references after
+    normalisation (the scale of every text metric, as abduct-metrics'); per sample 100.0 or 0.0."""
 
     def compute(
         self,
@@ -57,9 +57,9 @@ class ExactMatch:
         questions: Mapping[str, str] | None = None,
     ) -> MetricResult:
         pred, refs, _ = validate_inputs(predictions, references, questions)
-        per_sample = {key: {"exact_match": float(exact_match(pred[key], refs[key]))} for key in pred}
-        mean = sum(v["exact_match"] for v in per_sample.values()) / len(per_sample)
-        return MetricResult({"exact_match": mean}, per_sample,
+        hits = {key: exact_match(pred[key], refs[key]) for key in pred}
+        mean = 100.0 * (sum(hits.values()) / len(hits))
+        return MetricResult({"exact_match": mean}, {key: {"exact_match": 100.0 * hit} for key, hit in hits.items()},
                             {"normalisation": "nfkc-lower-punct-articles-numbers-whitespace"})
 
 

@@ -17,7 +17,16 @@ from abduct.contract.spec import Settings
 F = TypeVar("F", bound=Callable[..., Any])
 # Every seed numpy, torch and random all accept: -1 or 2**80 would fail deep in numpy, a traceback.
 SEED = click.IntRange(0, 2**32 - 1)
-RESAMPLE_COUNT = click.IntRange(0, 100_000)  # --ci-resamples: 1e23 would run for ever; 1,000 is the default
+
+
+class _ResampleCount(click.IntRange):
+    """``--ci-resamples``: bounded, as 1e23 would run for ever; ``default`` is what a run's
+    intervals and a comparison's paired tests draw when not told."""
+
+    default = 1000
+
+
+RESAMPLE_COUNT = _ResampleCount(0, 100_000)
 
 
 class FiniteFloat(click.FloatRange):

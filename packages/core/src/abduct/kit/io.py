@@ -56,15 +56,6 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         raise
 
 
-def honour_umask(root: Path) -> None:
-    """Give ``root`` and everything under it the mode ``open``/``mkdir`` would give: for what
-    a library wrote owner-only (safetensors files are created 0o600) into an output."""
-    mask = current_umask()
-    for path in [Path(root), *Path(root).rglob("*")]:
-        if not path.is_symlink():
-            path.chmod((0o777 if path.is_dir() else 0o666) & ~mask)
-
-
 def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
@@ -74,6 +65,7 @@ def atomic_write_json(path: Path, obj: Any) -> None:
 
 
 def atomic_write_jsonl(path: Path, records: Iterable[Any]) -> None:
+    """JSON lines, atomically: the run's own records and shards."""
     atomic_write_text(path, "".join(json.dumps(r, allow_nan=False) + "\n" for r in records))
 
 

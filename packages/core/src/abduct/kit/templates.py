@@ -5,7 +5,7 @@ and the ones that exist, never a ``KeyError`` in the middle of a run."""
 from __future__ import annotations
 
 import string
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 
 from abduct.contract.errors import AbductError
 
@@ -35,9 +35,3 @@ def check_template(template: str, allowed: Iterable[str], where: str = "prompt t
         if name not in names:
             raise AbductError(f"{where} needs the placeholder '{{{name}}}'")
     return names
-
-
-def fill(template: str, values: Mapping[str, str], where: str = "prompt template") -> str:
-    """``template`` with its placeholders replaced by ``values`` (checked first)."""
-    check_template(template, values, where)
-    return template.format_map(dict(values))

@@ -30,16 +30,14 @@ def check(ctx: click.Context, data_dir: Path, as_json: bool) -> None:
 
 
 @click.command("synth")
-@click.argument("out_dir", metavar="OUT", type=click.Path(path_type=Path))
+@click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path), help="Output directory.")
 @click.option("--videos", type=click.IntRange(min=3), default=None, help="Videos per split (default 16).")
 @click.option("--seed", type=SEED, default=0, show_default=True)
 def synth(out_dir: Path, videos: int | None, seed: int) -> None:
-    """Write a synthetic corpus in the released layout into OUT (MCQ/, YN/, Gen/: short mp4
-    clips of a ball and a splash of colour, validation and test files)."""
-    from abduct.kit import ensure_writable_dir
+    """Write a synthetic corpus in the released layout (MCQ/, YN/, Gen/: short mp4 clips of a
+    ball and a splash of colour, validation and test files)."""
     from abduct_blackswan.synth import DEFAULT_VIDEOS, synthesize
 
-    ensure_writable_dir(out_dir, "OUT")
     summary = synthesize(out_dir, videos or DEFAULT_VIDEOS, seed)
     click.echo(f"wrote a synthetic BlackSwan corpus to {out_dir}: {summary}")
 

@@ -56,10 +56,12 @@ from abduct import (
     AbductError,
     Evaluation,
     Generate,
+    Generated,
     GenerationItem,
     GenerationRequest,
     Judge,
     JudgeItem,
+    Range,
     Records,
     RunInfo,
     Settings,
@@ -69,7 +71,6 @@ from abduct import (
     UnitScores,
     higher,
 )
-from abduct.contract import Range
 from abduct_blackswan.inputs import SETUPS, Setup, question_input
 from abduct_blackswan.records import GenQuestion
 
@@ -119,8 +120,8 @@ def _pool(questions: Sequence[GenQuestion], task: str, half: int) -> TextPool | 
     return TextPool.of(texts) if texts else None
 
 
-def _generated(records: Mapping[str, Records]) -> dict[str, dict[str, Any]]:
-    return {str(r["id"]): r for name, done in records.items() if name.startswith(GENERATE) for r in done}
+def _generated(records: Mapping[str, Records]) -> dict[str, Generated]:
+    return {str(r.id): r for name, done in records.items() if name.startswith(GENERATE) for r in done}
 
 
 class GenTask:
@@ -186,10 +187,10 @@ class GenTask:
     def finish(self, questions: Sequence[GenQuestion], records: Mapping[str, Records], run: RunInfo) -> Evaluation:
         generated = _generated(records)
         scored = [q for q in questions if q.id in generated]
-        said = {q.id: responses_of(q.task, str(generated[q.id]["prediction"])) for q in scored}
+        said = {q.id: responses_of(q.task, generated[q.id].prediction) for q in scored}
         result = self._bertscore(run).compute({q.id: "\n".join(said[q.id]) for q in scored},
                                               {q.id: list(q.references) for q in scored})
-        out = [{"id": q.id, "q_id": q.q_id, "task": q.task, "video": q.video, "prediction": generated[q.id]["prediction"],
+        out = [{"id": q.id, "q_id": q.q_id, "task": q.task, "video": q.video, "prediction": generated[q.id].prediction,
                 "responses": said[q.id], "references": list(q.references),
                 AVG: result.per_sample[q.id][AVG], MAX: result.per_sample[q.id][MAX],
                 "matched": [[int(i), int(j), s] for i, j, s in result.info["pairs"][q.id]]} for q in scored]
@@ -239,7 +240,7 @@ def _judge(questions: Sequence[GenQuestion], response: int) -> Callable[[Mapping
         for q in questions:
             if q.id not in generated or not q.references:
                 continue
-            said = responses_of(q.task, str(generated[q.id]["prediction"]))
+            said = responses_of(q.task, generated[q.id].prediction)
             if response < len(said):
                 items.append(JudgeItem(q.id, said[response], tuple(q.references)))
         return Judge(items, LLM_MATCH_TEMPLATE, answers="text")
@@ -267,8 +268,8 @@ def _rate(out: list[dict[str, Any]], records: Mapping[str, Records], aggregation
             continue
         response = int(name.rsplit("-r", 1)[1]) - 1
         for verdict in done:
-            for gold, raw in enumerate(str(a) for a in verdict["answers"]):
-                ratings[str(verdict["id"])].append({"reference": gold, "response": response, "rating": parse_score(raw),
+            for gold, raw in enumerate(verdict.answers):
+                ratings[str(verdict.id)].append({"reference": gold, "response": response, "rating": parse_score(raw),
                                                     "reason": parse_reason(raw), "raw": raw})
     for record in out:
         record["llm_ratings"] = sorted(ratings[record["id"]], key=lambda r: (r["reference"], r["response"]))

@@ -46,7 +46,7 @@ def register_commands(cli: click.Group) -> None:
         group.add_command(command)
 
 
-@hookimpl
+@hookimpl(optionalhook=True)  # declared by abduct-demo, which may not be installed
 def register_demos() -> Iterator[Registration]:
     yield Registration("blackswan", "BlackSwan on a synthetic video corpus: random, text-only and the colour probe",
                        "abduct_blackswan._demo:blackswan_section")

@@ -22,8 +22,7 @@ from typing import Annotated, Any
 
 import numpy as np
 
-from abduct import Settings, Spec, VisualInput
-from abduct.contract import Range
+from abduct import Range, Settings, Spec, VisualInput
 from abduct.kit import load_rgb
 from abduct_blackswan.colours import PALETTE, named
 

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from abduct.kit import atomic_write_text
+from abduct.kit import atomic_write_text, ensure_writable_dir
 from abduct_blackswan.colours import PALETTE
 
 SIZE = 48  # frame side in pixels (even: yuv420p)
@@ -166,7 +166,7 @@ CARD = ("# BlackSwanSuite-{variant} (synthetic)\n\nWritten by `abduct blackswan 
 
 def synthesize(out_dir: Path, videos: int = DEFAULT_VIDEOS, seed: int = 0) -> str:
     """Write the corpus into ``out_dir`` (``MCQ/``, ``YN/``, ``Gen/``); a one-line summary."""
-    out = Path(out_dir)
+    out = ensure_writable_dir(Path(out_dir))
     rng = np.random.default_rng(seed)
     mcq_dir, yn_dir, gen_dir = (out / v for v in ("MCQ", "YN", "Gen"))
     counts: dict[str, list[int]] = {"MCQ": [], "YN": [], "Gen": []}

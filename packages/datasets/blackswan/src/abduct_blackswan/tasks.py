@@ -31,6 +31,7 @@ from abduct import (
     Choose,
     Evaluation,
     Generate,
+    GenerationItem,
     GenerationRequest,
     Records,
     RunInfo,
@@ -39,7 +40,7 @@ from abduct import (
     Stage,
     TextPool,
 )
-from abduct.kit import GenerationItem, scored_texts
+from abduct.kit import scored_texts
 from abduct_blackswan import challenge
 from abduct_blackswan.inputs import MCQ_PROMPT, SETUPS, YN_PROMPT, Setup, question_input, yn_question
 from abduct_blackswan.parsing import LETTERS, letter_list, parse_choice, parse_yes_no
@@ -111,16 +112,16 @@ class _QuestionTask:
 
     def finish(self, questions: Sequence[Any], records: Mapping[str, Records], run: RunInfo) -> Evaluation:
         generated = "generate" in records
-        found = {str(r["id"]): r for r in records["generate" if generated else "choose"]}
+        found = {str(r.id): r for r in records["generate" if generated else "choose"]}
         predictions, outcomes, answers = [], [], {}
         for q in questions:
             asked, record = self.asked(q), found[q.id]
             if generated:
-                index = asked.parse(str(record["prediction"]))
-                kept = {"output": record["prediction"]}
+                index = asked.parse(record.prediction)
+                kept = {"output": record.prediction}
             else:
-                index = int(record["choice"])
-                kept = {"scores": record["scores"]}
+                index = record.choice
+                kept = {"scores": record.scores}
             correct = None if asked.label is None else index == asked.label
             answers[q.id] = -1 if index is None else index
             outcomes.append(Answer(q.id, q.task, q.video, q.difficulty, correct, index is not None))

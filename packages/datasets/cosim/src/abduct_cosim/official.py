@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict
 from typing import Any
 
 import numpy as np
 
-from abduct.kit import first_argmax
+from abduct import Chosen
 from abduct_cosim.breakdown import breakdowns
 from abduct_cosim.records import CosimRecord
 
@@ -40,18 +41,24 @@ def official_choice(scores: Sequence[float]) -> int:
 
 
 def full_choice(scores: Sequence[float]) -> int:
-    """The index full precision picks: the first maximum of the float64 scores."""
-    return first_argmax(scores)
+    """The index full precision picks, as abduct's ``Choose`` does: the first maximum of the float64 scores."""
+    return int(np.argmax(np.asarray(scores, dtype=np.float64)))
 
 
-def official_answers(answers: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
-    """The records of a ``Choose`` stage (``scores``, ``choice``, ``label``, ``correct``) with
-    ``choice`` and ``correct`` in the official arithmetic, and the full-precision choice as
-    ``full_precision_choice`` where it differs."""
+def gold_margin(scores: Sequence[float], gold: int) -> float | None:
+    """The gold's score minus the best other one: above 0 when the model ranks the gold first
+    (None without another score or a gold among them)."""
+    others = [s for i, s in enumerate(scores) if i != gold]
+    return float(scores[gold] - max(others)) if others and 0 <= gold < len(scores) else None
+
+
+def official_answers(answers: Mapping[str, Chosen]) -> dict[str, dict[str, Any]]:
+    """The records of a ``Choose`` stage as prediction lines, ``choice`` and ``correct`` in the
+    official arithmetic, and the full-precision choice as ``full_precision_choice`` where it differs."""
     out = {}
     for key, answer in answers.items():
-        official, full = official_choice(answer["scores"]), full_choice(answer["scores"])
-        row = {**answer, "choice": official, "correct": official == answer["label"]}
+        official, full = official_choice(answer.scores), full_choice(answer.scores)
+        row = {**asdict(answer), "choice": official, "correct": official == answer.label}
         if official != full:
             row["full_precision_choice"] = full
         out[key] = row
@@ -78,6 +85,7 @@ def summary(answers: Sequence[Mapping[str, Any]], where: str) -> dict[str, Any]:
 def score_choices(records: Sequence[CosimRecord], scores: Mapping[int, Sequence[float]], where: str) -> dict[str, Any]:
     """``abduct score cosim``'s output: accuracy, ``n`` and the breakdowns of the official
     choices, with ``full_precision`` (and the warning) where the arithmetics choose differently."""
-    answers = official_answers({str(r.index): {"scores": scores[r.index], "label": r.label} for r in records})
+    answers = official_answers({str(r.index): Chosen(str(r.index), list(scores[r.index]), full_choice(scores[r.index]),
+                                                     r.label, None) for r in records})  # choice, correct: official
     figures = breakdowns(records, {r.index: answers[str(r.index)]["correct"] for r in records})
     return {**figures, **summary(list(answers.values()), where)}

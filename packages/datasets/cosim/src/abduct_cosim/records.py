@@ -15,7 +15,7 @@ in the paper's order, so that a text model that appends ``SEP`` and the choice r
 
 A record read through the ``cosim`` dataset also carries the dataset's options when the user
 gave them (``--dataset cosim,context=...,image_root=...``): ``context_mode``, the context it is
-shown with unless the task says otherwise, and ``image_root``, the image folder its
+shown with, and ``image_root``, the image folder its
 ``image_path`` was resolved against. Both are None when not given.
 """
 

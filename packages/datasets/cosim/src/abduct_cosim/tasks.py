@@ -9,21 +9,17 @@ results.json (``inputs.ignored``). ``context=question_change`` and ``context=non
 paper's text-only ablations with any text scorer.
 
 ``context`` and ``image_root`` are the dataset's options (``--dataset cosim,context=none``).
-The task takes them too, as aliases (``abduct eval cosim,context=none``, as before the dataset
-read them): given to one of the two, it applies; given to both, it must agree, or the run is
-refused in one line before anything is asked.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from abduct import (
     COUNT,
-    AbductError,
+    Choice,
     Choose,
     Evaluation,
     MetricInfo,
@@ -35,10 +31,10 @@ from abduct import (
     UnitScores,
     percent,
 )
-from abduct.kit import Choice, gold_margin, scored_texts
+from abduct.kit import scored_texts
 from abduct_cosim.breakdown import breakdowns, is_yes_no, sentence_bucket
-from abduct_cosim.loader import image_folder, load_file
-from abduct_cosim.official import official_answers, score_choices, summary
+from abduct_cosim.loader import load_file
+from abduct_cosim.official import gold_margin, official_answers, score_choices, summary
 from abduct_cosim.predictions import load_predictions
 from abduct_cosim.records import ContextMode, CosimRecord
 
@@ -47,9 +43,7 @@ STAGE = "cosim"
 
 
 class CosimTask:
-    """Accuracy (x100, pooled over the split) of the argmax over the four choices: random 25.
-
-    ``context`` / ``image_root`` None: not given to the task (the dataset's, else the default)."""
+    """Accuracy (x100, pooled over the split) of the argmax over the four choices: random 25."""
 
     default_split = "val"
     dataset = "cosim"
@@ -59,39 +53,19 @@ class CosimTask:
         "accuracy": percent(chance=25.0), "n": COUNT, "by_*.*.accuracy": percent(chance=25.0), "by_*.*.n": COUNT,
     }
 
-    def __init__(self, context: ContextMode | None = None, image_root: Path | None = None) -> None:
-        self.context: ContextMode | None = context
-        self.image_root = image_root
-
-    # -- the options the task shares with its dataset ----------------------------------------
-    def mode(self, records: Sequence[CosimRecord]) -> ContextMode:
-        """The context the records are shown with: the task's or the dataset's option, else
-        ``full``; AbductError when both are given and differ."""
-        given = records[0].context_mode if records else None
-        if self.context is not None and given is not None and self.context != given:
-            raise AbductError(f"cosim: the task's context={self.context} contradicts --dataset cosim,context={given}; "
-                              "give context once")
-        return self.context or given or "full"
-
-    def shown(self, record: CosimRecord) -> CosimRecord:
-        """``record`` with its image under the task's ``image_root`` when the task was given one."""
-        if self.image_root is None:
-            return record
-        if record.image_root is not None and Path(record.image_root) != Path(self.image_root):
-            raise AbductError(f"cosim: the task's image_root={self.image_root} contradicts --dataset "
-                              f"cosim,image_root={record.image_root}; give image_root once")
-        return replace(record, image_path=str(Path(self.image_root) / record.folder / record.img_fn))
+    @staticmethod
+    def mode(records: Sequence[CosimRecord]) -> ContextMode:
+        """The context the records are shown with: the dataset's option (``full`` by default)."""
+        return (records[0].context_mode if records else None) or "full"
 
     # -- the contract ------------------------------------------------------------------------
     def plan(self, examples: Sequence[CosimRecord], run: RunInfo) -> list[Stage]:
         mode = self.mode(examples)
-        if self.image_root is not None:
-            image_folder(self.image_root)
-        items = [Choice(r.id, r.visual(mode), r.choices, r.label) for r in map(self.shown, examples)]
+        items = [Choice(r.id, r.visual(mode), r.choices, r.label) for r in examples]
         return [Stage(STAGE, Choose(items, per_unit=16))]
 
     def finish(self, examples: Sequence[CosimRecord], records: Mapping[str, Records], run: RunInfo) -> Evaluation:
-        answers = official_answers({str(a["id"]): a for a in records[STAGE]})  # the authors' float32 choice
+        answers = official_answers({str(a.id): a for a in records[STAGE]})  # the authors' float32 choice
         predictions: list[dict[str, Any]] = [
             {**answers[r.id], "type": r.type, "change_sentences": sentence_bucket(r.change),
              "yes_no": is_yes_no(r.question), "duplicate_gold_text": r.choices.count(r.choices[r.label]) > 1}
@@ -115,7 +89,7 @@ class CosimTask:
         found = examples.get(str(record.get("id")))
         if found is None:
             return None
-        seen = self.shown(found)
+        seen = found
         scores = record.get("scores")
         scores = scores if isinstance(scores, list) and len(scores) == len(seen.choices) else None
         texts = [{"label": "question", "text": seen.question}, {"label": "initial response", "text": seen.answer_orig},
@@ -134,9 +108,6 @@ class CosimTask:
         return score_choices(records, load_predictions(predictions, len(records)), str(predictions))
 
 
-def make_cosim(
-    spec: Spec, settings: Settings, *, context: ContextMode = "full", image_root: Path | None = None
-) -> CosimTask:
-    """``cosim[,context=full|question_change|none][,image_root=PATH]``: aliases of the dataset's
-    options (see the module docstring)."""
-    return CosimTask(context if "context" in spec.option_dict() else None, image_root)
+def make_cosim(spec: Spec, settings: Settings) -> CosimTask:
+    """``cosim``: its options (``context``, ``image_root``) are the dataset's."""
+    return CosimTask()

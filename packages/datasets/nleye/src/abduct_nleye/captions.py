@@ -19,11 +19,10 @@ pool, so ``random`` cannot caption.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import asdict, is_dataclass, replace
 from typing import Any
 
-from abduct import AbductError, Custom, GenerationRequest, Records, RunModels, Stage, VisualInput
-from abduct.contract import Generating, Request
+from abduct import AbductError, Custom, Generating, GenerationRequest, Records, Request, RunModels, Stage, VisualInput
 from abduct.kit import batched
 from abduct_nleye.records import NleyeSample, Setup
 
@@ -89,7 +88,9 @@ def answering(name: str, samples: Sequence[NleyeSample], setup: Setup, captioner
     return [Stage(CAPTIONS, caption_request(samples, captioner)), Stage(name, after=after)]
 
 
-def with_captions(records: Sequence[dict[str, Any]], done: Mapping[str, Records]) -> list[dict[str, Any]]:
-    """``records`` with the captions of their sample (``setup=captions``) written into each."""
+def with_captions(records: Sequence[Any], done: Mapping[str, Records]) -> list[dict[str, Any]]:
+    """``records`` as prediction lines (a typed record as its fields), with the captions of their
+    sample (``setup=captions``) written into each."""
     captions = caption_map(done)
-    return [dict(r) if captions is None else {**r, "captions": captions[str(r["id"])]} for r in records]
+    lines = [asdict(r) if is_dataclass(r) and not isinstance(r, type) else dict(r) for r in records]
+    return lines if captions is None else [{**r, "captions": captions[str(r["id"])]} for r in lines]

@@ -20,7 +20,7 @@ fails before anything is generated, and again to score; they come with ``abduct-
   layer, required unless bert-score knows the model's tuned layer): ``bertscore_precision``,
   ``bertscore_recall``, ``bertscore_f1`` (no idf, no rescaling; the hash in details);
 - ``bem_model=DIR`` (a local BEM classifier directory): ``bem``, the share judged equivalent
-  (exact match first, then BEM >= 0.5). BEM needs a question: ``QUESTION``, preceded by the
+  x100 (exact match first, then BEM >= 0.5). BEM needs a question: ``QUESTION``, preceded by the
   gold premise and hypothesis descriptions when the CSV has them (the metric's side: the
   gold ones, also in the other setups);
 - neither given: the caption metrics that need no weights, BLEU-1..4 (corpus level, COCO
@@ -28,7 +28,7 @@ fails before anything is generated, and again to score; they come with ``abduct-
   tokeniser (Java). ``metrics_ran`` in results says which ran and ``details.fallback`` whether
   this fallback was used.
 
-Values are the metrics' own (0-1; CIDEr 0-10), not x100. Every metric is also broken down by
+Values are x100, as abduct-metrics gives every text metric (CIDEr-D up to 1000). Every metric is also broken down by
 ``reasoning_category``, ``domain``, ``time_direction`` and ``time_duration`` as the mean of
 its per-sample values (for BLEU the per-sample BLEU, which differs from the corpus value).
 Each prediction record carries its per-sample values.
@@ -55,6 +55,7 @@ from abduct import (
     AbductError,
     Evaluation,
     Generate,
+    GenerationItem,
     GenerationRequest,
     Judge,
     JudgeItem,
@@ -67,7 +68,6 @@ from abduct import (
     UnitScores,
     percent,
 )
-from abduct.kit import GenerationItem
 from abduct_nleye.captions import CAPTION_PROMPT, answering, caption_map, captioned, check_captioner, with_captions
 from abduct_nleye.loader import require_descriptions, require_explanations
 from abduct_nleye.records import CATEGORY_FIELDS, NleyeSample, Setup
@@ -116,7 +116,7 @@ def sample_units(samples: Sequence[NleyeSample], per_sample: Mapping[str, Mappin
         for key in metrics})
     for key in metrics:
         if key.startswith("bleu_"):
-            units[key] = UnitScores.corpus(UNIT, f"bleu-{key[5:]}", statistics["bleu_statistics"])
+            units[key] = UnitScores.corpus(UNIT, f"bleu-{key[5:]}", statistics["bleu_statistics"], 100.0)
     return units
 
 
@@ -176,8 +176,7 @@ class ExplanationTask:
             def verdicts(done: Mapping[str, Records]) -> Judge:
                 """Each explanation against the gold one, shown the input the model was shown."""
                 inputs = {s.sample_id: s.explained(self.setup) for s in captioned(examples, caption_map(done))}
-                return Judge([JudgeItem(str(r["id"]), str(r["prediction"]), tuple(r["references"]),
-                                        inputs[str(r["id"])], bem_question(gold[str(r["id"])]))
+                return Judge([JudgeItem(r.id, r.prediction, tuple(r.references), inputs[r.id], bem_question(gold[r.id]))
                               for r in done[EXPLANATION]], JUDGE_PROMPT)
 
             stages.append(Stage(JUDGE, after=verdicts))
@@ -187,8 +186,8 @@ class ExplanationTask:
         chosen = self.metrics()
         explained = records[EXPLANATION]
         gold = {s.sample_id: s for s in examples}
-        predictions = {str(r["id"]): str(r["prediction"]) for r in explained}
-        references = {str(r["id"]): list(r["references"]) for r in explained}
+        predictions = {str(r.id): r.prediction for r in explained}
+        references = {str(r.id): r.references for r in explained}
         questions = {sid: bem_question(gold[sid]) for sid in predictions}
         metrics: dict[str, Any] = {}
         per_sample: dict[str, dict[str, float]] = {sid: {} for sid in predictions}
@@ -204,7 +203,7 @@ class ExplanationTask:
         units = sample_units(examples, per_sample, metrics, statistics)
         answers = [{**r, "metrics": per_sample[str(r["id"])]} for r in with_captions(explained, records)]
         if JUDGE in records:
-            verdicts = {str(v["id"]): v["equivalent"] for v in records[JUDGE]}
+            verdicts = {str(v.id): v.equivalent for v in records[JUDGE]}
             answers = [{**r, "judged": verdicts[str(r["id"])]} for r in answers]
             parsed = [v for v in verdicts.values() if v is not None]
             metrics.update({"judge_valid": 100.0 * float(np.mean(parsed)) if parsed else 0.0,

@@ -38,26 +38,31 @@ import numpy as np
 from abduct import (
     COUNT,
     AbductError,
+    Candidate,
     Compare,
+    Compared,
     Custom,
     Evaluation,
     Generate,
+    Generated,
+    GenerationItem,
     GenerationRequest,
     MetricInfo,
     Records,
+    Request,
     RunInfo,
     RunModels,
     Settings,
     Spec,
     Stage,
     TextPool,
+    TwoWay,
     UnitScores,
     VisualInput,
     lower,
     percent,
 )
-from abduct.contract import Request
-from abduct.kit import Candidate, GenerationItem, TwoWay, batched
+from abduct.kit import batched
 from abduct_nleye.captions import CAPTION_PROMPT, answering, check_captioner, with_captions
 from abduct_nleye.loader import load_csv, require_descriptions
 from abduct_nleye.records import NleyeSample, Setup
@@ -86,7 +91,8 @@ def parse_answer(text: str) -> int | None:
 
 def similarity_request(samples: Sequence[NleyeSample], model_name: str) -> Custom[Sequence[NleyeSample]]:
     """``score_by=similarity``: per sample the dot products of the dual encoder's premise
-    embedding with each hypothesis's, as ``Compare`` records (``{id, scores, gold, correct}``)."""
+    embedding with each hypothesis's, as ``Compare``'s records (``{id, scores, gold, correct}``; see
+    ``compared``)."""
     def step(models: RunModels, batch: Sequence[NleyeSample]) -> Records:
         engine = models.require_scorer()
         if not engine.is_dual_encoder:
@@ -98,6 +104,12 @@ def similarity_request(samples: Sequence[NleyeSample], model_name: str) -> Custo
                 for s, sc in zip(batch, dots.tolist())]
 
     return Custom([(b[0].sample_id, b) for b in batched(samples, 16)], step, needs=frozenset({"score"}))
+
+
+def compared(records: Records) -> list[Compared]:
+    """A pairs stage's records as ``Compared``: a ``Compare``'s are; ``score_by=similarity``'s
+    (a custom step's dicts) have its fields."""
+    return [r if isinstance(r, Compared) else Compared(**r) for r in records]
 
 
 class _NleyeTask:
@@ -202,8 +214,12 @@ class TripletTask(_NleyeTask):
 
     def finish(self, examples: Sequence[NleyeSample], records: Mapping[str, Records], run: RunInfo) -> Evaluation:
         asked = self.asks(run)
-        found = {str(r["id"]): r for r in records["triplet"]}
-        rows = [self._answered(s, found) if asked else self._scored(s, found[s.sample_id]) for s in examples]
+        if asked:
+            generated: dict[str, Generated] = {str(r.id): r for r in records["triplet"]}
+            rows = [self._answered(s, generated) for s in examples]
+        else:
+            scored = {str(r.id): r for r in compared(records["triplet"])}
+            rows = [self._scored(s, scored[s.sample_id]) for s in examples]
         answers = with_captions(rows, records)
         table = {r["id"]: (r["gold"], r["order1"], r["order2"]) for r in answers}
         metrics = with_tables(examples, table, triplet_values)
@@ -218,17 +234,17 @@ class TripletTask(_NleyeTask):
         return Evaluation(metrics, answers, details=details, units=by_category(examples, per_triplet))
 
     @staticmethod
-    def _scored(sample: NleyeSample, compared: Mapping[str, Any]) -> dict[str, Any]:
-        s1, s2 = compared["scores"]
+    def _scored(sample: NleyeSample, pair: Compared) -> dict[str, Any]:
+        s1, s2 = pair.scores
         order1 = 1 if s1 >= s2 else 2  # shown (1, 2): a tie goes to the first shown, 1
         order2 = 2 if s2 >= s1 else 1  # shown (2, 1): a tie goes to the first shown, 2
         return {"id": sample.sample_id, "gold": sample.gold, "scores": [s1, s2], "order1": order1, "order2": order2,
                 "consistent": order1 == order2 == sample.gold}
 
     @staticmethod
-    def _answered(sample: NleyeSample, generated: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-        raw1 = str(generated[sample.sample_id]["prediction"])
-        raw2 = str(generated[sample.sample_id + SWAPPED]["prediction"])
+    def _answered(sample: NleyeSample, generated: Mapping[str, Generated]) -> dict[str, Any]:
+        raw1 = generated[sample.sample_id].prediction
+        raw2 = generated[sample.sample_id + SWAPPED].prediction
         shown1, shown2 = parse_answer(raw1), parse_answer(raw2)
         order1 = shown1  # shown (1, 2): position = hypothesis
         order2 = None if shown2 is None else 3 - shown2  # shown (2, 1): position 1 = hypothesis 2
@@ -250,7 +266,7 @@ class PairsTask(_NleyeTask):
         return self._stages("pairs", examples, run, lambda samples: self._compare(samples, run.model_name))
 
     def finish(self, examples: Sequence[NleyeSample], records: Mapping[str, Records], run: RunInfo) -> Evaluation:
-        answers = with_captions(records["pairs"], records)
+        answers = with_captions(compared(records["pairs"]), records)
         rows = {r["id"]: (r["gold"] + 1, r["scores"][0], r["scores"][1]) for r in answers}
         metrics = with_tables(examples, rows, pairs_values)
         units = {"accuracy": UnitScores.means("triplet", {r["id"]: r["scores"][r["gold"]] > r["scores"][1 - r["gold"]]

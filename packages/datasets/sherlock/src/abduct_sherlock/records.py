@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from abduct import Region, VisualInput
 
 # The input features a model may go without on every Sherlock task (the tasks' and the
-# submission's ``optional_inputs``; see ``abduct.host.task_traits``). Each input is the image, the
+# submission's ``optional_inputs``, a task's declaration). Each input is the image, the
 # clue's region and the clue as context, and the paper evaluates models that see only part
 # of it: its CLIP models never read the clue (they see the image with the region drawn in,
 # and its ablations drop the region), and its text-only T5 row reads only the clue. A model

@@ -22,7 +22,7 @@ from abduct_sherlock.leaderboard import LeaderboardRow, read_instances
 from abduct_sherlock.records import OPTIONAL_INPUTS
 
 if TYPE_CHECKING:
-    from abduct.contract import Scoring
+    from abduct import Scoring
     from abduct.host import Registry
 
 ZIP_NAME = "test_set_predictions.zip"

@@ -39,8 +39,8 @@ from abduct import (
     higher,
     lower,
     percent,
+    reference,
 )
-from abduct.contract import reference
 from abduct.kit import score_generations
 from abduct_sherlock import metrics, precision
 from abduct_sherlock.examples import ComparisonExample, GenerationExample, LocalizationImage, require_val
@@ -397,7 +397,8 @@ def generation_units(results: Mapping[str, MetricResult]) -> dict[str, UnitScore
     alignment statistics, not a mean of sentence scores, and is not recomputed from them."""
     out: dict[str, UnitScores] = {}
     if "bleu" in results and "bleu_statistics" in results["bleu"].info:
-        out["bleu4"] = UnitScores.corpus("instance", "bleu-4", results["bleu"].info["bleu_statistics"])
+        # x100, the scale of every text metric (TEXT_METRICS)
+        out["bleu4"] = UnitScores.corpus("instance", "bleu-4", results["bleu"].info["bleu_statistics"], 100.0)
     means = [("cider", "cider", "cider"), ("rouge_l", "rouge-l", "rouge_l"),
              *((f"bertscore.{key}", "bertscore", key) for key in ("bertscore_precision", "bertscore_recall",
                                                                   "bertscore_f1"))]

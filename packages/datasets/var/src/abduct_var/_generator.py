@@ -8,8 +8,7 @@ from typing import Annotated
 
 import torch
 
-from abduct import AbductError, DataError, Decoding, GenerationRequest, Settings, Spec, TextPool
-from abduct.contract import Range
+from abduct import AbductError, DataError, Decoding, GenerationRequest, Range, Settings, Spec, TextPool
 from abduct.kit import sha256_file
 from abduct_modelkit import one_thread_if
 from abduct_var._checkpoint import load_into, read_checkpoint

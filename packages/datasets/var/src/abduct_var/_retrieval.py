@@ -16,8 +16,7 @@ from typing import Annotated
 
 import numpy as np
 
-from abduct import AbductError, Decoding, GenerationRequest, Settings, Spec, TextPool
-from abduct.contract import Range
+from abduct import AbductError, Decoding, GenerationRequest, Range, Settings, Spec, TextPool
 from abduct_var._encode import EventEncoder
 from abduct_var._samples import samples_for_requests, training_samples
 from abduct_var.loader import load_split

@@ -13,27 +13,24 @@ from __future__ import annotations
 import io
 import json
 import math
-import sys
-import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from abduct import AbductError, Settings
+from abduct import AbductError
 from abduct.kit import atomic_write_bytes, process_group, require_dir
 from abduct_modelkit import (
     PermutationStream,
-    append_log,
+    TrainingRun,
     average_gradients,
-    check_resume_signature,
     load_weights_only,
-    log_rows_through,
     one_thread_if,
+    rank_device,
     require_divisible_batch,
-    settings_signature,
 )
+from abduct_modelkit import TrainConfig as BaseConfig
 from abduct_var._checkpoint import FORMAT, check_checkpoint, load_into, resume_step
 from abduct_var._encode import EventEncoder
 from abduct_var._net import HEADS, ChainGenerator, build_vocab, encode_words
@@ -41,13 +38,11 @@ from abduct_var._samples import collate, embed, standardisation, training_sample
 from abduct_var.loader import load_split
 
 LAST = "last.pt"
-LOG = "train_log.jsonl"
 
 
 @dataclass
-class TrainConfig:
+class TrainConfig(BaseConfig):
     data_dir: Path
-    out_dir: Path
     videos: Path | None = None
     encoder: str = "clip:tiny"
     steps: int = 2000
@@ -57,14 +52,8 @@ class TrainConfig:
     frames: int = 4
     checkpoint_every: int = 200
     log_every: int = 50
-    seed: int = 0
-    device: str = "auto"
-    quiet: bool = False
 
-    def signature(self) -> str:
-        """Settings a resumed run must share with the run that wrote the checkpoint."""
-        keys = ("encoder", "batch_size", "lr", "width", "frames", "seed")
-        return settings_signature({k: getattr(self, k) for k in keys})
+    resume_keys = ("encoder", "batch_size", "lr", "width", "frames", "seed")
 
 
 def _save(path: Path, payload: dict[str, Any]) -> None:
@@ -90,8 +79,8 @@ def _check(config: TrainConfig) -> None:
 def train(config: TrainConfig) -> dict[str, Any]:
     _check(config)
     require_dir(config.data_dir, "data directory")
-    device = torch.device(Settings(device=config.device).torch_device())
     with process_group() as ranks:
+        device = rank_device(config.device, ranks)
         require_divisible_batch(config.batch_size, ranks)
         examples, _ = load_split(config.data_dir, "train")
         videos = config.videos or config.data_dir / "videos"
@@ -108,63 +97,53 @@ def train(config: TrainConfig) -> dict[str, Any]:
         torch.manual_seed(config.seed)
         model = ChainGenerator(encoder.dim, len(vocab), config.width).to(device)
         optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=0.01)
-        step, log_rows = 0, []
+        run = TrainingRun("var", config, total=config.steps, last=LAST, signature=config.resume_settings(), ranks=ranks)
+        run.start()
         last = config.out_dir / LAST
         if last.is_file():
             state = load_weights_only(last, loader="var-gen checkpoint", map_location=device)
             checked = check_checkpoint(last, state)  # a dict, every field of the generator's checked
-            check_resume_signature(last, state.get("signature"), config.signature())
-            if checked.vocab != vocab:
-                raise AbductError(f"{last} was written by a run on other data (another vocabulary); "
-                                  "use another --out or delete it")
-            load_into(model, checked.model_state, last, "model_state_dict")
-            step = resume_step(last, state, optimizer)
-            log_rows = log_rows_through(config.out_dir / LOG, step)
-            if ranks.is_main and not config.quiet:
-                print(f"[train var] resuming from {last} at step {step}", file=sys.stderr)
+
+            def restore() -> int:
+                if checked.vocab != vocab:
+                    raise AbductError(f"{last} was written by a run on other data (another vocabulary); "
+                                      "use another --out or delete it")
+                load_into(model, checked.model_state, last, "model_state_dict")
+                return resume_step(last, state, optimizer)
+
+            run.resume(last, state.get("signature"), restore)
         meta = {"format": FORMAT, "vocab": vocab, "width": config.width, "clip_dim": encoder.dim,
                 "encoder": config.encoder, "frames": config.frames, "seed": config.seed}
 
         def save() -> None:
             if ranks.is_main:
                 _save(last, {"model_state_dict": model.state_dict(), "optimizer": optimizer.state_dict(),
-                             "step": step, "signature": config.signature(), "meta": meta,
+                             "step": run.step, "signature": run.signature, "meta": meta,
                              "visual_state": encoder.visual_state(),
                              "feature_mean": standard[0], "feature_std": standard[1], "config": json.dumps(asdict(config), default=str)})
 
-        if ranks.is_main:
-            config.out_dir.mkdir(parents=True, exist_ok=True)
         local = config.batch_size // ranks.world
-        started, window = time.perf_counter(), []
+
+        def step(at: int) -> float:
+            chosen = _batch_indices(len(samples), at, config.batch_size, config.seed)
+            mine = chosen[ranks.rank * local:(ranks.rank + 1) * local]
+            batch = {k: v.to(device) for k, v in collate([samples[i] for i in mine], table,
+                                                         [tokens[i] for i in mine]).items()}
+            memory = model.memory(batch["events"], batch["masked"], batch["target"], batch["padding"])
+            ids = batch["tokens"]
+            logits = model.logits(memory, batch["padding"], ids[:, :-1])
+            loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1),
+                                                     ignore_index=0)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()  # type: ignore[no-untyped-call]
+            average_gradients(model, ranks)
+            optimizer.step()
+            return float(loss.detach())
+
         model.train()
         with one_thread_if(device.type == "cpu"):  # a tiny network: one thread pays best
-            while step < config.steps:
-                chosen = _batch_indices(len(samples), step, config.batch_size, config.seed)
-                mine = chosen[ranks.rank * local:(ranks.rank + 1) * local]
-                batch = {k: v.to(device) for k, v in collate([samples[i] for i in mine], table,
-                                                             [tokens[i] for i in mine]).items()}
-                memory = model.memory(batch["events"], batch["masked"], batch["target"], batch["padding"])
-                ids = batch["tokens"]
-                logits = model.logits(memory, batch["padding"], ids[:, :-1])
-                loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1),
-                                                         ignore_index=0)
-                optimizer.zero_grad(set_to_none=True)
-                loss.backward()  # type: ignore[no-untyped-call]
-                average_gradients(model, ranks)
-                optimizer.step()
-                step += 1
-                window.append(float(loss.detach()))
-                if ranks.is_main and (step % config.log_every == 0 or step == config.steps):
-                    row = {"step": step, "loss": sum(window) / len(window),
-                           "steps_per_s": len(window) / max(time.perf_counter() - started, 1e-9)}
-                    append_log(log_rows, config.out_dir / LOG, row, name="var", quiet=config.quiet)
-                    started, window = time.perf_counter(), []
-                if step % config.checkpoint_every == 0 or step == config.steps:
-                    save()
-        if not (config.out_dir / LAST).is_file():
-            save()
-        summary = {"step": step, "last": str(last), "samples": len(samples), "events": len(events),
-                   "vocab": len(vocab), "loss": log_rows[-1]["loss"] if log_rows else None}
-        if ranks.is_main and not config.quiet:
-            print(f"[train var] done at step {step} -> {last}", file=sys.stderr)
+            run.train(range(run.step, config.steps), step, save, every=config.checkpoint_every)
+        summary = {"step": run.step, "last": str(last), "samples": len(samples), "events": len(events),
+                   "vocab": len(vocab), "loss": run.log_rows[-1]["loss"] if run.log_rows else None}
+        run.say(f"done at step {run.step} -> {last}")
         return summary

@@ -44,7 +44,7 @@ def register_commands(cli: click.Group) -> None:
     subgroup(cli, "train", "Fine-tune models.").add_command(train_var)
 
 
-@hookimpl
+@hookimpl(optionalhook=True)  # declared by abduct-demo, which may not be installed
 def register_demos() -> Iterator[Registration]:
     yield Registration("var", "VAR on a synthetic video corpus: random, retrieval and the trained generator",
                        "abduct_var._demo:var_section")

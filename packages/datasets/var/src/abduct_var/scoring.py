@@ -58,8 +58,9 @@ def event_key(entry: Entry) -> str:
 
 @dataclass
 class SetScores:
-    """One scored set: corpus values (×100), per-event values (raw scale) and BLEU's per-event
-    sufficient statistics by event key, and BERTScore F1 (×100) by example when it ran."""
+    """One scored set: corpus values, per-event values and BLEU's per-event sufficient
+    statistics by event key, and BERTScore F1 by example when it ran (values ×100, as
+    abduct-metrics gives them)."""
 
     values: dict[str, float]
     per_event: dict[str, dict[str, float]]
@@ -78,7 +79,7 @@ class SetScores:
         for key in PER_EVENT:
             if key in self.values:
                 rows = {k: (self.per_event[k][key], 1.0) for k in example_of}
-                out[prefix + key] = UnitScores.pooled(UNIT, "ratio", rows, example_of, 100.0,
+                out[prefix + key] = UnitScores.pooled(UNIT, "ratio", rows, example_of, 1.0,
                                                       CIDER_FIXED_DF if key == "cider" else "")
         if self.bertscore_by_example:
             out[f"{prefix}bertscore_f1"] = UnitScores.means(UNIT, self.bertscore_by_example, 1.0)
@@ -107,8 +108,8 @@ def _coco(entries: Sequence[Entry], meteor: bool = True) -> SetScores:
     chosen = ("bleu", "meteor", "rouge-l", "cider") if meteor else ("bleu", "rouge-l", "cider")
     result = CocoCaptionMetric(chosen).compute(dict(zip(keys, tokens)), {k: [r] for k, r in zip(keys, refs)})
     means = result.info["mean_per_sample"]
-    values = {key: 100.0 * float(result.corpus[key]) for key in KEYS if key.startswith("bleu")}
-    values.update({key: 100.0 * float(means[key]) for key in PER_EVENT if key in means})
+    values = {key: float(result.corpus[key]) for key in KEYS if key.startswith("bleu")}
+    values.update({key: float(means[key]) for key in PER_EVENT if key in means})
     return SetScores(values, {k: dict(v) for k, v in result.per_sample.items()}, dict(result.info["bleu_statistics"]))
 
 
@@ -132,7 +133,7 @@ def _bertscore(entries: Sequence[Entry], settings: BertScoreSettings, metric: Me
     for e, key in zip(entries, keys):
         per_example.setdefault(e.example_id, []).append(float(result.per_sample[key]["bertscore_f1"]))
     means = {example: float(np.mean(values)) for example, values in per_example.items()}
-    return {example: 0.0 if math.isnan(m) else 100.0 * m for example, m in means.items()}
+    return {example: 0.0 if math.isnan(m) else m for example, m in means.items()}
 
 
 def score_sets(entries: Sequence[Entry], *, separate: bool = False, bertscore: BertScoreSettings | None = None,
@@ -172,6 +173,6 @@ def breakdown(entries: Sequence[Entry], per_event: Mapping[str, Mapping[str, flo
     for e in entries:
         key = event_key(e)
         groups.setdefault(group_of[key], []).append(per_event[key])
-    return {g: {**{m: 100.0 * float(np.mean([row[m] for row in rows])) for m in PER_EVENT if m in rows[0]},
+    return {g: {**{m: float(np.mean([row[m] for row in rows])) for m in PER_EVENT if m in rows[0]},
                 "n": float(len(rows))}
             for g, rows in sorted(groups.items(), key=lambda item: (len(item[0]), item[0]))}

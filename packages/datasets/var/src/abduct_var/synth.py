@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from abduct.kit import atomic_write_text
+from abduct.kit import atomic_write_text, ensure_writable_dir
 
 COLOURS: dict[str, tuple[int, int, int]] = {
     "red": (220, 40, 40), "green": (40, 190, 60), "blue": (50, 80, 230), "yellow": (235, 215, 40),
@@ -94,7 +94,7 @@ def _write(path: Path, frames: np.ndarray) -> None:
 
 def synthesize(out_dir: Path, examples: int = DEFAULT_EXAMPLES, seed: int = 0) -> str:
     """Write the corpus; returns a one-line summary."""
-    out = Path(out_dir)
+    out = ensure_writable_dir(Path(out_dir))
     videos = out / "videos"
     videos.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)

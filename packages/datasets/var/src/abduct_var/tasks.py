@@ -27,31 +27,33 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Literal
 
 from abduct import (
     COUNT,
+    TEXT_METRICS,
     AbductError,
     Custom,
     Evaluation,
     Generate,
+    Generated,
+    GenerationItem,
     GenerationRequest,
     Records,
     RunInfo,
     RunModels,
+    ScoreContext,
     Settings,
     Spec,
     Stage,
     TextPool,
-    higher,
 )
-from abduct.contract import ScoreContext
-from abduct.kit import GenerationItem
 from abduct_var import _strips
 from abduct_var.inputs import DESCRIBE_PROMPT, EXPLAIN_PROMPT, chain_input, event_file, event_input
 from abduct_var.records import SentencePool, VarEvent, VarExample
-from abduct_var.scoring import BertScoreSettings, breakdown, event_key, score_entries, score_sets
+from abduct_var.scoring import KEYS, BertScoreSettings, breakdown, event_key, score_entries, score_sets
 from abduct_var.submission import Entry, build_submission, load_submission
 from abduct_var.views import event_view
 
@@ -130,11 +132,9 @@ class VarTask:
     default_split = "val"
     dataset = "var"
     needs_answer_key = False
-    # x100 as the eval kit prints; "*" also covers the observed_/hypothesis_ sets
+    # x100 as the eval kit prints (as every text metric); "*" also covers the observed_/hypothesis_ sets
     metric_info = {
-        "*bleu_?": higher(0.0, 100.0), "*meteor": higher(0.0, 100.0), "*rouge_l": higher(0.0, 100.0),
-        "*cider": higher(0.0, 1000.0),  # CIDEr-D x100: at most 1000
-        "*bertscore_f1": higher(-100.0, 100.0),  # baseline-rescaled values can fall below 0
+        **{f"*{key}": TEXT_METRICS[key] for key in (*KEYS, "bertscore_f1")},
         "n_events": COUNT, "n_examples": COUNT,
     }
     optional_inputs = frozenset({"context"})  # the mask's text: a model may locate the gap by its slot alone
@@ -170,11 +170,11 @@ class VarTask:
 
     def finish(self, examples: Sequence[VarExample], records: Mapping[str, Records], run: RunInfo) -> Evaluation:
         planned = items_for(examples, self.part)
-        generated = {str(r["id"]): r for r in records[self.part]}
+        generated: dict[str, Generated] = {str(r.id): r for r in records[self.part]}
         entries = []
         for item, position, hypothesis in planned:
             example_id = item.id.rsplit("#", 1)[0]
-            entries.append(Entry(example_id, position, str(generated[item.id]["prediction"]), item.references[0],
+            entries.append(Entry(example_id, position, generated[item.id].prediction, item.references[0],
                                  hypothesis))
         sets = score_sets(entries, separate=self.part == "all", bertscore=self.bertscore, meteor=self.meteor,
                           metric=run.metric)
@@ -189,7 +189,7 @@ class VarTask:
         metrics["n_events"] = len(entries)
         metrics["n_examples"] = len({e.example_id for e in entries})
         per_event = sets["all"].per_event
-        predictions = [{**generated[item.id], "example_id": entry.example_id, "position": entry.position,
+        predictions = [{**asdict(generated[item.id]), "example_id": entry.example_id, "position": entry.position,
                         "is_hypothesis": entry.is_hypothesis, "metrics": per_event[event_key(entry)]}
                        for (item, _, _), entry in zip(planned, entries)]
         videos_of = {x.id: len(x.video_ids) for x in examples}
@@ -251,12 +251,9 @@ def _bertscore(model: Path | None, layers: int, baseline: Path | None, rescale: 
 
 
 def _factory(part: Part) -> Any:
-    def make(spec: Spec, settings: Settings, *, videos: Path | None = None, separate: bool | None = None,
+    def make(spec: Spec, settings: Settings, *, separate: bool | None = None,
              bertscore_model: Path | None = None, bertscore_layers: int = 17, bertscore_baseline: Path | None = None,
              bertscore_rescale: bool = True, meteor: bool = True, frames: bool = True) -> VarTask:
-        if videos is not None:
-            raise AbductError(f"videos= is an option of the var dataset, which the task reads: "
-                              f"--dataset var,videos={videos}")
         return VarTask(part, separate=separate, meteor=meteor, frames=frames,
                        bertscore=_bertscore(bertscore_model, bertscore_layers, bertscore_baseline, bertscore_rescale))
 

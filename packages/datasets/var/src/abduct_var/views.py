@@ -43,8 +43,8 @@ def event_view(example: VarExample, record: Mapping[str, Any], strip_of: StripOf
         here = " · this event" if i == position else ""
         texts.append({"label": f"event {i + 1} ({role}){here} · {event.video_id} {event.start:g}–{event.end:g} s",
                       "text": event.sentence.strip()})
-    scores = {k: round(100 * v, 2) for k, v in (record.get("metrics") or {}).items() if isinstance(v, (int, float))}
+    scores = {k: round(v, 2) for k, v in (record.get("metrics") or {}).items() if isinstance(v, (int, float))}
     images = strip_images(example, strip_of) if strip_of is not None else None
     return {"texts": texts, "images": images, "category": "hypothesis" if position == example.hypothesis else "premise",
             "score": scores.get("cider"), "score_name": "cider",
-            "fields": {"example": example.id, **scores, "metrics": None}}  # the record's metrics: x1, shown x100
+            "fields": {"example": example.id, **scores, "metrics": None}}  # the record's metrics, shown rounded

@@ -18,19 +18,19 @@ from pathlib import Path
 from typing import Any
 
 from abduct import (
+    TEXT_METRICS,
     Evaluation,
     Generate,
     GenerationItem,
     GenerationRequest,
     Records,
     RunInfo,
+    ScoreContext,
     Settings,
     Spec,
     Stage,
     VisualInput,
-    higher,
 )
-from abduct.contract import ScoreContext
 from abduct_whoops.common import declare, in_order, pool_groups, pool_of, tables_with_units
 from abduct_whoops.dataset import WhoopsExample
 from abduct_whoops.scoring import caption_scores, score_captions
@@ -45,7 +45,7 @@ class CaptioningTask(WhoopsView):
     default_split = "all"
     dataset = "whoops"
     limit_unit = "images"
-    metric_info = declare({"bleu_4": higher(0.0, 100.0), "cider": higher(0.0, 1000.0)})
+    metric_info = declare({"bleu_4": TEXT_METRICS["bleu_4"], "cider": TEXT_METRICS["cider"]})
 
     def plan(self, examples: Sequence[WhoopsExample], run: RunInfo) -> list[Stage]:
         """One generation stage per pool group (``captioning-<group>``), of the images with
@@ -60,7 +60,7 @@ class CaptioningTask(WhoopsView):
         return stages
 
     def finish(self, examples: Sequence[WhoopsExample], records: Mapping[str, Records], run: RunInfo) -> Evaluation:
-        captions: Records = [{"image_id": r["id"], **{k: v for k, v in r.items() if k != "id"}}
+        captions: Records = [{"image_id": r.id, "prediction": r.prediction, "references": r.references}
                              for stage, done in records.items() if stage.startswith(f"{STAGE}-") for r in done]
         captions = in_order(examples, captions)
         metrics, details, units = tables_with_units(examples, run, captions, lambda rs: caption_scores(run.metric, rs))

@@ -1,5 +1,5 @@
 """What every WHOOPS! task shares: the pool groups a run's images are generated in, the
-text pools offered to generators that choose (``random``, abduct-compose's ``retrieve:<scorer>``), and
+text pools offered to generators that choose (the core's ``random`` and ``retrieve:<scorer>``), and
 the tables of results.
 
 **Pools exclude the image's own texts.** With ``--split all`` the images of fold part ``P[k]``

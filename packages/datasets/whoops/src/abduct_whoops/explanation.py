@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from abduct import (
+    TEXT_METRICS,
     AbductError,
     Evaluation,
     Generate,
@@ -42,7 +43,6 @@ from abduct import (
     Stage,
     UnitScores,
     VisualInput,
-    higher,
     percent,
 )
 from abduct_whoops.common import declare, in_order, pool_groups, pool_of, tables
@@ -66,7 +66,7 @@ NO_JUDGE = ("this task judges generations against references with a model; pass 
 
 
 def explanation_values(records: Sequence[Mapping[str, Any]]) -> dict[str, float]:
-    """Means of the per-image values (x100) present in ``records``."""
+    """Means of the per-image values present in ``records`` (x100, as abduct-metrics gives them)."""
     out: dict[str, float] = {}
     verdicts = [r["judge"] for r in records if "judge" in r]
     if any("judge" in r for r in records):
@@ -76,7 +76,7 @@ def explanation_values(records: Sequence[Mapping[str, Any]]) -> dict[str, float]
     for key in PROXY_KEYS:
         values = [float(r["metrics"][key]) for r in records if key in r.get("metrics", {})]
         if values:
-            out[key] = 100.0 * sum(values) / len(values)
+            out[key] = sum(values) / len(values)
     return out
 
 
@@ -90,7 +90,7 @@ def explanation_units(records: Sequence[Mapping[str, Any]]) -> dict[str, UnitSco
     for key in PROXY_KEYS:
         values = {r["image_id"]: float(r["metrics"][key]) for r in records if key in r.get("metrics", {})}
         if values:
-            units[key] = UnitScores.means("image", values)
+            units[key] = UnitScores.means("image", values, 1.0)  # x100 already
     return units
 
 
@@ -99,8 +99,7 @@ class ExplanationTask(WhoopsView):
     default_split = "all"
     dataset = "whoops"
     limit_unit = "images"
-    metric_info = declare({"judge_equivalent": percent(), "bem": percent(),
-                           **{f"bertscore_{k}": higher(-100.0, 100.0) for k in ("precision", "recall", "f1")}},
+    metric_info = declare({"judge_equivalent": percent(), **{k: TEXT_METRICS[k] for k in PROXY_KEYS}},
                           ("judge_parse_failures", "explanations"))
 
     def __init__(self, bertscore_model: Path | None = None, bertscore_layers: int | None = None,
@@ -151,10 +150,10 @@ class ExplanationTask(WhoopsView):
         details: dict[str, Any] = {"prompt": PROMPT, "references": "designer_explanation + crowd_explanations",
                                    "scale": "x100"}
         if JUDGE_STAGE in records:
-            verdicts = {v["id"]: v for v in records[JUDGE_STAGE]}
+            verdicts = {v.id: v for v in records[JUDGE_STAGE]}
             for record in explained:
-                record["judge"] = verdicts[record["image_id"]]["equivalent"]
-                record["judge_raw"] = verdicts[record["image_id"]]["raw"]
+                record["judge"] = verdicts[record["image_id"]].equivalent
+                record["judge_raw"] = verdicts[record["image_id"]].raw
             details["judge_template"] = JUDGE_TEMPLATE
         else:
             details["judge"] = "not run (no --judge): automatic proxies only"
@@ -181,7 +180,7 @@ class ExplanationTask(WhoopsView):
 
 def _explanations(records: Mapping[str, Records]) -> Records:
     """The generation stages' records as ``{image_id, prediction, references}``."""
-    return [{"image_id": r["id"], "prediction": r["prediction"], "references": r["references"]}
+    return [{"image_id": r.id, "prediction": r.prediction, "references": r.references}
             for done in records.values() for r in done]
 
 

@@ -12,6 +12,7 @@ One stage, ``matching``: the comparisons, 50 to a stored unit.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +64,7 @@ class MatchingTask(WhoopsView):
 
     def finish(self, examples: Sequence[WhoopsExample], records: Mapping[str, Records], run: RunInfo) -> Evaluation:
         owner = {item.id: image_id for image_id, item in comparisons(examples)}
-        compared = [{"image_id": owner[r["id"]], **r} for r in records[STAGE]]
+        compared = [{"image_id": owner[r.id], **asdict(r)} for r in records[STAGE]]
         metrics, details = tables(examples, run, compared, specificity_values)
         metrics["comparisons"] = len(compared)
         details["detailed_caption"] = "selected_caption"

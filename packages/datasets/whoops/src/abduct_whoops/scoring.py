@@ -1,8 +1,7 @@
 """The WHOOPS! figures from per-sample records, and official-format prediction files.
 
-Every value is on the paper's scale (x100): ``bleu_4`` and ``cider`` are 100 x the metrics
-package's BLEU-4 and CIDEr-D, ``exact_match`` and ``bem`` 100 x its shares, ``specificity``
-and ``accuracy`` percentages.
+Every value is on the paper's scale (x100): ``bleu_4``, ``cider``, ``exact_match`` and ``bem``
+as the metrics give them (every text metric is x100), ``specificity`` and ``accuracy`` percentages.
 
 Prediction files (``abduct score whoops-<task> --predictions P --answer-key KEY``, KEY being
 ``whoops_dataset.csv``, a release directory, ``metadata.csv`` or a parquet file):
@@ -57,9 +56,9 @@ def caption_scores(metric: MetricMaker, records: Sequence[Mapping[str, Any]]) ->
     bleu = metric("bleu").compute(predictions, references)
     cider = metric("cider").compute(predictions, references)
     units = {"bleu_4": UnitScores.corpus(UNIT, "bleu-4", bleu.info["bleu_statistics"], 100.0),
-             "cider": UnitScores.means(UNIT, {k: v["cider"] for k, v in cider.per_sample.items()}, 100.0,
+             "cider": UnitScores.means(UNIT, {k: v["cider"] for k, v in cider.per_sample.items()}, 1.0,
                                        CIDER_FIXED_DF)}
-    return {"bleu_4": 100.0 * float(bleu.corpus["bleu_4"]), "cider": 100.0 * float(cider.corpus["cider"])}, units
+    return {"bleu_4": float(bleu.corpus["bleu_4"]), "cider": float(cider.corpus["cider"])}, units
 
 
 def _ptb_once(predictions: dict[str, str], references: dict[str, list[str]]) -> tuple[dict[str, str], dict[str, list[str]]]:
@@ -94,9 +93,9 @@ def vqa_scores(metric: MetricMaker, records: Sequence[Mapping[str, Any]],
     if bem_model is not None:
         questions = {str(r["id"]): str(r["question"]) for r in records}
         results["bem"] = metric("bem", model=bem_model).compute(predictions, references, questions)
-    values = {key: 100.0 * float(result.corpus[key]) for key, result in results.items()}
+    values = {key: float(result.corpus[key]) for key, result in results.items()}
     units = {key: UnitScores.pooled(UNIT, "ratio", {k: (row[key], 1.0) for k, row in result.per_sample.items()},
-                                    image_of, 100.0) for key, result in results.items()}
+                                    image_of) for key, result in results.items()}
     return values, units
 
 

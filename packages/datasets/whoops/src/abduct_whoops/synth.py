@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw
 
-from abduct.kit import atomic_write_text
+from abduct.kit import atomic_write_text, ensure_writable_dir
 from abduct_whoops.records import COLUMNS
 
 OBJECTS = {  # name: (shape, natural color, commonsense category)
@@ -89,7 +89,7 @@ def texts(name: str, color: str, background: str) -> dict[str, object]:
 
 def synthesize(out_dir: Path, images: int = DEFAULT_IMAGES, seed: int = 0) -> Path:
     """Write the corpus (see the module docstring) into ``out_dir`` and return it."""
-    out = Path(out_dir)
+    out = ensure_writable_dir(Path(out_dir))
     rng = np.random.default_rng(seed)
     names = list(OBJECTS)
     rows, pairs = [], []

@@ -48,7 +48,7 @@ class WhoopsView:
             view["correct"] = record["judge"] if isinstance(record["judge"], bool) else None
             if record.get("judge_raw"):
                 texts.append({"label": "judge's answer", "text": str(record["judge_raw"])})
-        metrics = record.get("metrics") or {}  # fractions; shown x100 in the record's place
-        view["fields"].update({k: round(100 * v, 2) for k, v in metrics.items() if isinstance(v, float)},
+        metrics = record.get("metrics") or {}  # x100 already, as every text metric; shown in the record's place
+        view["fields"].update({k: round(v, 2) for k, v in metrics.items() if isinstance(v, float)},
                               **({"metrics": None} if metrics else {}))
         return view

@@ -17,19 +17,19 @@ from pathlib import Path
 from typing import Any
 
 from abduct import (
+    TEXT_METRICS,
     Evaluation,
     Generate,
     GenerationItem,
     GenerationRequest,
     Records,
     RunInfo,
+    ScoreContext,
     Settings,
     Spec,
     Stage,
     VisualInput,
-    percent,
 )
-from abduct.contract import ScoreContext
 from abduct_whoops.common import declare, in_order, pool_groups, pool_of, tables_with_units
 from abduct_whoops.dataset import WhoopsExample
 from abduct_whoops.scoring import score_vqa, vqa_scores
@@ -50,7 +50,7 @@ class VqaTask(WhoopsView):
     default_split = "all"
     dataset = "whoops"
     limit_unit = "images"
-    metric_info = declare({"exact_match": percent(), "bem": percent()}, ("questions",))
+    metric_info = declare({"exact_match": TEXT_METRICS["exact_match"], "bem": TEXT_METRICS["bem"]}, ("questions",))
 
     def __init__(self, bem_model: Path | None = None) -> None:
         self.bem_model = bem_model
@@ -72,7 +72,7 @@ class VqaTask(WhoopsView):
 
     def finish(self, examples: Sequence[WhoopsExample], records: Mapping[str, Records], run: RunInfo) -> Evaluation:
         meta = questions(examples)
-        answered: Records = [{"id": r["id"], **meta[r["id"]], "prediction": r["prediction"]}
+        answered: Records = [{"id": r.id, **meta[r.id], "prediction": r.prediction}
                              for stage, done in records.items() if stage.startswith(f"{STAGE}-") for r in done]
         answered = in_order(examples, answered, lambda r: int(str(r["id"]).rsplit("#", 1)[1]))
         metrics, details, units = tables_with_units(examples, run, answered,

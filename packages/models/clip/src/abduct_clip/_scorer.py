@@ -7,10 +7,10 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from abduct import Settings, Spec, VisualInput
+from abduct import VisualInput
 from abduct_clip._encode import encode_images, encode_texts, resolve_device
 from abduct_clip._loading import LoadedModel, build
-from abduct_clip.settings import ClipSettings, ImageProcessing, InputMode, TextPrefix, clip_settings
+from abduct_clip.settings import ClipSettings
 
 
 class ClipScorer:
@@ -58,19 +58,3 @@ class ClipScorer:
         t = self.encode_text(texts).astype(np.float64)
         scores: np.ndarray = np.einsum("ij,ij->i", v, t)
         return scores
-
-
-def make_clip(
-    spec: Spec,
-    settings: Settings,
-    *,
-    mode: InputMode = "highlight",
-    images: ImageProcessing = "widescreen",
-    prefix: TextPrefix = "none",
-    prompt: str | None = None,
-    workers: int = -1,
-) -> ClipScorer:
-    """Factory of the ``clip`` model: ``clip:MODEL[@TAG][,mode=...,images=...,prefix=...,prompt=...,workers=N]``
-    (see :mod:`abduct_clip.settings`); the core types and checks the options."""
-    clip = clip_settings(spec, mode=mode, images=images, prefix=prefix, prompt=prompt, workers=workers)
-    return ClipScorer(clip, seed=settings.seed, device=settings.device, batch_size=settings.batch_size)

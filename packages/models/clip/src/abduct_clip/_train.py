@@ -15,9 +15,6 @@ from __future__ import annotations
 import io
 import json
 import math
-import os
-import sys
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,37 +25,35 @@ import torch
 import torch.distributed as dist
 from torch.utils.data import DataLoader, Dataset
 
-from abduct import AbductError, GroundedText, Settings, Spec, VisualInput
-from abduct.host import bind_options, load_pairs
-from abduct.kit import Ranks, atomic_write_bytes, current_ranks, process_group, require_dir
+from abduct import AbductError, GroundedText, Spec, VisualInput
+from abduct.host import bind_options
+from abduct.kit import Ranks, atomic_write_bytes, current_ranks, process_group
 from abduct_clip._encode import (
     autocast,
     cpu_threads_beside_workers,
     encode_images,
     encode_texts,
     image_features,
-    resolve_device,
     text_features,
 )
 from abduct_clip._imaging import Preprocess, collate_views, raise_if_error
 from abduct_clip._loading import LoadedModel, build, checkpoint_meta
-from abduct_clip._scorer import make_clip
+from abduct_clip.factory import make_clip
 from abduct_clip.settings import TEXT_PREFIXES, ClipSettings, clip_settings
 from abduct_modelkit import (
     PermutationStream,
-    append_log,
+    TrainingRun,
     average_gradients,
-    check_resume_signature,
     load_weights_only,
-    log_rows_through,
+    rank_device,
     require_divisible_batch,
     seed_for,
-    settings_signature,
+    train_val_pairs,
 )
+from abduct_modelkit import TrainConfig as BaseConfig
 
 LAST = "last.pt"
 BEST = "best.pt"
-LOG = "train_log.jsonl"
 DEFAULT_DATASET = "sherlock"
 MAX_LOGIT_SCALE = math.log(100.0)  # CLIP clamps its temperature at 100
 
@@ -74,9 +69,7 @@ class Example:
 
 
 @dataclass
-class TrainConfig:
-    data_dir: Path | None
-    out_dir: Path
+class TrainConfig(BaseConfig):
     dataset: str = DEFAULT_DATASET
     model: str = "clip:tiny"
     steps: int = 3000
@@ -88,16 +81,12 @@ class TrainConfig:
     no_augment: bool = False
     checkpoint_every: int = 300
     val_limit: int | None = None
-    log_every: int = 10
     workers: int | None = None
-    seed: int = 0
-    device: str = "auto"
-    quiet: bool = False
 
-    def resume_signature(self) -> dict[str, Any]:
-        """Settings a resumed run must share with the run that wrote the checkpoint."""
-        keys = ("model", "batch_size", "lr", "weight_decay", "warmup", "multitask", "no_augment", "seed")
-        signature = {k: getattr(self, k) for k in keys}
+    resume_keys = ("model", "batch_size", "lr", "weight_decay", "warmup", "multitask", "no_augment", "seed")
+
+    def resume_settings(self) -> dict[str, Any]:
+        signature = super().resume_settings()
         if self.dataset != DEFAULT_DATASET:  # absent for the default, so earlier runs still resume
             signature["dataset"] = self.dataset
         return signature
@@ -245,10 +234,7 @@ class Trainer:
             raise AbductError("--batch-size must be at least 2: contrastive training needs negatives")
         self.config, self.train_examples, self.val_examples = config, list(train), list(val)
         self.ranks = current_ranks()
-        self.device = torch.device(resolve_device(config.device))
-        if self.device.type == "cuda" and self.ranks.world > 1:
-            self.device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0)))
-            torch.cuda.set_device(self.device)
+        self.device = rank_device(config.device, self.ranks)
         settings = settings_of_model(config.model)
         if config.workers is not None:
             settings = settings.with_options(workers=config.workers)
@@ -263,70 +249,62 @@ class Trainer:
             [{"params": decay, "weight_decay": config.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
             lr=config.lr, betas=(0.9, 0.98), eps=1e-6,
         )
-        self.step = 0
-        self.validated_step = -1  # on every rank, so all ranks agree on the final validation
-        self.best = -1.0
-        self.history: list[dict[str, Any]] = []
-        self.log_rows: list[dict[str, Any]] = []
+        self.run_state = TrainingRun("clip", config, total=config.steps, last=LAST,
+                                     signature=config.resume_settings(), ranks=self.ranks)
 
     # checkpoint state ------------------------------------------------------------------------
     def meta(self) -> dict[str, Any]:
         return checkpoint_meta(self.loaded.arch, self.settings)
 
-    def save(self) -> None:
-        if not self.ranks.is_main:
-            return
-        out = self.config.out_dir
+    def _write(self, value: float, is_best: bool) -> None:
+        """``best.pt`` when ``value`` is the best so far, then ``last.pt`` (rank 0)."""
+        run, out = self.run_state, self.config.out_dir
+        if is_best:
+            _save(out / BEST, {"model_state_dict": self.model.state_dict(),
+                               "abduct": {**self.meta(), "step": run.step, "val_p_at_1": value}})
         _save(out / LAST, {
             "model_state_dict": self.model.state_dict(),
             "abduct": self.meta(),
             "optimizer": self.optimizer.state_dict(),
-            "step": self.step,
-            "best_p_at_1": self.best,
-            "history": json.dumps(self.history),
-            "signature": settings_signature(self.config.resume_signature()),
+            "step": run.step,
+            "best_p_at_1": run.best,
+            "history": json.dumps(run.history),
+            "signature": run.signature,
         })
 
-    def resume(self) -> bool:
+    def resume(self) -> None:
         path = self.config.out_dir / LAST
         if not path.is_file():
-            return False
+            return
         state = load_weights_only(path, loader="clip training state", map_location=self.device)
-        check_resume_signature(path, state.get("signature"), settings_signature(self.config.resume_signature()))
-        self.model.load_state_dict(state["model_state_dict"])
-        self.optimizer.load_state_dict(state["optimizer"])
-        self.step, self.best = int(state["step"]), float(state["best_p_at_1"])
-        self.history = json.loads(state["history"])
-        self.log_rows = log_rows_through(self.config.out_dir / LOG, self.step)
-        return True
+
+        def restore() -> int:
+            self.model.load_state_dict(state["model_state_dict"])
+            self.optimizer.load_state_dict(state["optimizer"])
+            self.run_state.best, self.run_state.history = float(state["best_p_at_1"]), json.loads(state["history"])
+            return int(state["step"])
+
+        self.run_state.resume(path, state.get("signature"), restore)
+
+    def validation_p_at_1(self) -> float:
+        if not self.val_examples:
+            return 0.0
+        return retrieval_p_at_1(self.loaded, self.val_examples, TEXT_PREFIXES[self.settings.prefix],
+                                batch_size=self.config.batch_size, workers=self.settings.num_workers,
+                                device=self.device)
 
     def validate(self) -> None:
-        """Validation P@1 on rank 0; best.pt keeps the best model so far."""
-        self.validated_step = self.step
-        if self.ranks.is_main:
-            value = retrieval_p_at_1(
-                self.loaded, self.val_examples, TEXT_PREFIXES[self.settings.prefix],
-                batch_size=self.config.batch_size, workers=self.settings.num_workers, device=self.device,
-            ) if self.val_examples else 0.0
-            self.history.append({"step": self.step, "val_p_at_1": value})
-            self._log({"step": self.step, "val_p_at_1": value})
-            if value > self.best or not (self.config.out_dir / BEST).is_file():
-                self.best = max(value, self.best)
-                _save(self.config.out_dir / BEST, {
-                    "model_state_dict": self.model.state_dict(),
-                    "abduct": {**self.meta(), "step": self.step, "val_p_at_1": value},
-                })
-        if self.ranks.world > 1:
-            dist.barrier()
-
-    def _log(self, row: dict[str, Any]) -> None:
-        append_log(self.log_rows, self.config.out_dir / LOG, row, name="clip", quiet=self.config.quiet)
+        """Validation P@1 on rank 0, which writes best.pt (the best model so far) and last.pt."""
+        best_saved = (self.config.out_dir / BEST).is_file
+        self.run_state.validate("val_p_at_1", self.validation_p_at_1, best_saved, self._write)
 
     # the loop ----------------------------------------------------------------------------------
-    def train_step(self, views: torch.Tensor, owner: torch.Tensor, texts: list[str]) -> float:
+    def train_step(self, batch: tuple[torch.Tensor, torch.Tensor, list[str]] | AbductError) -> float:
+        raise_if_error(batch)
+        views, owner, texts = batch  # type: ignore[misc]
         self.model.train()
         for group in self.optimizer.param_groups:
-            group["lr"] = self.config.lr * _lr_factor(self.step, self.config.warmup)
+            group["lr"] = self.config.lr * _lr_factor(self.run_state.step, self.config.warmup)
         tokens = self.loaded.tokenizer(texts).to(self.device)
         with autocast(self.device):
             images = image_features(self.model, views.to(self.device, non_blocking=True), owner, len(texts))
@@ -340,44 +318,24 @@ class Trainer:
             self.model.logit_scale.clamp_(0, MAX_LOGIT_SCALE)
         return float(loss.detach())
 
+    def _details(self) -> dict[str, Any]:
+        return {"lr": self.optimizer.param_groups[0]["lr"], "temperature": float(self.model.logit_scale.detach().exp())}
+
     def run(self) -> dict[str, Any]:
-        config = self.config
-        if self.ranks.is_main:
-            config.out_dir.mkdir(parents=True, exist_ok=True)
-        resumed = self.resume()
-        if resumed and self.ranks.is_main and not config.quiet:
-            print(f"[train clip] resuming from {config.out_dir / LAST} at step {self.step}", file=sys.stderr)
+        config, run = self.config, self.run_state
+        run.start()
+        self.resume()
         batches = StepBatches(
             self.train_examples, self.loaded.preprocess, self.settings, batch_size=config.batch_size,
-            first_step=self.step, last_step=config.steps, seed=config.seed, multitask=config.multitask,
+            first_step=run.step, last_step=config.steps, seed=config.seed, multitask=config.multitask,
             augment=not config.no_augment, ranks=self.ranks,
         )
         loader = DataLoader(batches, batch_size=None, shuffle=False, num_workers=self.settings.num_workers,
                             pin_memory=self.device.type == "cuda")
         with cpu_threads_beside_workers(loader.num_workers, self.device):
-            self._loop(loader)
-        if self.validated_step != self.step:
-            self.validate()
-            self.save()
-        return {"step": self.step, "best_p_at_1": self.best, "resumed": resumed, "history": self.history,
+            run.train(loader, self.train_step, self.validate, every=config.checkpoint_every, details=self._details)
+        return {"step": run.step, "best_p_at_1": run.best, "resumed": run.resumed, "history": run.history,
                 "best": str(config.out_dir / BEST), "last": str(config.out_dir / LAST)}
-
-    def _loop(self, loader: DataLoader) -> None:  # type: ignore[type-arg]
-        config = self.config
-        started, window = time.perf_counter(), []
-        for batch in loader:
-            raise_if_error(batch)
-            views, owner, texts = batch
-            window.append(self.train_step(views, owner, texts))
-            self.step += 1
-            if self.ranks.is_main and (self.step % config.log_every == 0 or self.step == config.steps):
-                rate = len(window) / max(time.perf_counter() - started, 1e-9)
-                self._log({"step": self.step, "loss": float(np.mean(window)), "lr": self.optimizer.param_groups[0]["lr"],
-                           "temperature": float(self.model.logit_scale.detach().exp()), "steps_per_s": rate})
-                started, window = time.perf_counter(), []
-            if self.step % config.checkpoint_every == 0 or self.step == config.steps:
-                self.validate()
-                self.save()
 
 
 def settings_of_model(model: str) -> ClipSettings:
@@ -397,17 +355,10 @@ def examples_from_pairs(pairs: Sequence[GroundedText]) -> list[Example]:
 
 def train_from_data_dir(config: TrainConfig) -> dict[str, Any]:
     """``abduct train clip``: the dataset's train/val pairs, then train."""
-    assert config.data_dir is not None
-    require_dir(config.data_dir, "data directory")
-    settings = Settings(device=config.device, batch_size=config.batch_size, seed=config.seed)
     with process_group():
-        train = examples_from_pairs(load_pairs(config.dataset, config.data_dir, "train", settings))
-        val = examples_from_pairs(load_pairs(config.dataset, config.data_dir, "val", settings))
-        if config.val_limit is not None:
-            val = val[: config.val_limit]
-        summary = Trainer(config, train, val).run()
-        if current_ranks().is_main and not config.quiet:
-            print(f"[train clip] done at step {summary['step']}; best validation P@1 {summary['best_p_at_1']:.2f} "
-                  f"-> {summary['best']}", file=sys.stderr)
+        train, val = train_val_pairs(config.dataset, config, config.val_limit)
+        trainer = Trainer(config, examples_from_pairs(train), examples_from_pairs(val))
+        summary = trainer.run()
+        trainer.run_state.say(f"done at step {summary['step']}; best validation P@1 {summary['best_p_at_1']:.2f} "
+                              f"-> {summary['best']}")
         return summary
-

@@ -20,11 +20,11 @@ def register_models() -> Iterator[Registration]:
     yield Registration(
         "clip",
         "CLIP dual encoder (open_clip) seeing the region drawn on the image: clip:ViT-B-16@openai, clip:/ckpt.pt, clip:tiny",
-        "abduct_clip._scorer:make_clip",
+        "abduct_clip.factory:make_clip",
     )
 
 
-@hookimpl
+@hookimpl(optionalhook=True)  # declared by abduct-demo, which may not be installed
 def register_demos() -> Iterator[Registration]:
     yield Registration("sherlock-clip", "clip:tiny fine-tuned on the synthetic Sherlock corpus vs random and untrained",
                        "abduct_clip._demo:sherlock_clip")

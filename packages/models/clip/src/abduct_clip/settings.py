@@ -1,4 +1,4 @@
-"""The ``clip`` model spec and the settings it selects (pure Python: no torch here).
+"""The ``clip`` model spec and the settings it selects (pure Python, no torch).
 
 Grammar (the core parses it; see ``abduct.contract.spec``)::
 
@@ -7,8 +7,8 @@ Grammar (the core parses it; see ``abduct.contract.spec``)::
 ``MODEL`` is an open_clip architecture (``ViT-B-16``, ``RN50x64``; ``tiny`` is this
 package's small test architecture), a checkpoint file (``/ckpt/best.pt``), or both as
 ``ARCH:FILE``. ``@TAG`` is an open_clip pretrained tag (``@openai``). The options are the
-keyword-only parameters of the factory (``abduct_clip._scorer.make_clip``), typed and
-checked by the core:
+keyword-only parameters of the factory ``abduct_clip.factory.make_clip`` (typed and checked by
+the core), whose defaults are ``ClipSettings``'s, declared there once:
 
 - ``mode``: ``highlight`` (default), ``plain``, ``position``, ``region``, ``context``;
 - ``images``: ``widescreen`` (default), ``center``, ``pad``;
@@ -20,8 +20,8 @@ checked by the core:
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
-from typing import Literal, get_args
+from dataclasses import dataclass, fields, replace
+from typing import Any, Literal, get_args
 
 from abduct import AbductError, Spec
 
@@ -35,10 +35,8 @@ INPUT_MODES: tuple[str, ...] = get_args(InputMode)
 IMAGE_PROCESSING: tuple[str, ...] = get_args(ImageProcessing)
 TEXT_PREFIXES = {"none": "", "inference": "inference: ", "clue": "clue: "}
 DEFAULT_PROMPT = "an image suggesting that {}"
-OPTION_DEFAULTS: dict[str, object] = {
-    "mode": "highlight", "images": "widescreen", "prefix": "none", "prompt": None, "workers": -1,
-}
 _CHECKPOINT_SUFFIXES = (".pt", ".pth", ".bin", ".safetensors", ".ckpt")
+OPTIONS = ("mode", "images", "prefix", "prompt", "workers")
 
 
 def default_workers() -> int:
@@ -52,9 +50,9 @@ class ClipSettings:
     arch: str | None = None
     checkpoint: str | None = None
     pretrained: str | None = None
-    mode: str = "highlight"
-    images: str = "widescreen"
-    prefix: str = "none"
+    mode: InputMode = "highlight"
+    images: ImageProcessing = "widescreen"
+    prefix: TextPrefix = "none"
     prompt: str | None = None
     workers: int = -1  # -1: default_workers()
     explicit: frozenset[str] = frozenset()  # options the user wrote (a checkpoint's own settings yield to them)
@@ -97,6 +95,10 @@ class ClipSettings:
         return f"mode={self.mode}|images={self.images}|prefix={self.prefix}|prompt={self.prompt or ''}"
 
 
+# The options a ``clip`` spec takes (``make_clip``'s keyword-only parameters) and their defaults.
+OPTION_DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(ClipSettings) if f.name in OPTIONS}
+
+
 def _looks_like_file(text: str) -> bool:
     return "/" in text or "\\" in text or text.lower().endswith(_CHECKPOINT_SUFFIXES)
 
@@ -113,26 +115,20 @@ def _split_model(model: str) -> tuple[str | None, str | None]:
     return model, None
 
 
-def clip_settings(
-    spec: Spec,
-    *,
-    mode: str = "highlight",
-    images: str = "widescreen",
-    prefix: str = "none",
-    prompt: str | None = None,
-    workers: int = -1,
-) -> ClipSettings:
-    """Settings from a ``clip:...`` spec (model and tag) and its typed options.
+def clip_settings(spec: Spec, **options: Any) -> ClipSettings:
+    """Settings from a ``clip:...`` spec (model and tag) and its typed options (``make_clip``'s).
 
     An option counts as written by the user (and so wins over a checkpoint's own settings)
     when the spec names it or when it differs from its default."""
     if not spec.argument:
         raise AbductError("clip needs a model, e.g. clip:tiny, clip:ViT-B-16@openai or clip:/path/best.pt")
-    given = {"mode": mode, "images": images, "prefix": prefix, "prompt": prompt, "workers": workers}
+    unknown = sorted(set(options) - set(OPTION_DEFAULTS))
+    if unknown:
+        raise TypeError(f"clip_settings() got unexpected options {unknown}")
+    given = {**OPTION_DEFAULTS, **options}
     named = {key for key, _ in spec.options}
     explicit = frozenset(k for k, v in given.items() if k in named or v != OPTION_DEFAULTS[k])
+    if given["prompt"] == "default":
+        given["prompt"] = DEFAULT_PROMPT
     arch, checkpoint = _split_model(spec.argument.strip())
-    return ClipSettings(
-        arch=arch, checkpoint=checkpoint, pretrained=spec.tag, mode=mode, images=images, prefix=prefix,
-        prompt=DEFAULT_PROMPT if prompt == "default" else prompt, workers=workers, explicit=explicit,
-    )
+    return ClipSettings(arch=arch, checkpoint=checkpoint, pretrained=spec.tag, explicit=explicit, **given)

@@ -11,7 +11,7 @@ from abduct import AbductError, Spec
 from abduct.host import bind_options
 from abduct_clip._imaging import square_views
 from abduct_clip._loading import build
-from abduct_clip._scorer import make_clip
+from abduct_clip.factory import make_clip
 from abduct_clip.settings import clip_settings
 
 __all__ = ["frozen_tower", "square_views"]

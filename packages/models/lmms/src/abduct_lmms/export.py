@@ -28,8 +28,8 @@ from typing import Any
 
 import yaml
 
-from abduct import AbductError, Choose, Compare, Decoding, Generate, RunInfo, Settings, Spec, Task, VisualInput
-from abduct.host import build_dataset, collect_examples, get_registry, load_task, task_traits
+from abduct import AbductError, Choose, Compare, Decoding, Generate, RunInfo, Settings, Spec, VisualInput
+from abduct.host import get_registry, load_examples, task_traits
 from abduct.kit import atomic_write_text, ensure_writable_dir
 from abduct_lmms.docs import generation_doc, inexpressible, scoring_doc
 from abduct_lmms.replay import DOCUMENT_INPUTS, KINDS, Source, replay
@@ -73,18 +73,14 @@ def planned_docs(source: Source, kind: str) -> list[dict[str, Any]]:
     """The documents of the task's plan as a model of ``kind`` would be asked them, in order,
     each request once; AbductError when the plan asks something else or waits on answers."""
     registry, settings = get_registry(), Settings(seed=source.seed)
-    task = load_task(source.task, registry, settings)
-    name = Spec.parse(source.task).name
-    if not isinstance(task, Task):
-        raise AbductError(f"task '{name}' declares no plan (it defines the deprecated evaluate); it cannot be exported")
-    split = source.split or task.default_split
-    collected = collect_examples(task, build_dataset(task, registry=registry, settings=settings), source.data_dir,
-                                 split, source.limit)
-    known = RunInfo(split=split, model_name="lmms-eval", scores=kind == "loglikelihood",
+    prepared, collected = load_examples(source.task, source.data_dir, source.split, source.limit, registry=registry,
+                                        settings=settings)
+    task, name = prepared.task, prepared.spec.name
+    known = RunInfo(split=prepared.split, model_name="lmms-eval", scores=kind == "loglikelihood",
                     generates=kind == "generate_until", judged=False,
                     metric=lambda metric, **options: registry.create("metric", Spec(metric), settings, **options),
                     settings=settings, corpus=collected.corpus)
-    optional = task_traits(task, name).optional_inputs
+    optional = prepared.traits.optional_inputs
     docs: dict[str, dict[str, Any]] = {}
     for stage in task.plan(collected.examples, known):
         request = stage.request
@@ -127,8 +123,7 @@ def headline_metrics(metrics: dict[str, Any]) -> list[str]:
 def higher_is_better(task: str, metrics: list[str]) -> dict[str, bool]:
     """lmms-eval's arrow for each metric from the task's declarations: False for lower-is-better
     metrics and for counts (``n``, ``unparsed``: neither better nor worse), True otherwise."""
-    registry = get_registry()
-    declared = task_traits(load_task(task, registry, Settings()), Spec.parse(task).name).metric_info
+    declared = task_traits(get_registry().create("task", task, Settings()), Spec.parse(task).name).metric_info
     out = {}
     for metric in metrics:
         info = declared.get(metric) or next((i for key, i in declared.items() if fnmatch(metric, key)), None)

@@ -17,7 +17,7 @@ def register_models() -> Iterator[Registration]:
                        "abduct_lxmert._model:make_lxmert")
 
 
-@hookimpl
+@hookimpl(optionalhook=True)  # declared by abduct-demo, which may not be installed
 def register_demos() -> Iterator[Registration]:
     yield Registration("sherlock-lxmert", "lxmert:tiny trained with the triplet loss on the synthetic Sherlock corpus vs random",
                        "abduct_lxmert._demo:sherlock_lxmert")

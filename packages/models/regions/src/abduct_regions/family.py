@@ -17,10 +17,10 @@ from typing import Annotated, Any, Protocol
 
 import torch
 
-from abduct import AbductError, Settings, Spec
-from abduct.contract import Range
+from abduct import AbductError, Range, Settings, Spec
 from abduct.host import bind_options
-from abduct.kit import default_cache_dir, honour_umask
+from abduct.kit import default_cache_dir
+from abduct_modelkit import honour_umask
 from abduct_regions.featurizer import SIZE_LIMITS, FeatureSettings
 from abduct_regions.positions import PositionKind
 from abduct_regions.scoring import CrossEncoderScorer, InputSettings

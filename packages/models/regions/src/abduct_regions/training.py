@@ -18,9 +18,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import sys
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -34,20 +31,19 @@ from abduct.host import get_registry, load_pairs
 from abduct.kit import Ranks, current_ranks, process_group, require_dir
 from abduct_modelkit import (
     PermutationStream,
-    append_log,
+    TrainingRun,
     average_gradients,
-    check_resume_signature,
     is_small_on_cpu,
-    log_rows_through,
     one_thread_if,
+    rank_device,
     require_divisible_batch,
     seed_for,
-    settings_signature,
 )
+from abduct_modelkit import TrainConfig as BaseConfig
 from abduct_regions.family import Family, existing_checkpoint, save_checkpoint
 from abduct_regions.scoring import CrossEncoderScorer
 
-LAST, BEST, LOG = "last", "best", "train_log.jsonl"
+LAST, BEST = "last", "best"
 STATE_FILE = "trainer_state.pt"
 
 
@@ -62,9 +58,8 @@ class Example:
 
 
 @dataclass
-class TrainConfig:
+class TrainConfig(BaseConfig):
     data_dir: Path
-    out_dir: Path
     task: str = "sherlock"
     dataset: str | None = None
     model: str = "lxmert:tiny"
@@ -76,14 +71,8 @@ class TrainConfig:
     margin: float = 0.2
     checkpoint_every: int = 200
     val_limit: int = 64
-    log_every: int = 10
-    seed: int = 0
-    device: str = "auto"
-    quiet: bool = False
 
-    def signature(self) -> str:
-        keys = ("task", "dataset", "model", "batch_size", "lr", "weight_decay", "warmup", "margin", "seed")
-        return settings_signature({k: getattr(self, k) for k in keys})
+    resume_keys = ("task", "dataset", "model", "batch_size", "lr", "weight_decay", "warmup", "margin", "seed")
 
 
 # -- losses ------------------------------------------------------------------------------------
@@ -203,9 +192,8 @@ class Trainer:
         rest = [p for n, p in net.named_parameters() if not (p.ndim >= 2 and "embedding" not in n.lower())]
         self.optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": config.weight_decay},
                                             {"params": rest, "weight_decay": 0.0}], lr=config.lr)
-        self.step, self.best = 0, -1.0
-        self.history: list[dict[str, Any]] = []
-        self.log_rows: list[dict[str, Any]] = []
+        self.run_state = TrainingRun(family.name, config, total=config.steps, last=LAST,
+                                     signature=config.resume_settings(), ranks=self.ranks)
 
     @property
     def metric_name(self) -> str:
@@ -213,46 +201,45 @@ class Trainer:
 
     # checkpoints -----------------------------------------------------------------------------
     def _state_bytes(self) -> bytes:
+        run = self.run_state
         buffer = io.BytesIO()
-        torch.save({"optimizer": self.optimizer.state_dict(), "step": self.step, "best": self.best,
-                    "history": json.dumps(self.history), "signature": self.config.signature()}, buffer)
+        torch.save({"optimizer": self.optimizer.state_dict(), "step": run.step, "best": run.best,
+                    "history": json.dumps(run.history), "signature": run.signature}, buffer)
         return buffer.getvalue()
 
-    def save(self) -> None:
-        if self.ranks.is_main:
-            state = self._state_bytes()
-            save_checkpoint(self.family, self.scorer, self.config.out_dir / LAST, {STATE_FILE: state})
+    def _write(self, value: float, is_best: bool) -> None:
+        """``best/`` when ``value`` is the best so far, then ``last/`` with the trainer's state (rank 0)."""
+        if is_best:
+            save_checkpoint(self.family, self.scorer, self.config.out_dir / BEST)
+        save_checkpoint(self.family, self.scorer, self.config.out_dir / LAST, {STATE_FILE: self._state_bytes()})
 
-    def resume(self) -> bool:
+    def resume(self) -> None:
         found = existing_checkpoint(self.config.out_dir / LAST)
         if found is None or not (found / STATE_FILE).is_file():
-            return False
+            return
         state = torch.load(str(found / STATE_FILE), map_location="cpu", weights_only=True)
-        check_resume_signature(found, state.get("signature"), self.config.signature())
-        net, _ = self.family.load_dir(found, self.config.seed)
-        self.scorer.net.load_state_dict(net.state_dict())
-        self.optimizer.load_state_dict(state["optimizer"])
-        self.step, self.best = int(state["step"]), float(state["best"])
-        self.history = json.loads(state["history"])
-        self.log_rows = log_rows_through(self.config.out_dir / LOG, self.step)
-        return True
+
+        def restore() -> int:
+            net, _ = self.family.load_dir(found, self.config.seed)
+            self.scorer.net.load_state_dict(net.state_dict())
+            self.optimizer.load_state_dict(state["optimizer"])
+            self.run_state.best, self.run_state.history = float(state["best"]), json.loads(state["history"])
+            return int(state["step"])
+
+        self.run_state.resume(found, state.get("signature"), restore)
+
+    def validation_value(self) -> float:
+        was = self.scorer.net.training
+        measure = choice_accuracy if self.config.task == "cosim" else top1_within_groups
+        value = measure(self.scorer, self.val) if self.val else 0.0
+        self.scorer.net.train(was)
+        return value
+
+    def _best_saved(self) -> bool:
+        return existing_checkpoint(self.config.out_dir / BEST) is not None
 
     def validate(self) -> None:
-        if self.ranks.is_main:
-            was = self.scorer.net.training
-            measure = choice_accuracy if self.config.task == "cosim" else top1_within_groups
-            value = measure(self.scorer, self.val) if self.val else 0.0
-            self.scorer.net.train(was)
-            self.history.append({"step": self.step, self.metric_name: value})
-            self._log({"step": self.step, self.metric_name: value})
-            if value > self.best or existing_checkpoint(self.config.out_dir / BEST) is None:
-                self.best = max(value, self.best)
-                save_checkpoint(self.family, self.scorer, self.config.out_dir / BEST)
-        if self.ranks.world > 1:
-            torch.distributed.barrier()
-
-    def _log(self, row: dict[str, Any]) -> None:
-        append_log(self.log_rows, self.config.out_dir / LOG, row, name=self.family.name, quiet=self.config.quiet)
+        self.run_state.validate(self.metric_name, self.validation_value, self._best_saved, self._write)
 
     # the loop --------------------------------------------------------------------------------
     def loss(self, mine: list[Example], partners: list[Example]) -> torch.Tensor:
@@ -283,44 +270,14 @@ class Trainer:
         return float(loss.detach())
 
     def run(self) -> dict[str, Any]:
-        config = self.config
-        if self.ranks.is_main:
-            config.out_dir.mkdir(parents=True, exist_ok=True)
-        resumed = self.resume()
-        if resumed and self.ranks.is_main and not config.quiet:
-            print(f"[train {self.family.name}] resuming from {config.out_dir / LAST} at step {self.step}", file=sys.stderr)
+        config, run = self.config, self.run_state
+        run.start()
+        self.resume()
         with one_thread_if(is_small_on_cpu(self.scorer.net, self.scorer.device)):
-            self._loop(resumed)
-        return {"step": self.step, "best": self.best, "metric": self.metric_name, "resumed": resumed,
-                "history": self.history, "best_dir": str(config.out_dir / BEST), "last_dir": str(config.out_dir / LAST)}
-
-    def _loop(self, resumed: bool) -> None:
-        config = self.config
-        started, window = time.perf_counter(), []
-        validated = -1
-        while self.step < config.steps:
-            window.append(self.train_step(self.step))
-            self.step += 1
-            if self.ranks.is_main and (self.step % config.log_every == 0 or self.step == config.steps):
-                rate = len(window) / max(time.perf_counter() - started, 1e-9)
-                self._log({"step": self.step, "loss": float(np.mean(window)),
-                           "lr": self.optimizer.param_groups[0]["lr"], "steps_per_s": rate})
-                started, window = time.perf_counter(), []
-            if self.step % config.checkpoint_every == 0 or self.step == config.steps:
-                self.validate()
-                validated = self.step
-                self.save()
-        if validated != self.step and not resumed:
-            self.validate()
-            self.save()
-
-
-def _device(config: TrainConfig) -> str:
-    device = Settings(device=config.device).torch_device()
-    if device.startswith("cuda") and int(os.environ.get("WORLD_SIZE", "1")) > 1:
-        device = f"cuda:{int(os.environ.get('LOCAL_RANK', 0))}"
-        torch.cuda.set_device(device)
-    return device
+            run.train(range(run.step, config.steps), self.train_step, self.validate, every=config.checkpoint_every,
+                      details=lambda: {"lr": self.optimizer.param_groups[0]["lr"]})
+        return {"step": run.step, "best": run.best, "metric": self.metric_name, "resumed": run.resumed,
+                "history": run.history, "best_dir": str(config.out_dir / BEST), "last_dir": str(config.out_dir / LAST)}
 
 
 def train(family: Family, config: TrainConfig) -> dict[str, Any]:
@@ -334,12 +291,13 @@ def train(family: Family, config: TrainConfig) -> dict[str, Any]:
     with process_group():
         train_examples = load_examples(config, "train")
         val_examples = load_examples(config, "val")
-        settings = Settings(device=_device(config), batch_size=max(4 * config.batch_size, 64), seed=config.seed)
+        device = str(rank_device(config.device))
+        settings = Settings(device=device, batch_size=max(4 * config.batch_size, 64), seed=config.seed)
         scorer = build_scorer(family, spec, settings, options_from_spec(spec))
-        summary = Trainer(family, config, train_examples, val_examples, scorer).run()
-        if current_ranks().is_main and not config.quiet:
-            print(f"[train {family.name}] done at step {summary['step']}; best {summary['metric']} "
-                  f"{summary['best']:.2f} -> {summary['best_dir']}", file=sys.stderr)
+        trainer = Trainer(family, config, train_examples, val_examples, scorer)
+        summary = trainer.run()
+        trainer.run_state.say(f"done at step {summary['step']}; best {summary['metric']} {summary['best']:.2f} "
+                              f"-> {summary['best_dir']}")
         return summary
 
 

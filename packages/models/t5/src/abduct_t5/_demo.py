@@ -33,7 +33,7 @@ def sherlock_t5(ctx: DemoContext) -> DemoTable:
     ctx.say(f"fine-tuning took {time.perf_counter() - started:.0f}s")
     tasks = ["sherlock-comparison"]
     note = ("t5_fine_tuned = t5:tiny after fine-tuning on clue -> inference, reading the clue only; "
-            "generation: pycocoevalcap values (0-1; CIDEr-D 0-10), random picks training inferences.")
+            "generation: x100 as every text metric (CIDEr-D up to 1000), random picks training inferences.")
     if importlib.util.find_spec("abduct_metrics") is not None:
         tasks.append("sherlock-generation")
     else:

@@ -22,11 +22,11 @@ import torch
 from transformers import AutoConfig, AutoTokenizer, PreTrainedTokenizerFast, T5Config, T5ForConditionalGeneration
 
 from abduct import AbductError
-from abduct.kit import honour_umask
 from abduct_modelkit import (
     StoredSize,
     check_sizes_against_weights,
     hf_stored_shapes,
+    honour_umask,
     hub_access,
     hub_cache_dir,
     hub_file_cached,

@@ -17,32 +17,26 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import shutil
-import sys
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import torch
-import torch.distributed as dist
 
-from abduct import AbductError, GroundedText, Settings, Spec
-from abduct.host import load_pairs
-from abduct.kit import Ranks, current_ranks, process_group, progress, require_dir
+from abduct import AbductError, GroundedText, Spec
+from abduct.kit import Ranks, current_ranks, process_group, progress
 from abduct_modelkit import (
     PermutationStream,
-    append_log,
+    TrainingRun,
     average_gradients,
-    check_resume_signature,
     load_weights_only,
-    log_rows_through,
+    rank_device,
     require_divisible_batch,
     seed_for,
-    settings_signature,
+    train_val_pairs,
 )
+from abduct_modelkit import TrainConfig as BaseConfig
 from abduct_t5._loading import DEFAULT_TEMPLATE, load, save_checkpoint
 from abduct_t5._model import autocast, check_template, fill, threads_for
 
@@ -50,15 +44,12 @@ BEST = "best"
 LAST = "last"
 STATE = "trainer_state.json"
 OPTIMIZER = "optimizer.pt"
-LOG = "train_log.jsonl"
 DEFAULT_DATASET = "sherlock"
 MAX_TOKENS = 512
 
 
 @dataclass
-class TrainConfig:
-    data_dir: Path | None
-    out_dir: Path
+class TrainConfig(BaseConfig):
     dataset: str = DEFAULT_DATASET
     model: str = "t5:tiny"
     epochs: float = 5.0
@@ -68,15 +59,8 @@ class TrainConfig:
     template: str = DEFAULT_TEMPLATE
     eval_every: int | None = None  # steps between validations (default: once an epoch)
     val_limit: int | None = None
-    log_every: int = 10
-    seed: int = 0
-    device: str = "auto"
-    quiet: bool = False
 
-    def resume_signature(self, total_steps: int) -> dict[str, Any]:
-        """What a resumed run must share with the run that wrote ``last/``."""
-        keys = ("dataset", "model", "batch_size", "lr", "template", "seed")
-        return {**{k: getattr(self, k) for k in keys}, "total_steps": total_steps}
+    resume_keys = ("dataset", "model", "batch_size", "lr", "template", "seed")
 
 
 @dataclass(frozen=True)
@@ -85,7 +69,6 @@ class Pair:
     target: str
 
 
-# -- distributed helpers -----------------------------------------------------------------------
 # -- batches -------------------------------------------------------------------------------------
 class StepBatches:
     """``batch(step)``: this rank's slice of global batch ``step``, a pure function of
@@ -106,10 +89,6 @@ class StepBatches:
 
 
 # -- the trainer ---------------------------------------------------------------------------------
-def resolve_device(device: str) -> torch.device:
-    return torch.device(Settings(device=device).torch_device())
-
-
 @dataclass
 class Trainer:
     config: TrainConfig
@@ -125,10 +104,7 @@ class Trainer:
         spec = Spec.parse(config.model)
         if spec.name != "t5":
             raise AbductError(f"--model must be a t5 model (t5:tiny, t5:DIR, t5:NAME), got '{config.model}'")
-        self.device = resolve_device(config.device)
-        if self.device.type == "cuda" and self.ranks.world > 1:
-            self.device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0)))
-            torch.cuda.set_device(self.device)
+        self.device = rank_device(config.device, self.ranks)
         loaded = load(spec.argument)
         self.model: Any = loaded.model
         self.model.to(self.device)
@@ -138,13 +114,11 @@ class Trainer:
         self.optimizer: Any = Adafactor(  # type: ignore[no-untyped-call]
             self.model.parameters(), lr=config.lr, scale_parameter=False, relative_step=False, warmup_init=False)
         per_epoch = math.ceil(len(self.train_pairs) / config.batch_size)
-        self.total_steps = config.steps if config.steps is not None else max(1, math.ceil(config.epochs * per_epoch))
+        total = config.steps if config.steps is not None else max(1, math.ceil(config.epochs * per_epoch))
         self.eval_every = config.eval_every or per_epoch
         self.batches = StepBatches(self.train_pairs, config.batch_size, config.seed, self.ranks)
-        self.step = 0
-        self.best = math.inf
-        self.history: list[dict[str, Any]] = []
-        self.log_rows: list[dict[str, Any]] = []
+        self.run_state = TrainingRun("t5", config, total=total, last=LAST, lower_is_better=True, ranks=self.ranks,
+                                     signature={**config.resume_settings(), "total_steps": total})
 
     # -- tensors ----------------------------------------------------------------------------------
     def _encode(self, pairs: Sequence[Pair]) -> dict[str, torch.Tensor]:
@@ -158,7 +132,7 @@ class Trainer:
 
     def train_step(self, pairs: Sequence[Pair]) -> float:
         self.model.train()
-        torch.manual_seed(seed_for(self.config.seed, 2, self.step))  # dropout: a function of the step
+        torch.manual_seed(seed_for(self.config.seed, 2, self.run_state.step))  # dropout: a function of the step
         with autocast(self.device):
             loss = self.model(**self._encode(pairs)).loss
         self.optimizer.zero_grad(set_to_none=True)
@@ -183,9 +157,6 @@ class Trainer:
         return total / max(tokens, 1)
 
     # -- checkpoints ------------------------------------------------------------------------------
-    def _signature(self) -> str:
-        return settings_signature(self.config.resume_signature(self.total_steps))
-
     def _write_dir(self, name: str, extra: dict[str, Any], optimizer: bool) -> None:
         """Write ``out/name`` whole, then swap it in: a kill leaves the old or the new one."""
         out = self.config.out_dir
@@ -201,66 +172,49 @@ class Trainer:
         tmp.rename(final)
         shutil.rmtree(old, ignore_errors=True)
 
-    def save_last(self) -> None:
-        self._write_dir(LAST, {"step": self.step, "best_val_loss": self.best, "history": self.history,
-                               "signature": self._signature()}, optimizer=True)
+    def _write(self, value: float, is_best: bool) -> None:
+        run = self.run_state
+        if is_best:
+            self._write_dir(BEST, {"step": run.step, "val_loss": value}, optimizer=False)
+        self._write_dir(LAST, {"step": run.step, "best_val_loss": run.best, "history": run.history,
+                               "signature": run.signature}, optimizer=True)
 
-    def resume(self) -> bool:
+    def resume(self) -> None:
         out = self.config.out_dir
         directory = next((d for d in (out / LAST, out / f"{LAST}.old") if (d / STATE).is_file()), None)
         if directory is None:
-            return False
+            return
         state = json.loads((directory / STATE).read_text())
-        check_resume_signature(directory, state.get("signature"), self._signature())
-        self.model.load_state_dict(load_weights_only(directory / "model.safetensors", loader="t5 training state",
-                                                     map_location=str(self.device)), strict=False)
-        self.optimizer.load_state_dict(load_weights_only(directory / OPTIMIZER, loader="t5 optimizer state",
-                                                         map_location=self.device))
-        self.step, self.best, self.history = int(state["step"]), float(state["best_val_loss"]), list(state["history"])
-        self.log_rows = log_rows_through(out / LOG, self.step)
-        return True
+
+        def restore() -> int:
+            self.model.load_state_dict(load_weights_only(directory / "model.safetensors", loader="t5 training state",
+                                                         map_location=str(self.device)), strict=False)
+            self.optimizer.load_state_dict(load_weights_only(directory / OPTIMIZER, loader="t5 optimizer state",
+                                                             map_location=self.device))
+            self.run_state.best, self.run_state.history = float(state["best_val_loss"]), list(state["history"])
+            return int(state["step"])
+
+        self.run_state.resume(directory, state.get("signature"), restore)
 
     def validate(self) -> None:
-        if self.ranks.is_main:
-            value = self.validation_loss()
-            self.history.append({"step": self.step, "val_loss": value})
-            self._log({"step": self.step, "val_loss": value})
-            if value < self.best or not (self.config.out_dir / BEST / STATE).is_file():
-                self.best = min(value, self.best)
-                self._write_dir(BEST, {"step": self.step, "val_loss": value}, optimizer=False)
-            self.save_last()
-        if self.ranks.world > 1:
-            dist.barrier()
-
-    def _log(self, row: dict[str, Any]) -> None:
-        append_log(self.log_rows, self.config.out_dir / LOG, row, name="t5", quiet=self.config.quiet)
+        """Validation loss on rank 0, which writes ``best/`` (when it is the lowest) and ``last/``."""
+        best_saved = (self.config.out_dir / BEST / STATE).is_file
+        self.run_state.validate("val_loss", self.validation_loss, best_saved, self._write)
 
     def run(self) -> dict[str, Any]:
         with threads_for(self.model, self.device):
             return self._run()
 
     def _run(self) -> dict[str, Any]:
-        config = self.config
-        if self.ranks.is_main:
-            config.out_dir.mkdir(parents=True, exist_ok=True)
-        resumed = self.resume()
-        if resumed and self.ranks.is_main and not config.quiet:
-            print(f"[train t5] resuming from {config.out_dir / LAST} at step {self.step}", file=sys.stderr)
-        if self.step == 0 and not resumed:
-            self.validate()  # the starting point: best/ always exists
-        window: list[float] = []
-        started = time.perf_counter()
-        steps = range(self.step, self.total_steps)
-        for _ in progress(steps, desc="train t5", quiet=config.quiet or not self.ranks.is_main, unit="step"):
-            window.append(self.train_step(self.batches.batch(self.step)))
-            self.step += 1
-            if self.ranks.is_main and (self.step % config.log_every == 0 or self.step == self.total_steps):
-                rate = len(window) / max(time.perf_counter() - started, 1e-9)
-                self._log({"step": self.step, "loss": sum(window) / len(window), "steps_per_s": rate})
-                started, window = time.perf_counter(), []
-            if self.step % self.eval_every == 0 or self.step == self.total_steps:
-                self.validate()
-        return {"step": self.step, "best_val_loss": self.best, "resumed": resumed, "history": self.history,
+        config, run = self.config, self.run_state
+        run.start()
+        self.resume()
+        if not run.resumed:
+            run.checkpoint(self.validate)  # the starting point: best/ always exists
+        steps = progress(range(run.step, run.total), desc="train t5", quiet=config.quiet or not self.ranks.is_main,
+                         unit="step")
+        run.train(steps, lambda _: self.train_step(self.batches.batch(run.step)), self.validate, every=self.eval_every)
+        return {"step": run.step, "best_val_loss": run.best, "resumed": run.resumed, "history": run.history,
                 "best": str(config.out_dir / BEST), "last": str(config.out_dir / LAST)}
 
 
@@ -277,18 +231,11 @@ def text_pairs(pairs: Sequence[GroundedText], template: str, dataset: str, split
 
 def train_from_data_dir(config: TrainConfig) -> dict[str, Any]:
     """``abduct train t5``: the dataset's train/val pairs, then train."""
-    assert config.data_dir is not None
-    require_dir(config.data_dir, "data directory")
-    settings = Settings(device=config.device, batch_size=config.batch_size, seed=config.seed)
     with process_group():
-        train = text_pairs(load_pairs(config.dataset, config.data_dir, "train", settings), config.template,
-                           config.dataset, "train")
-        val = text_pairs(load_pairs(config.dataset, config.data_dir, "val", settings), config.template,
-                         config.dataset, "val")
-        if config.val_limit is not None:
-            val = val[: config.val_limit]
-        summary = Trainer(config, train, val).run()
-        if current_ranks().is_main and not config.quiet:
-            print(f"[train t5] done at step {summary['step']}; best validation loss {summary['best_val_loss']:.4f} "
-                  f"-> {summary['best']}", file=sys.stderr)
+        train, val = train_val_pairs(config.dataset, config, config.val_limit)
+        trainer = Trainer(config, text_pairs(train, config.template, config.dataset, "train"),
+                          text_pairs(val, config.template, config.dataset, "val"))
+        summary = trainer.run()
+        trainer.run_state.say(f"done at step {summary['step']}; best validation loss {summary['best_val_loss']:.4f} "
+                              f"-> {summary['best']}")
         return summary

@@ -21,7 +21,7 @@ def register_models() -> Iterator[Registration]:
     )
 
 
-@hookimpl
+@hookimpl(optionalhook=True)  # declared by abduct-demo, which may not be installed
 def register_demos() -> Iterator[Registration]:
     yield Registration("sherlock-t5", "t5:tiny fine-tuned on the synthetic Sherlock clues vs random",
                        "abduct_t5._demo:sherlock_t5")

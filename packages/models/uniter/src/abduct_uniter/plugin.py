@@ -17,7 +17,7 @@ def register_models() -> Iterator[Registration]:
                        "abduct_uniter._model:make_uniter")
 
 
-@hookimpl
+@hookimpl(optionalhook=True)  # declared by abduct-demo, which may not be installed
 def register_demos() -> Iterator[Registration]:
     yield Registration("sherlock-uniter", "uniter:tiny trained with the triplet loss on the synthetic Sherlock corpus vs random",
                        "abduct_uniter._demo:sherlock_uniter")

@@ -24,8 +24,7 @@ import numpy as np
 import torch
 from PIL import Image
 
-from abduct import AbductError, Decoding, GenerationRequest, Settings, Spec, TextPool, VisualInput
-from abduct.contract import Range
+from abduct import AbductError, Decoding, GenerationRequest, Range, Settings, Spec, TextPool, VisualInput
 from abduct_modelkit import is_small_on_cpu, one_thread_if, torch_seeded
 from abduct_vlm._loading import Loaded, chat_prompt, first_line, load
 from abduct_vlm.images import input_images

@@ -48,8 +48,7 @@ from typing import Annotated, Any
 import numpy as np
 from PIL import Image
 
-from abduct import AbductError, Decoding, GenerationRequest, Settings, Spec, TextPool, VisualInput
-from abduct.contract import Range
+from abduct import AbductError, Decoding, GenerationRequest, Range, Settings, Spec, TextPool, VisualInput
 from abduct.kit import atomic_write_json, default_cache_dir, progress
 from abduct_vlm.images import input_images
 from abduct_vlm.prompts import DEFAULT_ANSWER_TEMPLATE, Prompts, ScoreMode

@@ -4,36 +4,17 @@ first in pool order), encodes a dual encoder's pool once, and refuses what it ca
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
-from compose_models import Parrot
 
-from abduct import (
-    COUNT,
-    AbductError,
-    Decoding,
-    Evaluation,
-    Generate,
-    GenerationItem,
-    GenerationRequest,
-    Records,
-    Registration,
-    RunInfo,
-    Settings,
-    Spec,
-    Stage,
-    TextPool,
-    VisualInput,
-    hookimpl,
-)
-from abduct.host import EvalConfig, LoadedModel, build_registry, run_evaluation
-from abduct_compose.retrieval import Retriever, make_retrieve
-from abduct_testing import registry_with_models
-from abduct_testing.toy import ToyPlugin
+from abduct import AbductError, Decoding, GenerationRequest, Settings, Spec, TextPool, VisualInput
+from abduct._builtins.retrieval import Retriever, make_retrieve
+from abduct._engine.models import LoadedModel
+from abduct._registry.registry import Registry, build_registry
+from abduct._run.evaluate import EvalConfig, run_evaluation
 
 
 class ShortTexts:
@@ -81,48 +62,21 @@ def test_agrees_with_the_scorers_own_argmax() -> None:
     assert len(set(chosen)) > 1
 
 
-def test_refusals() -> None:
-    registry = registry_with_models("compose-test", {"parrot": ("generates its prompt", Parrot)})
+def test_refusals(toy_registry: Registry) -> None:
     with pytest.raises(AbductError, match=r"retrieve needs the scoring model"):
-        make_retrieve(Spec.parse("retrieve"), Settings(), registry)
+        make_retrieve(Spec.parse("retrieve"), Settings(), toy_registry)
     with pytest.raises(AbductError, match=r"does not score"):
-        make_retrieve(Spec.parse("retrieve:parrot"), Settings(), registry)
-    retriever = make_retrieve(Spec.parse("retrieve:constant"), Settings(), registry)
+        make_retrieve(Spec.parse("retrieve:echo"), Settings(), toy_registry)
+    retriever = make_retrieve(Spec.parse("retrieve:constant"), Settings(), toy_registry)
     with pytest.raises(AbductError, match=r"offers none"):
         retriever.generate(_requests("1"), Decoding(), None)
 
 
-class Describe:
-    """The toy benchmark's images, each to be described; the pool is every caption of the split."""
-
-    default_split = "val"
-    dataset = "toy"
-    metric_info = {"n": COUNT}
-
-    def plan(self, examples: Sequence[dict[str, Any]], run: RunInfo) -> list[Stage]:
-        pool = TextPool.of([it["caption"] for it in run.corpus])
-        items = [GenerationItem(it["id"], GenerationRequest(VisualInput(it["image"])), (it["caption"],))
-                 for it in examples]
-        return [Stage("describe", Generate(items, pool))]
-
-    def finish(self, examples: Sequence[dict[str, Any]], records: Mapping[str, Records], run: RunInfo) -> Evaluation:
-        return Evaluation({"n": len(records["describe"])}, records["describe"])
-
-
-def make_describe(spec: Spec, settings: Settings) -> Describe:
-    return Describe()
-
-
-class DescribePlugin(ToyPlugin):
-    @hookimpl
-    def register_tasks(self) -> Iterator[Registration]:
-        yield Registration("toy-describe", "Describe the toy images", f"{__name__}:make_describe")
-
-
-def test_as_a_model_in_a_generation_task(toy_data: Path, tmp_path: Path) -> None:
+def test_as_a_model_in_a_generation_task(toy_registry: Registry, toy_data: Path, tmp_path: Path) -> None:
+    """The toy captioning task offers every caption of the split as its pool."""
     config = EvalConfig(task="toy-describe", model="retrieve:random", data_dir=toy_data, out_dir=tmp_path / "out",
                         quiet=True, use_cache=False)
-    results = run_evaluation(config, build_registry(extra_plugins=[("toy", DescribePlugin())]))
+    results = run_evaluation(config, toy_registry)
     assert results["model"]["abilities"] == ["generate"] and results["metrics"]["n"] == 12
     captions = {it["caption"] for it in json.loads((toy_data / "toy.json").read_text())}
     predictions = [json.loads(line) for line in (tmp_path / "out" / "predictions.jsonl").read_text().splitlines()]

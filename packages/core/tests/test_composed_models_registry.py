@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from abduct import AbductError, VisualInput
-from abduct.host import build_registry, reset_registry
-from abduct_compose.cascade import CascadeScorer
-from abduct_compose.retrieval import Retriever
+from abduct._builtins.cascade import CascadeScorer
+from abduct._builtins.retrieval import Retriever
+from abduct._registry.registry import build_registry, reset_registry
 from abduct_testing import registry_with_models
 
 
@@ -23,7 +23,7 @@ class Lengths:
 
 
 def test_parts_come_from_the_registry_that_builds_the_whole() -> None:
-    registry = registry_with_models("compose-test", {"lengths": ("scores a text by its length", Lengths)})
+    registry = registry_with_models("test-models", {"lengths": ("scores a text by its length", Lengths)})
     reset_registry(build_registry())  # the process-wide registry lacks the test's model
     try:
         cascade = registry.create("model", "cascade:lengths+random,k=2")

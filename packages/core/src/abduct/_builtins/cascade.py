@@ -1,4 +1,5 @@
-"""Cascade re-ranking: a dual encoder ranks everything, a cross-encoder re-scores the top.
+"""Cascade re-ranking, a built-in model built from two others: a dual encoder ranks everything,
+a cross-encoder re-scores the top.
 
 ``cascade:DUAL+CROSS[,k=50]`` (e.g. ``cascade:clip:tiny+lxmert:tiny,k=50``; quote the
 argument when a part has options of its own: ``cascade:"clip:tiny,mode=plain+lxmert:DIR"``).
@@ -31,9 +32,12 @@ from typing import Any
 
 import numpy as np
 
-from abduct import AbductError, Decoding, Settings, Spec, VisualInput
-from abduct.contract import FEATURES
-from abduct.host import LoadedModel, Registry, ScoringEngine, engine_for, load_model, split_outside_quotes
+from abduct._engine.models import LoadedModel, engine_for, load_model
+from abduct._engine.scoring import ScoringEngine
+from abduct._registry.registry import Registry
+from abduct.contract import AbductError, Decoding, Settings, Spec, VisualInput
+from abduct.contract.records import FEATURES
+from abduct.contract.spec import split_outside_quotes
 
 
 def top_k_mask(scores: np.ndarray, k: int) -> np.ndarray:
@@ -110,7 +114,7 @@ def cascade_parts(spec: Spec) -> tuple[str, str]:
     argument = spec.argument if spec.tag is None else f"{spec.argument}@{spec.tag}"
     try:
         parts = split_outside_quotes(argument, "+")
-    except ValueError as exc:  # an unclosed quote
+    except AbductError as exc:  # an unclosed quote
         raise AbductError(f"cascade: {exc}") from None
     if len(parts) != 2 or not all(p.strip() for p in parts):
         raise AbductError(f"cascade: expected DUAL+CROSS (e.g. cascade:clip:tiny+lxmert:tiny,k=50), got '{argument}'")

@@ -7,12 +7,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from compose_models import Parrot
 
 from abduct import AbductError, Settings, Spec, VisualInput
-from abduct.host import ScoringEngine, build_registry, load_model
-from abduct_compose.cascade import CascadeScorer, cascade_parts, make_cascade, merge_scores, top_k_mask
-from abduct_testing import registry_with_models
+from abduct._builtins.cascade import CascadeScorer, cascade_parts, make_cascade, merge_scores, top_k_mask
+from abduct._engine.models import load_model
+from abduct._engine.scoring import ScoringEngine
+from abduct._registry.registry import Registry, build_registry
+from toy_plugin import Echo
 
 
 class TableDual:
@@ -112,9 +113,8 @@ def test_registered_cascade_builds_both_parts_and_refuses_bad_k() -> None:
         make_cascade(Spec.parse("cascade:random+random,k=0"), Settings(), build_registry(), k=0)
 
 
-def test_a_part_that_does_not_score_is_refused() -> None:
-    with pytest.raises(AbductError, match="cascade: the model 'parrot' does not score"):
-        CascadeScorer(TableDual(np.ones((1, 1))), Parrot(), cross_name="parrot")
-    registry = registry_with_models("compose-test", {"parrot": ("generates its prompt", Parrot)})
-    with pytest.raises(AbductError, match="cascade: the cross model 'parrot' does not score"):
-        registry.create("model", "cascade:random+parrot")
+def test_a_part_that_does_not_score_is_refused(toy_registry: Registry) -> None:
+    with pytest.raises(AbductError, match="cascade: the model 'echo' does not score"):
+        CascadeScorer(TableDual(np.ones((1, 1))), Echo(), cross_name="echo")
+    with pytest.raises(AbductError, match="cascade: the cross model 'echo' does not score"):
+        toy_registry.create("model", "cascade:random+echo")

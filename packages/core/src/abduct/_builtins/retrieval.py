@@ -1,4 +1,5 @@
-"""``retrieve:<scoring model>``: the retrieval baseline of generation tasks.
+"""``retrieve:<scoring model>``: the retrieval baseline of generation tasks (a baseline like
+``random``, built from the scoring model it names).
 
 It writes nothing: for each request it returns the text of the task's pool (``TextPool``,
 e.g. the training split's captions or sentences) that the scoring model scores highest for the
@@ -13,9 +14,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from abduct import AbductError, Decoding, GenerationRequest, Settings, Spec, TextPool
-from abduct.contract import FEATURES
-from abduct.host import LoadedModel, Registry, engine_for, load_model, model_traits
+from abduct._declare.traits import model_traits
+from abduct._engine.models import LoadedModel, engine_for, load_model
+from abduct._registry.registry import Registry
+from abduct.contract import AbductError, Decoding, GenerationRequest, Settings, Spec, TextPool
+from abduct.contract.records import FEATURES
 
 
 class Retriever:
