@@ -69,7 +69,7 @@ class NaivePairScorer:
     accepts = frozenset({"image", "region"})
 
     def __init__(self, spec: Spec, settings: Settings) -> None:
-        from abduct_clip._scorer import make_clip
+        from abduct_clip.factory import make_clip
 
         self.inner = make_clip(Spec("clip", spec.argument, spec.tag), settings)
         self.fingerprint = "naive|" + self.inner.fingerprint

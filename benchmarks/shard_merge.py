@@ -103,7 +103,7 @@ class Choose4:
     def finish(self, examples: Sequence[dict[str, Any]], records: Mapping[str, Records], run: RunInfo) -> Evaluation:
         answers = records["questions"]
         return Evaluation({"accuracy": accuracy(answers), "n": len(answers)}, answers,
-                          units={"accuracy": UnitScores.means("question", {r["id"]: r["correct"] for r in answers})})
+                          units={"accuracy": UnitScores.means("question", {r.id: r.correct for r in answers})})
 
 
 def make_dataset(spec: Spec, settings: Settings) -> Questions:
