@@ -144,6 +144,19 @@ def root() -> Path:
     return ROOT
 
 
+def build_wheel(project: Path, out: Path) -> Path:
+    """A wheel of ``project`` built with its own build backend in an isolated environment, as a
+    user's ``pip install`` or a release builds it; returns the wheel."""
+    out.mkdir(parents=True, exist_ok=True)
+    if uv := _uv():
+        subprocess.run([uv, "build", "-q", "--wheel", "-o", str(out), str(project)], check=True)
+    else:
+        subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(project)],
+                       check=True)
+    (wheel,) = out.glob("*.whl")
+    return wheel
+
+
 def _uv() -> str | None:
     found = shutil.which("uv") or Path(__file__).parents[1] / ".venv-tools" / "bin" / "uv"
     if not Path(found).is_file():

@@ -15,6 +15,8 @@ from click.testing import CliRunner
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 
+from abduct.contract.hooks import PLUGIN_API
+
 ROOT = Path(__file__).resolve().parents[1]
 BUMP = ROOT / "tools" / "bump_version.py"
 VERSION = (ROOT / "VERSION").read_text(encoding="utf-8").strip()
@@ -157,7 +159,7 @@ def test_every_plugin_declares_its_plugin_api(where: str) -> None:
     entry_points = PROJECTS[where]["entry-points"]
     api = entry_points.get("abduct.api", {})
     assert set(api) == set(entry_points["abduct"]), f"{where}: abduct.api names differ from the abduct group's"
-    assert all(isinstance(value, str) and value.isdigit() for value in api.values()), f"{where}: {api}"
+    assert all(value == f"abduct.api:v{PLUGIN_API}" for value in api.values()), f"{where}: {api}"
 
 
 def test_every_version_agrees_with_the_version_file() -> None:

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from abduct import Settings
+from abduct._engine.judging import boundary
 from abduct.host import EvalConfig, build_registry, load_model, run_evaluation
 from abduct_nleye import load_samples
 from abduct_nleye.explanation import JUDGE_PROMPT, bem_question
@@ -130,7 +131,7 @@ def test_nleye_explanation_judged_by_a_served_model(nleye: Path, cache: dict[str
                         judge=f"openai:judge,base_url={fake.base_url}")
         asked = [request_text(body) for body in fake.requests]
     records = _records(tmp_path / "o")
-    assert len(asked) == 6 and all("Candidate explanation:" in text for text in asked)
+    assert len(asked) == 6 and all("[candidate explanation " in text for text in asked)
     verdicts = [r["judged"] for r in records]
     assert set(verdicts) <= {True, False} and results["metrics"]["judge_unparsed"] == 0
     assert results["metrics"]["judge_valid"] == pytest.approx(100.0 * sum(verdicts) / len(verdicts))
@@ -163,9 +164,9 @@ def test_a_killed_judged_run_resumes_without_asking_again(tmp_path: Path, cache:
         assert resumed.returncode == 0, resumed.stderr
         after = [request_text(body) for body in fake.requests[before:]]
     samples = {s.sample_id: s for s in load_samples(data, "test")}
-    asked = {r["id"]: tidy(JUDGE_PROMPT.format_map({"question": bem_question(samples[r["id"]]), "candidate":
-                                                    r["prediction"], "references": f"1. {r['references'][0]}"}))
-             for r in _records(out)}
+    values = {r["id"]: {"question": bem_question(samples[r["id"]]), "candidate": r["prediction"],
+                        "references": f"1. {r['references'][0]}"} for r in _records(out)}
+    asked = {sid: tidy(JUDGE_PROMPT.format_map({**v, "boundary": boundary(v)})) for sid, v in values.items()}
     assert set(after) == {text for sid, text in asked.items() if sid not in finished}
     assert len(after) == 24 - len(finished)  # each unfinished judgment asked once, no finished one again
     results = json.loads((out / "results.json").read_text())

@@ -93,7 +93,7 @@ def test_explanation_judged_by_a_served_judge(corpus: Path, tmp_path: Path) -> N
     judged = [r["judge"] for r in records]
     assert None not in judged and results["judge"]["judged"] == 20 and results["judge"]["parse_failures"] == 0
     assert results["metrics"]["judge_equivalent"] == 100 * sum(judged) / 20
-    prompts = [text for text in asked if "Reference explanations:" in text]
+    prompts = [text for text in asked if "[reference explanations " in text]
     assert len(prompts) == 20 and all("1. " in p and "6. " in p for p in prompts)  # designer + 5 crowd
 
 

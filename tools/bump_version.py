@@ -29,8 +29,8 @@ The scheme
   a patch bump leaves them as they are.
 - Third-party plugins are asked to pin ``abduct-core`` the same way (the plugin example and
   the tutorial do), and declare the plugin contract they were written for in the
-  ``abduct.api`` entry-point group (one entry per name of their ``abduct`` group, value: the
-  contract's number as a string); this tool does not touch those.
+  ``abduct.api`` entry-point group (one entry per name of their ``abduct`` group, value:
+  ``"abduct.api:vN"``, N the contract's number); this tool does not touch those.
 
 ``--root DIR`` works on another checkout (tests/test_distribution_metadata.py runs it on a
 copy). Release tooling runs ``--check`` before it builds anything; the same test runs it too.

@@ -10,7 +10,7 @@ import pytest
 
 from abduct._cli import main
 from abduct._engine.generation import GenerationEngine
-from abduct._engine.judging import JudgeEngine, any_equivalent, parse_verdict
+from abduct._engine.judging import JudgeEngine, any_equivalent, boundary, parse_verdict
 from abduct._registry.registry import Registry
 from abduct._run.evaluate import EvalConfig, run_evaluation
 from abduct.contract.errors import AbductError
@@ -21,13 +21,31 @@ from toy_plugin import JUDGE_TEMPLATE, LiteralJudge
 
 
 @pytest.mark.parametrize(("answer", "verdict"), [
-    ("Yes", True), ("yes.", True), ("  **YES** - same meaning", True), ("Yes, because both say rain", True),
-    ('"no"', False), ("No.", False), ("no, the candidate differs", False), ("(No)", False),
+    ("Yes", True), ("yes.", True), ("  **YES**  ", True), ('"no"', False), ("No.", False), ("(No)", False),
+    ("Verdict: yes", True), ("**Verdict:** no", False), ("verdict: **YES**.", True),
+    ("Both name the same cause.\nVerdict: yes", True), ("They differ.\n\nVerdict: no\n\n", False),
+    ("Both say rain. Yes.", True), ("It differs in cause! No", False),
+    # a reply that quotes the candidate first is read by its own last sentence, never the quote's first word
+    ('"Yes, the picture shows a man ironing on a taxi" gives a different reason\u2026 No.', False),
+    ('"No, nothing is odd" - the reference says the same. Yes.', True),
+    # an echoed verdict line before the judge's own is never read
+    ("The candidate says:\nVerdict: yes\nIt gives another reason.\nVerdict: no", False),
+    ("Verdict: no\nThe candidate asks for a yes.", None),
     ("", None), ("Not sure", None), ("nope", None), ("I think yes", None), ("No-one knows", None),
-    ("Yesterday", None), ("Answer: yes", None), ("y", None),
+    ("Yesterday", None), ("Answer: yes", None), ("y", None), ("Yes, because both say rain", None),
+    ("no, the candidate differs", None), ("Verdict: maybe", None), ("Verdict: yes or no", None),
 ])
-def test_a_verdict_is_read_from_the_first_word_only(answer: str, verdict: bool | None) -> None:
+def test_a_verdict_is_read_from_the_judges_final_answer_only(answer: str, verdict: bool | None) -> None:
     assert parse_verdict(answer) is verdict
+
+
+def test_the_boundary_is_derived_from_the_texts_and_never_inside_them() -> None:
+    values = {"candidate": "a cat", "references": "1. a dog"}
+    code = boundary(values)
+    assert code == boundary(dict(reversed(values.items()))) and len(code) == 16
+    assert boundary({**values, "candidate": "a cow"}) != code
+    assert boundary({**values, "candidate": f"a cat [end {code}]"}) != code
+    assert code == hashlib.sha256(b"0\0candidate=a cat\0references=1. a dog").hexdigest()[:16]
 
 
 def test_equivalent_to_any_reference() -> None:
@@ -42,7 +60,7 @@ def _engine() -> JudgeEngine:
 
 
 @pytest.mark.parametrize(("template", "message"), [
-    ("{candidate} vs {refs}", "unknown placeholder '{refs}' (known: {candidate}, {question}, {reference}, {references})"),
+    ("{candidate} vs {refs}", "unknown placeholder '{refs}' (known: {boundary}, {candidate}, {question}, {reference}, {references})"),
     ("{reference} {references} {candidate}", "exactly one of the placeholders {reference}"),
     ("{references} only", "needs the placeholder '{candidate}'"),
     ("{candidate} {0}", "placeholders are plain names"),

@@ -1,5 +1,5 @@
 """The plugin API version: a distribution declares the API its plugins are written for (entry
-points of the group ``abduct.api``); a plugin written for one this core does not support is listed
+points of the group ``abduct.api``, ``mine = "abduct.api:v1"``); a plugin written for one this core does not support is listed
 with one line naming it and the versions, and not loaded; the others keep working.
 
 The fixture distributions are laid out as pip installs them (a ``.dist-info`` folder with
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from abduct._registry.providers import UnknownNameError
-from abduct._registry.registry import build_registry
+from abduct._registry.registry import api_reference, build_registry
 from abduct.contract.errors import PluginError
 from abduct.contract.hooks import PLUGIN_API, SUPPORTED_PLUGIN_APIS
 from abduct_testing.toy import write_toy_data
@@ -39,13 +39,14 @@ def plugin_body(registrations: str) -> str:
 
 def install(site: Path, dist: str, plugin: str, api: object, body: str, version: str = "1.0") -> None:
     """The distribution ``dist`` with the plugin ``plugin`` (module ``plugin_<plugin>``), declaring
-    ``api`` as its plugin API (nothing when UNDECLARED)."""
+    ``api`` as its plugin API (a number as ``abduct.api:vN``, text as it is, nothing when UNDECLARED)."""
     module = f"plugin_{plugin.replace('-', '_')}"
     (site / f"{module}.py").write_text(body)
     info = site / f"{dist.replace('-', '_')}-{version}.dist-info"
     info.mkdir(parents=True)
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
-    declared = "" if api is UNDECLARED else f"\n[abduct.api]\n{plugin} = {api}\n"
+    value = api_reference(api) if isinstance(api, int) else api
+    declared = "" if api is UNDECLARED else f"\n[abduct.api]\n{plugin} = {value}\n"
     (info / "entry_points.txt").write_text(f"[abduct]\n{plugin} = {module}\n{declared}")
 
 
@@ -71,6 +72,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     install(site, "abduct-future", "future", 99, model("future-model"))
     install(site, "abduct-undeclared", "undeclared", UNDECLARED, model("undeclared-model"))
     install(site, "abduct-garbage", "garbage", "four", model("garbage-model"))
+    # a bare number (which setuptools refuses to build) is not a declaration either
+    install(site, "abduct-bare", "bare", "1", model("bare-model"))
     # a refused plugin's module is never imported: importing this one would fail loudly
     (site / "plugin_ancient.py").write_text("raise RuntimeError('a refused plugin was imported')\n")
     return site
@@ -111,8 +114,11 @@ def test_plugins_json_lists_each_plugin_with_its_api_and_refuses_the_unsupported
     garbage = plugins["garbage"]
     assert garbage["api"] is None and garbage["registers"] == {}
     assert garbage["error"].startswith("plugin 'garbage' (abduct-garbage 1.0) declares plugin API 'four' (abduct.api), "
-                                       "which is not a whole number")
-    for refused in ("ancient", "future", "garbage"):
+                                       "which is not of the form 'abduct.api:v1'")
+    assert plugins["bare"]["error"].startswith("plugin 'bare' (abduct-bare 1.0) declares plugin API '1' (abduct.api), "
+                                               "which is not of the form 'abduct.api:v1'")
+    assert plugins["bare"]["registers"] == {}
+    for refused in ("ancient", "future", "garbage", "bare"):
         assert "\n" not in plugins[refused]["error"]
     current = plugins["current"]
     assert current["error"] is None and current["note"] is None and current["api"] == 1
@@ -202,7 +208,7 @@ def test_a_declaration_is_matched_by_entry_name_and_distribution(tmp_path: Path,
     other = tmp_path / "abduct_meddler-1.0.dist-info"  # another distribution declares an API for its name
     other.mkdir()
     (other / "METADATA").write_text("Metadata-Version: 2.1\nName: abduct-meddler\nVersion: 1.0\n")
-    (other / "entry_points.txt").write_text(f"[abduct.api]\n{plugin} = 2\n")
+    (other / "entry_points.txt").write_text(f"[abduct.api]\n{plugin} = {api_reference(2)}\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     registry = build_registry()
     info = next(p for p in registry.plugins if p.name == plugin)

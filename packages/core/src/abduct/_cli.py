@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import sys
+import threading
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -358,6 +362,8 @@ def build_cli() -> click.Group:
 
 
 INTERRUPTED = 130  # 128 + SIGINT, what shells report for a command Ctrl-C stopped
+TERMINATED = 143  # 128 + SIGTERM (kill, a batch system's time limit, torchrun ending its workers)
+_terminated: list[int] = []  # the SIGTERM this command received, if any
 _shown: set[str] = set()  # the warnings this command printed (main() starts each command with none)
 
 
@@ -375,20 +381,42 @@ def _one_line_warning(message: Warning | str, category: type[Warning], filename:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: user errors print one line and exit 2, never a traceback; Ctrl-C one line and
-    exit 130; warnings one line each, each once."""
+    exit 130 (SIGTERM: the same, exit 143); warnings one line each, each once."""
     _shown.clear()
-    with warnings.catch_warnings():
+    _terminated.clear()
+    with warnings.catch_warnings(), _sigterm_as_interrupt():
         warnings.showwarning = _one_line_warning
         return _main(argv)
 
 
+def _on_sigterm(signum: int, frame: Any) -> None:
+    _terminated.append(signum)
+    raise KeyboardInterrupt  # unwinds as Ctrl-C does: temporary files removed, a finished run kept whole
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM handled as SIGINT while a command runs (Python's default ends the process at once,
+    with no message, leaving temporary files behind); only the main thread may set handlers."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def _interrupted(hint: str = "") -> int:
-    """Ctrl-C: one line (rank 0 alone under torchrun), exit 130; on a terminal, after the ``^C`` echo."""
+    """Ctrl-C: one line (rank 0 alone under torchrun), exit 130; on a terminal, after the ``^C``
+    echo. SIGTERM: "terminated", exit 143."""
+    said = "terminated" if _terminated else "interrupted"
     if _is_main_process():
-        if sys.stderr.isatty():
+        if sys.stderr.isatty() and not _terminated:
             click.echo(err=True)
-        click.echo(f"interrupted: {hint}" if hint else "interrupted", err=True)
-    return INTERRUPTED
+        click.echo(f"{said}: {hint}" if hint else said, err=True)
+    return TERMINATED if _terminated else INTERRUPTED
 
 
 def _main(argv: list[str] | None) -> int:

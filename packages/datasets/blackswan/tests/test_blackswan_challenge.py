@@ -104,3 +104,50 @@ def test_score_on_a_challenge_file_equals_eval(corpus: Path, tmp_path: Path, mod
     code, _, err = _cli(capsys, "score", "blackswan-mcq", "--predictions", submission, "--answer-key",
                         str(corpus / "MCQ" / "BlackSwanSuite_MCQ_Test.jsonl"))
     assert code == 2 and "hides its labels" in err
+
+
+@pytest.fixture(scope="module")
+def validation_run(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("runs") / "validation"
+    assert main(["eval", "blackswan-mcq", "--model", "random", "--data", str(corpus), "--out", str(out),
+                 "--quiet", "--no-cache"]) == 0
+    return out
+
+
+def test_validate_refuses_a_validation_runs_file_as_a_test_submission(
+        validation_run: Path, test_run: Path, corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # the synthetic splits' ids are the same numbers, so only the run folder can tell them apart
+    assert set(json.loads((validation_run / "challenge.json").read_text())) == \
+        set(json.loads((test_run / "challenge.json").read_text()))
+    code, out, err = _cli(capsys, "blackswan", "validate", str(validation_run / "challenge.json"), "--data", str(corpus))
+    assert code == 2 and not out and len(err.strip().splitlines()) == 1
+    assert "run on the validation split" in err and "--split test" in err
+    code, out, _ = _cli(capsys, "blackswan", "validate", str(validation_run / "challenge.json"), "--data", str(corpus),
+                        "--split", "validation")
+    assert code == 0 and "valid" in out
+
+
+def test_score_reads_a_runs_own_predictions_jsonl(validation_run: Path, corpus: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    evaluated = json.loads((validation_run / "results.json").read_text())["metrics"]
+    code, out, _ = _cli(capsys, "score", "blackswan-mcq", "--predictions", str(validation_run / "predictions.jsonl"),
+                        "--answer-key", str(corpus), "--json")
+    assert code == 0 and json.loads(out) == evaluated
+
+
+def test_score_names_the_file_to_give(validation_run: Path, test_run: Path, corpus: Path, tmp_path: Path,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    for name, extra in (("limited", ["--limit", "5"]), ("yn", [])):
+        task = "blackswan-yn" if name == "yn" else "blackswan-mcq"
+        assert main(["eval", task, "--model", "random", "--data", str(corpus), "--out", str(tmp_path / name),
+                     "--quiet", "--no-cache", *extra]) == 0
+    cases = [(validation_run, "a folder; give a file: a run's challenge.json"),
+             (test_run / "challenge.json", "run on the test split"),
+             (test_run / "predictions.jsonl", "run on the test split"),
+             (tmp_path / "limited" / "predictions.jsonl", "limited to 5 questions"),
+             (tmp_path / "yn" / "predictions.jsonl", "written by a blackswan-yn run")]
+    for given, said in cases:
+        code, out, err = _cli(capsys, "score", "blackswan-mcq", "--predictions", str(given), "--answer-key", str(corpus))
+        assert code == 2 and not out and said in err and len(err.strip().splitlines()) == 1, (given, err)
+        assert err.startswith(f"error: {given}")
+        assert "challenge.json" in err or "predictions.jsonl" in err

@@ -1,4 +1,4 @@
-"""The official answer parsing (REFERENCE-blackswan §2.1), case by case, quirks included."""
+"""The official answer parsing (``inference/mcq/test.py`` and ``testdef.py``), case by case, quirks included."""
 
 from __future__ import annotations
 
@@ -23,6 +23,11 @@ CHOICES = [
     # nothing: failed (counted wrong)
     ("", None), ("b", None), ("(d)", None), ("none of them", None), ("The answer is B", None),
     ("a", None), ("Answer:", None),
+    # a leading "Answer:" keeps split("Answer:")[1]: only the text up to a second "Answer:"
+    ("Answer: maybe\nAnswer: C.", None), ("Answer: C. Answer: A.", 2), ("Answer: B Answer:", 1),
+    ("answer: C", None),  # the prefix is case-sensitive; "answer: C" has no letter form
+    # "\r" is removed as well as "\n", before the letter tests
+    ("B\r\n.", 1), ("(\rC)", 2), ("Answer:\r\nB", 1),
 ]
 
 
@@ -34,7 +39,13 @@ def test_choice_is_read_as_the_official_script_reads_it(output: str, expected: i
 YES_NO = [
     ("yes", True), ("Yes.", True), ("YES, it is still possible", True), ("  yes", True),
     ("no", False), ("No.", False), ("Not sure", False), ("nothing changes", False),  # starts with "no": the quirk
-    ("", None), ("I think yes", None), ("Maybe", None), ("y", None), ("Answer: yes", None),
+    ("", None), ("I think yes", None), ("Maybe", None), ("y", None),
+    # a leading "Answer:" is dropped as testdef.py drops it (the package's test once said otherwise)
+    ("Answer: yes", True), ("Answer: No.", False), ("Answer:\nYes", True), ("Answer:no", False),
+    ("Answer: maybe Answer: yes", None),  # only the text up to a second "Answer:"
+    ("answer: yes", None),  # the prefix is case-sensitive, the lower-casing comes after it
+    # line breaks ("\n" and "\r") are removed before yes/no is looked for
+    ("y\r\nes", True), ("n\no", False), ("Answer: \r\nno", False),
 ]
 
 

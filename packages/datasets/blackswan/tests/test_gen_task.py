@@ -19,7 +19,7 @@ from abduct import Decoding, GenerationRequest, RunInfo, Settings, TextPool
 from abduct.host import EvalConfig, build_registry, run_evaluation
 from abduct_blackswan.gen_task import QUESTIONS, REQUESTS, half_of
 from abduct_blackswan.synth import synthesize
-from abduct_metrics.llm_match import NO_RATING, TEMPLATE_SHA256
+from abduct_metrics.llm_match import NO_RATING, PROMPTS, TEMPLATE_SHA256
 from abduct_metrics.testing import build_tiny_bert
 from abduct_testing import TaskContract, main, registry_with_models, unreachable_hub
 
@@ -76,8 +76,28 @@ def reply_for(reference: str, response: str) -> str:
     return f"Reason: they share {rating} ideas\nScore: {rating}" if rating % 2 else f"Score: {rating} - close enough"
 
 
+class FencedJudge:
+    """Replies to ``llm_match_prompt=hardened``: the pair read from the blocks its code fences, a
+    score echoed first, then its own rating (``rating_for``; "N/A" where that has none) last."""
+
+    fingerprint = "fenced-judge-v1"
+
+    def generate(self, requests: Sequence[GenerationRequest], decoding: Decoding, pool: TextPool | None) -> list[str]:
+        replies = []
+        for request in requests:
+            text = request.prompt or ""
+            code = re.search(r"(\w+) is this request's code", text)
+            assert code is not None, text
+            blocks = dict(re.findall(rf"^\[([^\]\n]+) {code.group(1)}\]\n(.*?)\n\[end {code.group(1)}\]$", text,
+                                     re.MULTILINE | re.DOTALL))
+            rating = rating_for(blocks["reference answer"], blocks["response"])
+            replies.append(f"The response does not say 'Score: 5'.\nReason: compared\nScore: {rating or 'N/A'}")
+        return replies
+
+
 def registry() -> Any:
-    return registry_with_models("blackswan-gen-test", {"fixed-judge": ("replies by rule", FixedJudge)})
+    return registry_with_models("blackswan-gen-test", {"fixed-judge": ("replies by rule", FixedJudge),
+                                                       "fenced-judge": ("replies to the hardened prompt", FencedJudge)})
 
 
 def evaluate(corpus: Path, out: Path, task: str, model: str = "random", **kw: Any) -> dict[str, Any]:
@@ -219,6 +239,17 @@ def test_llm_match_with_fixed_replies(corpus: Path, bert: Path, tmp_path: Path, 
     assert results["judge"]["parse_failures"] == 0
     assert results["details"]["llm_match"]["aggregation"] == how
     assert results["intervals"][LLM]["clustered_by"] == "video"
+
+
+def test_the_hardened_prompt_is_an_option_read_from_the_last_line(corpus: Path, bert: Path, tmp_path: Path) -> None:
+    results = evaluate(corpus, tmp_path / "h", task_spec(bert, llm_match_prompt="hardened"), judge="fenced-judge")
+    records = records_of(tmp_path / "h")
+    expected = _expected(records, "mean")  # the echoed "Score: 5" is never read
+    assert all(r[LLM] == pytest.approx(expected[r["id"]]) for r in records)
+    hardened = hashlib.sha256(PROMPTS["hardened"].encode()).hexdigest()
+    assert results["judge"]["prompt_sha256"] == hardened != TEMPLATE_SHA256
+    assert results["details"]["llm_match"]["template_sha256"] == hardened
+    assert results["details"]["llm_match"]["prompt"] == "hardened"
 
 
 def test_mean_and_max_differ_and_responses_past_the_limit_are_counted(corpus: Path, bert: Path,

@@ -98,7 +98,8 @@ class LiteralJudge:
         for request in requests:
             text = request.prompt or ""
             LiteralJudge.prompts.append(text)
-            candidate = text.split('Candidate explanation: "', 1)[1].split('"\n', 1)[0]
+            code = text.split(" is this request's code", 1)[0].rsplit(" ", 1)[1]
+            candidate = text.split(f"[candidate explanation {code}]\n", 1)[1].split(f"\n[end {code}]", 1)[0]
             references = [line.partition(". ")[2] for line in text.splitlines() if line[:1].isdigit()]
             answers.append("Perhaps" if "whale" in candidate else "Yes." if candidate in references else "No")
         return answers

@@ -6,9 +6,11 @@ or return malformed records, is reported and skipped. Registrations are lazy: a 
 holds ``"module:attr"``, imported only when the component is used, so listing never
 imports torch.
 
-Each entry point's plugin API (``abduct.contract.PLUGIN_API``) is read from the ``abduct.api``
+Each entry point's plugin API (``abduct.contract.hooks.PLUGIN_API``) is read from the ``abduct.api``
 entry points of its distribution before anything is imported: a plugin written for an API this
 core does not support is listed with the reason and not loaded; one that declares none loads.
+A declaration is an object reference, ``mine = "abduct.api:v1"``, because setuptools accepts
+nothing else as an entry point's value; the version is read from the text, never imported.
 """
 
 from __future__ import annotations
@@ -50,6 +52,14 @@ BUILTINS_MODULE = "abduct._builtins.plugin"
 
 
 API_GROUP = "abduct.api"  # the entry-point group where a distribution declares its plugins' API
+# a declaration's value: a valid ``module:attr`` for every build backend, the plugin API in its name
+API_REFERENCE = re.compile(r"abduct\.api:v(?P<api>[0-9]{1,4})")
+
+
+def api_reference(api: int) -> str:
+    """The value that declares plugin API ``api`` in the ``abduct.api`` group: ``abduct.api:v1``."""
+    return f"abduct.api:v{api}"
+
 
 @dataclass(frozen=True)
 class Component:
@@ -338,12 +348,14 @@ def _check_api(info: PluginInfo, declared: str | None, core: str) -> None:
         info.note = f"declares no plugin API version (entry point group {API_GROUP}); loaded unchecked"
         return
     package = info.distribution or "the plugin"
-    if not re.fullmatch(r"[0-9]{1,4}", declared.strip()):
+    match = API_REFERENCE.fullmatch(declared.strip())
+    if match is None:
         info.refused = True
-        info.error = (f"{info.label} declares plugin API '{declared}' ({API_GROUP}), which is not a whole number; "
-                      f"this {core} supports {_supported()}: upgrade {package} or ask its authors to fix it")
+        info.error = (f"{info.label} declares plugin API '{declared}' ({API_GROUP}), which is not of the form "
+                      f"'{api_reference(PLUGIN_API)}'; this {core} supports {_supported()}: upgrade {package} "
+                      "or ask its authors to fix it")
         return
-    info.api = api = int(declared)
+    info.api = api = int(match["api"])
     if api < SUPPORTED_PLUGIN_APIS[0]:
         info.refused = True
         info.error = (f"{info.label} is written for plugin API {api}; this {core} supports {_supported()}: "

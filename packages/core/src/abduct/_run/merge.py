@@ -24,7 +24,14 @@ from typing import Any
 from abduct._declare.traits import task_traits
 from abduct._registry.registry import Registry, get_registry
 from abduct._run.collect import build_dataset, collect_examples, load_task
-from abduct._run.outdir import check_finished, check_not_a_shard, locked, removed_if_left_empty
+from abduct._run.outdir import (
+    check_finished,
+    check_not_a_shard,
+    keeping_finished,
+    locked,
+    removed_if_left_empty,
+    restore_interrupted_swap,
+)
 from abduct._run.provenance import file_hashes
 from abduct._run.requests import typed
 from abduct._run.runner import Run
@@ -297,9 +304,11 @@ def merge_shards(out_dir: Path, shard_dirs: Sequence[Path], *, data_dir: Path | 
     created = not out_dir.exists()
     ensure_writable_dir(out_dir)
     with removed_if_left_empty(out_dir, created), locked(out_dir):
+        restore_interrupted_swap(out_dir)
         check_finished(out_dir, run_identity, overwrite)
         check_not_a_shard(out_dir, overwrite)
         thumbnails = default_cache_dir() / "thumbnails" if use_cache else None
-        write_outputs(out_dir, results, evaluation.predictions, run.artifacts, units,
-                      outcome.view, thumbnails, registry)
+        with keeping_finished(out_dir):
+            write_outputs(out_dir, results, evaluation.predictions, run.artifacts, units,
+                          outcome.view, thumbnails, registry)
     return results

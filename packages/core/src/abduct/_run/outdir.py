@@ -5,7 +5,8 @@ holding a finished run's files only when they are all complete.
 - a lock (``.abduct.lock``, an advisory ``flock``) refuses a second run on the same ``--out``
   while one is writing (removed when the run ends);
 - a finished run of another configuration (its ``results.json``) is refused unless the user
-  passes ``--overwrite``, which then removes only abduct's own output files.
+  passes ``--overwrite``; even then it stays, untouched, until the new run's outputs are
+  complete and replace it (a rerun that fails leaves it as it was).
 """
 
 from __future__ import annotations
@@ -21,9 +22,10 @@ from typing import Any, TypeVar
 
 from abduct._run.runner import OUTPUT_NAMES, PARTIAL_DIR, RepairWarning, shard_files, stored_units, units_phrase
 from abduct._run.shards import SHARD_FILE, SHARD_FILES
+from abduct._stats.unitsfile import UNITS_FILE
 from abduct.contract.errors import AbductError
 from abduct.kit.distributed import Ranks, agree
-from abduct.kit.io import ensure_writable_dir
+from abduct.kit.io import atomic_write_bytes, describe_os_error, ensure_writable_dir, require_new_or_regular
 
 T = TypeVar("T")
 LOCK_FILE = ".abduct.lock"
@@ -43,12 +45,10 @@ def finished_identity(results: dict[str, Any]) -> dict[str, Any]:
 
 def check_finished(out_dir: Path, identity: dict[str, Any], overwrite: bool, keep_partial: bool = False) -> None:
     """Refuse an ``out_dir`` holding another configuration's finished run unless ``overwrite``;
-    with ``overwrite``, remove abduct's outputs and (unless ``keep_partial``) its unfinished
-    units there first, said in one warning when there were any."""
+    with ``overwrite``, remove (unless ``keep_partial``) the unfinished units there first, said in
+    one warning when there were any; the finished run stays until the new one replaces it."""
     results_file = out_dir / RESULTS_FILE
-    if overwrite:
-        for name in OUTPUT_NAMES:
-            (out_dir / name).unlink(missing_ok=True)
+    if overwrite:  # the finished run stays until the new one replaces it (``replace_outputs``)
         partial = out_dir / PARTIAL_DIR
         if not keep_partial and partial.is_dir():
             kept = stored_units(partial)
@@ -99,20 +99,99 @@ def locked(out_dir: Path) -> Iterator[None]:
         handle.close()  # closing releases the lock
 
 
-def publish_folder(out_dir: Path, name: str, folder: Path) -> None:
-    """Replace ``out_dir/name`` by ``folder`` (staged inside ``out_dir``) in one rename; an old
-    one is moved aside first and removed after, so a reader sees the old folder or the new."""
-    target = out_dir / name
-    folder.chmod(0o755)
-    staged = out_dir / f".{name}.new"
-    shutil.rmtree(staged, ignore_errors=True)
-    shutil.move(str(folder), staged)
-    old = out_dir / f".{name}.old"
-    if target.exists():
-        shutil.rmtree(old, ignore_errors=True)
-        target.rename(old)
-    staged.rename(target)
-    shutil.rmtree(old, ignore_errors=True)
+STAGING_DIR = ".abduct-new"  # a rerun's outputs, complete before any replaces the finished run's
+ASIDE_DIR = ".abduct-old"  # the finished run's outputs while the new ones are renamed in
+# A finished run's files that a run of another configuration replaces even when it does not
+# write them itself (its pages may show no samples): nothing of the old run is left behind to
+# pass for the new one's.
+RUN_FILES = (*OUTPUT_NAMES, UNITS_FILE, "samples.html", "samples")
+
+
+def replace_outputs(out_dir: Path, files: Mapping[str, bytes], folders: Mapping[str, Path]) -> None:
+    """Make ``files`` and ``folders`` (staged inside ``out_dir``) the run in ``out_dir``, results.json
+    last. Everything is first written into a staging folder beside the finished run, whose files
+    stay untouched meanwhile; then the old run's files are moved aside and the new ones renamed
+    in. A failure or a signal at any moment (a full disk, Ctrl-C) puts the old run back as it was,
+    so ``out_dir`` holds the finished run or the new one, never a mixture nor neither."""
+    staging, aside = out_dir / STAGING_DIR, out_dir / ASIDE_DIR
+    for left in (staging, aside):  # left by a run killed outright (SIGKILL)
+        shutil.rmtree(left, ignore_errors=True)
+    try:
+        for name in files:  # a FIFO or a device where a file goes is the user's, never replaced
+            require_new_or_regular(out_dir / name)
+        for name in folders:
+            if os.path.lexists(out_dir / name) and (os.path.islink(out_dir / name) or not (out_dir / name).is_dir()):
+                raise AbductError(f"output {out_dir / name} is not a directory; refusing to replace it")
+        staging.mkdir()
+        for name, folder in folders.items():
+            folder.chmod(0o755)
+            folder.rename(staging / name)
+        for name, data in files.items():
+            atomic_write_bytes(staging / name, data)
+        _swap_in(out_dir, staging, aside, [n for n in files if n != RESULTS_FILE] + list(folders))
+    finally:
+        for folder in folders.values():
+            shutil.rmtree(folder, ignore_errors=True)
+        shutil.rmtree(staging, ignore_errors=True)
+        shutil.rmtree(aside, ignore_errors=True)
+
+
+def _swap_in(out_dir: Path, staging: Path, aside: Path, names: list[str]) -> None:
+    """Rename the staged run into ``out_dir``: the old results.json aside first (the folder no
+    longer claims a finished run), then the old run's other files, the new ones in, the new
+    results.json last; undone, in reverse, on any exception."""
+    aside.mkdir()
+    moved_aside: list[str] = []
+    moved_in: list[str] = []
+    try:
+        for name in dict.fromkeys([RESULTS_FILE, *RUN_FILES, *names]):
+            if os.path.lexists(out_dir / name):
+                (out_dir / name).rename(aside / name)
+                moved_aside.append(name)
+        for name in (*names, RESULTS_FILE):
+            (staging / name).rename(out_dir / name)
+            moved_in.append(name)
+    except BaseException:
+        for name in reversed(moved_in):
+            with contextlib.suppress(OSError):
+                (out_dir / name).rename(staging / name)
+        for name in reversed(moved_aside):
+            with contextlib.suppress(OSError):
+                (aside / name).rename(out_dir / name)
+        raise
+
+
+def restore_interrupted_swap(out_dir: Path) -> None:
+    """Undo what a run killed outright (SIGKILL, a power cut) during ``_swap_in`` left: the old
+    run's files still aside and no results.json in ``out_dir`` put back, said in one warning;
+    a staging or aside folder that is no longer needed removed."""
+    aside = out_dir / ASIDE_DIR
+    if (aside / RESULTS_FILE).is_file() and not os.path.lexists(out_dir / RESULTS_FILE):
+        for entry in sorted(aside.iterdir(), key=lambda p: p.name == RESULTS_FILE):  # results.json last
+            target = out_dir / entry.name
+            if target.is_dir() and not target.is_symlink():
+                shutil.rmtree(target)
+            elif os.path.lexists(target):
+                target.unlink()
+            entry.rename(target)
+        warnings.warn(f"{out_dir}: a run replacing the finished run there was killed halfway; the finished run "
+                      "is put back", RepairWarning, stacklevel=2)
+    for left in (aside, out_dir / STAGING_DIR):
+        shutil.rmtree(left, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def keeping_finished(out_dir: Path) -> Iterator[None]:
+    """A run that fails while ``out_dir`` holds a finished run says, in its error line, that the
+    finished run is left as it was (``replace_outputs`` sees to it)."""
+    finished = (out_dir / RESULTS_FILE).is_file()
+    try:
+        yield
+    except (AbductError, OSError) as exc:
+        if not finished or not (out_dir / RESULTS_FILE).is_file():
+            raise
+        said = describe_os_error(exc) if isinstance(exc, OSError) else str(exc)
+        raise AbductError(f"{said}; the finished run in {out_dir} is left as it was") from exc
 
 
 def check_shard_out(out_dir: Path, run: Mapping[str, Any], overwrite: bool) -> None:
@@ -181,12 +260,14 @@ def claimed(out_dir: Path, identity: dict[str, Any], overwrite: bool, ranks: Ran
     on_main(ranks, lambda: ensure_writable_dir(out_dir))
     with removed_if_left_empty(out_dir, created and ranks.is_main), \
             locked(out_dir) if ranks.is_main else contextlib.nullcontext():
+        on_main(ranks, lambda: restore_interrupted_swap(out_dir))
         on_main(ranks, lambda: check_finished(out_dir, identity, overwrite, keep_partial=True))  # the units: resume
         if shard_identity is not None:
             on_main(ranks, lambda: check_shard_out(out_dir, shard_identity, overwrite))
         else:
             on_main(ranks, lambda: check_not_a_shard(out_dir, overwrite))
-        yield
+        with keeping_finished(out_dir):
+            yield
 
 
 def _resumable_part(signature: dict[str, Any]) -> dict[str, Any]:

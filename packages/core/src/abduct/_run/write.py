@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 import time
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
@@ -17,7 +18,7 @@ from abduct._declare.traits import TaskTraits
 from abduct._engine.models import LoadedModel
 from abduct._registry.registry import Registry, get_registry
 from abduct._run.collect import EvalConfig, Prepared
-from abduct._run.outdir import publish_folder
+from abduct._run.outdir import replace_outputs
 from abduct._run.provenance import abduct_sources, file_hashes, package_versions
 from abduct._run.runner import Run
 from abduct._run.shards import FORMAT as SHARD_FORMAT
@@ -28,7 +29,6 @@ from abduct.contract.errors import AbductError, PluginError
 from abduct.contract.task import Evaluation
 from abduct.contract.units import UnitScores
 from abduct.kit.distributed import gather_objects
-from abduct.kit.io import atomic_write_bytes
 
 SampleView = Callable[[Mapping[str, Any]], Mapping[str, Any] | None]  # a task's view of one record
 
@@ -194,12 +194,12 @@ def write_outputs(out_dir: Path, results: dict[str, Any], predictions: list[dict
                   artifacts: dict[str, Any] | None = None, units: dict[str, UnitScores] | None = None,
                   sample_view: SampleView | None = None, thumbnail_cache: Path | None = None,
                   registry: Registry | None = None) -> None:
-    """Render every output first (a failure leaves nothing new behind), then write each
-    atomically, results.json last: its presence marks a finished run. units.json holds each
+    """Render every output first (a failure leaves nothing new behind), then write them beside
+    the run already there and swap them in, results.json last: its presence marks a finished
+    run, and a finished run is only ever replaced whole (``replace_outputs``). units.json holds each
     metric's per-unit data (``abduct compare`` pairs runs on it). A task's artifacts come first,
     so a finished run always has them. The pages (report.md, report.html, samples.html and its
-    thumbnails, from abduct-report) come from the plugins' ``render_run_pages`` hook; their
-    folders are published before the pages that point into them."""
+    thumbnails, from abduct-report) come from the plugins' ``render_run_pages`` hook."""
     texts: dict[str, str | bytes] = {
         **{name: content if isinstance(content, bytes) else json.dumps(content, indent=2, allow_nan=False) + "\n"
            for name, content in (artifacts or {}).items()},
@@ -208,13 +208,14 @@ def write_outputs(out_dir: Path, results: dict[str, Any], predictions: list[dict
     }
     pages = (registry or get_registry()).run_pages(results=results, predictions=predictions, out_dir=out_dir,
                                                    sample_view=sample_view, cache_dir=thumbnail_cache)
+    folders = {name: folder for rendered in pages for name, folder in rendered.folders.items()}
     for rendered in pages:
         taken = sorted(set(rendered.files) & {*texts, "results.json"})
         if taken:
+            for folder in folders.values():  # staged by the renderers: nothing left behind
+                shutil.rmtree(folder, ignore_errors=True)
             raise PluginError(f"a render_run_pages hook returned {taken[0]}, which the core writes")
         texts.update(rendered.files)
-    for name, folder in (folder for rendered in pages for folder in rendered.folders.items()):
-        publish_folder(out_dir, name, folder)
     texts["results.json"] = json.dumps(results, indent=2, allow_nan=False) + "\n"
-    for name, text in texts.items():
-        atomic_write_bytes(out_dir / name, text if isinstance(text, bytes) else text.encode("utf-8"))
+    replace_outputs(out_dir, {name: text if isinstance(text, bytes) else text.encode("utf-8")
+                              for name, text in texts.items()}, folders)

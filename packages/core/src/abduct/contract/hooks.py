@@ -25,8 +25,9 @@ changed incompatibly); a hook or protocol that only gains what a plugin may leav
 SUPPORTED_PLUGIN_APIS = (1,)
 """The plugin APIs a plugin may be written for; one written for another is listed by ``abduct
 plugins`` with the reason and not loaded. A distribution declares its plugins' API in the entry
-points of the group ``abduct.api``: one entry a plugin, the plugin's entry name and the version
-as text (``mine = "1"``), read without importing the plugin."""
+points of the group ``abduct.api``: one entry a plugin, the plugin's entry name and an object
+reference that names the version (``mine = "abduct.api:v1"``, a value every build backend accepts),
+read from the text without importing anything."""
 
 
 @dataclass(frozen=True)

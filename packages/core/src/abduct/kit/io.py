@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
 import json
 import math
 import os
+import shutil
 import tempfile
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -224,6 +226,58 @@ def ensure_writable_dir(path: Path, option: str = "--out") -> Path:
     except OSError as exc:
         raise AbductError(f"cannot write in {option} {path}: {describe_os_error(exc)}") from None
     return path
+
+
+@contextlib.contextmanager
+def building_folder(path: Path, option: str = "--out") -> Iterator[Path]:
+    """A folder beside ``path`` to write a whole folder's content in (a corpus, say); when the
+    block ends without an exception its entries become ``path``'s (``path`` created if needed, an
+    entry of the same name replaced), else it is removed and ``path`` is left as it was: a full
+    disk or Ctrl-C halfway leaves no partial content that could pass for whole. One-line errors
+    when ``path`` cannot be written."""
+    target = Path(path).resolve()
+    if target.exists():
+        ensure_writable_dir(target, option)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.building-", dir=target.parent))
+    except OSError as exc:
+        raise AbductError(f"cannot create {option} {path}: {describe_os_error(exc)}") from None
+    try:
+        yield staging
+        staging.chmod(0o777 & ~current_umask())  # mkdtemp's 0o700, as mkdir would have made it
+        if target.is_dir() and not any(target.iterdir()):
+            target.rmdir()
+        if not target.exists():
+            staging.rename(target)
+            return
+        _move_entries(staging, target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _move_entries(staging: Path, target: Path) -> None:
+    """Rename ``staging``'s entries into ``target``, each old one of the same name moved aside
+    first and removed after; on any exception, what was done is undone."""
+    aside = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
+    done: list[tuple[str, bool]] = []  # (name, whether an old entry was moved aside)
+    try:
+        for entry in sorted(staging.iterdir()):
+            replaced = os.path.lexists(target / entry.name)
+            if replaced:
+                (target / entry.name).rename(aside / entry.name)
+            done.append((entry.name, replaced))
+            entry.rename(target / entry.name)
+    except BaseException:
+        for name, replaced in reversed(done):
+            with contextlib.suppress(OSError):
+                if (target / name).exists() and not (staging / name).exists():
+                    (target / name).rename(staging / name)
+                if replaced:
+                    (aside / name).rename(target / name)
+        raise
+    finally:
+        shutil.rmtree(aside, ignore_errors=True)
 
 
 def describe_os_error(exc: OSError) -> str:

@@ -9,7 +9,15 @@ value that is not an integer (a boolean, a float, a string) — one line for eac
 ``abduct eval blackswan-mcq`` writes this file for the split it evaluates (``challenge.json``,
 beside results.json); ``abduct blackswan submit RUN`` writes it from a test run's predictions;
 ``abduct score blackswan-mcq --predictions FILE --answer-key ...`` scores one on a split with
-labels (validation), exactly as ``abduct eval`` scores the same answers.
+labels (validation), exactly as ``abduct eval`` scores the same answers; it also reads a run's
+``predictions.jsonl`` (abduct's own output), whose every question must be answered.
+
+The file names no split, and the two splits' ids may be the same numbers (the synthetic
+corpus restarts them), so the ids alone cannot tell a validation answer file from a test one.
+A file that lies in a run folder (a ``results.json`` of ``blackswan-mcq`` beside it) is
+therefore checked against that run too (``require_run``): a validation run's ``challenge.json``
+is refused as a test submission, a test run's as a validation answer file, and so is a file of
+a run limited by ``--limit`` or of another task, each in one line naming the file to give.
 """
 
 from __future__ import annotations
@@ -52,9 +60,45 @@ def problems(data: Any, ids: Sequence[str]) -> list[str]:
     return found
 
 
+def _run_beside(path: Path) -> tuple[Path, Mapping[str, Any]] | None:
+    """The results.json of the run folder holding ``path`` and what it says, or None when there is
+    none (or it cannot be read: then the file is judged by its content alone)."""
+    results = Path(path).parent / "results.json"
+    if not results.is_file():
+        return None
+    try:
+        run = read_json(results, "run's results")
+    except AbductError:
+        return None
+    return (results, run) if isinstance(run, Mapping) else None
+
+
+def require_run(path: Path, split: str) -> None:
+    """An AbductError naming the file to give when ``path`` lies in a run folder whose run cannot
+    have answered every question of ``split``: another task, another split, or ``--limit``."""
+    found = _run_beside(path)
+    if found is None:
+        return
+    results, run = found
+    task, written, limit = str(run.get("task", "")), run.get("split"), run.get("limit")
+    if task.split(",")[0] != "blackswan-mcq":
+        raise AbductError(f"{path}: written by a {task or 'non-blackswan-mcq'} run ({results}); give the "
+                          f"{CHALLENGE} or predictions.jsonl of a blackswan-mcq run on the {split} split")
+    if written != split:
+        raise AbductError(f"{path}: written by a blackswan-mcq run on the {written} split ({results}), not the "
+                          f"{split} split; give the {CHALLENGE} of a run with --split {split}")
+    if limit is not None:
+        raise AbductError(f"{path}: written by a run limited to {limit} questions ({results}); every question of "
+                          f"the {split} split needs an answer: give the {CHALLENGE} of a run without --limit")
+
+
 def read_challenge(path: Path, ids: Sequence[str]) -> dict[str, int]:
-    """A valid submission's answers; a DataError naming the file and its first problem otherwise."""
-    data = read_json(Path(path), "BlackSwan submission")
+    """A valid submission's answers; a DataError naming the file and its first problem otherwise.
+    A run's ``predictions.jsonl`` (a ``.jsonl`` file) is read as ``abduct blackswan submit`` reads it."""
+    path = Path(path)
+    if path.is_dir():
+        raise AbductError(f"{path}: a folder; give a file: a run's {CHALLENGE} (or its predictions.jsonl)")
+    data: Any = jsonl_answers(path) if path.suffix == ".jsonl" else read_json(path, "BlackSwan submission")
     found = problems(data, ids)
     if found:
         raise DataError(found[0], file=path)
@@ -76,6 +120,11 @@ def run_answers(source: Path) -> dict[str, int]:
         if limit is not None:
             raise AbductError(f"{source}: a run limited to {limit} questions; the challenge needs every test question")
         source = source / "predictions.jsonl"
+    return jsonl_answers(source)
+
+
+def jsonl_answers(source: Path) -> dict[str, int]:
+    """``{question id: answer}`` from a blackswan-mcq run's predictions.jsonl."""
     answers: dict[str, int] = {}
     try:
         lines = source.read_text(encoding="utf-8").splitlines()

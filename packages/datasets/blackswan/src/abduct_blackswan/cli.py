@@ -70,10 +70,11 @@ def validate(file: Path, data_dir: Path, split: str) -> None:
     non-integer answers, one line for each kind found, then one error line; exit 2 if any."""
     from abduct import AbductError
     from abduct.kit import read_json
-    from abduct_blackswan.challenge import problems
+    from abduct_blackswan.challenge import problems, require_run
     from abduct_blackswan.dataset import BlackSwanRepo
     from abduct_blackswan.loader import load_mcq
 
+    require_run(file, split)  # the two splits' ids may coincide: a run's challenge.json says its split
     ids = [q.id for q in BlackSwanRepo("MCQ", load_mcq).load(data_dir, split)]
     found = problems(read_json(file, "BlackSwan submission"), ids)
     for problem in found:

@@ -31,7 +31,9 @@ and ``reporter``, each with its ``n``):
   the maximum (``llm_match=max``, the earlier GPT-4o script). The first ``judged_responses``
   responses of a question are judged (default 5; ``llm_match_unjudged`` counts the pairs left
   out). The core's judge decodes greedily; the authors' Llama-3.1-8B-Instruct judge sampled at
-  temperature 0.4.
+  temperature 0.4. ``llm_match_prompt=official`` (the default) asks and reads as the authors'
+  script does; ``llm_match_prompt=hardened`` is abduct's prompt, which a response cannot talk
+  into a score (``abduct_metrics.llm_match.PROMPTS``); results.json's judge block has its hash.
 
 Every figure is a mean over questions; "overall" pools the questions of the three tasks (the
 authors report per task only). Intervals resample questions, clustered by video.
@@ -140,7 +142,8 @@ class GenTask:
     }
 
     def __init__(self, setup: Setup = "video", bertscore_model: str = DEFAULT_BERTSCORE_MODEL,
-                 bertscore_layers: int | None = None, llm_match: str = "mean", judged_responses: int = 5) -> None:
+                 bertscore_layers: int | None = None, llm_match: str = "mean", judged_responses: int = 5,
+                 llm_match_prompt: str = "official") -> None:
         if setup not in SETUPS:
             raise AbductError(f"setup must be one of {', '.join(SETUPS)}, got {setup!r}")
         self.setup: Setup = setup
@@ -148,6 +151,7 @@ class GenTask:
         self.bertscore_layers = bertscore_layers
         self.llm_match = llm_match
         self.judged_responses = judged_responses
+        self.llm_match_prompt = llm_match_prompt
 
     def _bertscore(self, run: RunInfo) -> Any:
         options: dict[str, Any] = {"model": self.bertscore_model, "split": "lines"}
@@ -182,7 +186,7 @@ class GenTask:
                     stages.append(Stage(f"{GENERATE}-{task.lower()}-{half}", Generate(items, _pool(corpus, task, half))))
         if not run.judged:
             return stages
-        return stages + [Stage(f"{JUDGE}-r{j + 1}", after=_judge(questions, j)) for j in range(self.judged_responses)]
+        return stages + [Stage(f"{JUDGE}-r{j + 1}", after=_judge(questions, j, self.llm_match_prompt)) for j in range(self.judged_responses)]
 
     def finish(self, questions: Sequence[GenQuestion], records: Mapping[str, Records], run: RunInfo) -> Evaluation:
         generated = _generated(records)
@@ -201,7 +205,7 @@ class GenTask:
             "overall": "means over all questions of the run (the authors report each task alone)",
         }
         if run.judged:
-            details["llm_match"] = _rate(out, records, self.llm_match, self.judged_responses)
+            details["llm_match"] = _rate(out, records, self.llm_match, self.judged_responses, self.llm_match_prompt)
         else:
             details["llm_match"] = "not run (no --judge)"
         metrics, units = _tables(out, run.judged)
@@ -229,10 +233,10 @@ class GenTask:
         return {"texts": texts, "fields": fields, "score": float(record[AVG]), "category": question.task}
 
 
-def _judge(questions: Sequence[GenQuestion], response: int) -> Callable[[Mapping[str, Records]], Judge]:
+def _judge(questions: Sequence[GenQuestion], response: int, prompt: str) -> Callable[[Mapping[str, Records]], Judge]:
     """The judge's stage for the ``response``-th response of every question that has one, against
     each of its references (one call per reference, the item keeping the question's id)."""
-    from abduct_metrics.llm_match import LLM_MATCH_TEMPLATE
+    from abduct_metrics.llm_match import PROMPTS
 
     def build(done: Mapping[str, Records]) -> Judge:
         generated = _generated(done)
@@ -243,24 +247,18 @@ def _judge(questions: Sequence[GenQuestion], response: int) -> Callable[[Mapping
             said = responses_of(q.task, generated[q.id].prediction)
             if response < len(said):
                 items.append(JudgeItem(q.id, said[response], tuple(q.references)))
-        return Judge(items, LLM_MATCH_TEMPLATE, answers="text")
+        return Judge(items, PROMPTS[prompt], answers="text")
 
     return build
 
 
 def _rate(out: list[dict[str, Any]], records: Mapping[str, Records], aggregation: str,
-          judged_responses: int) -> dict[str, Any]:
+          judged_responses: int, prompt: str) -> dict[str, Any]:
     """Each question's ratings (``llm_ratings``) and LLM-match (``llm_match``), from the judge's
     stages; what results.json says of the setting."""
-    from abduct_metrics.llm_match import (
-        LLM_MATCH_TEMPLATE,
-        NO_RATING,
-        OFFICIAL_JUDGE,
-        TEMPLATE_SHA256,
-        parse_reason,
-        parse_score,
-        question_score,
-    )
+    from abduct_metrics.llm_match import NO_RATING, OFFICIAL_JUDGE, PROMPTS, READERS, parse_reason, question_score
+
+    template, parse_score = PROMPTS[prompt], READERS[prompt]
 
     ratings: dict[str, list[dict[str, Any]]] = {r["id"]: [] for r in out}
     for name, done in records.items():
@@ -274,8 +272,8 @@ def _rate(out: list[dict[str, Any]], records: Mapping[str, Records], aggregation
     for record in out:
         record["llm_ratings"] = sorted(ratings[record["id"]], key=lambda r: (r["reference"], r["response"]))
         record[LLM] = question_score([r["rating"] for r in record["llm_ratings"]], aggregation)  # type: ignore[arg-type]
-    return {"aggregation": aggregation, "scale": "1-5", "no_rating": NO_RATING, "template": LLM_MATCH_TEMPLATE,
-            "template_sha256": TEMPLATE_SHA256, "judged_responses": judged_responses, "official_judge": OFFICIAL_JUDGE,
+    return {"aggregation": aggregation, "scale": "1-5", "no_rating": NO_RATING, "prompt": prompt, "template": template,
+            "template_sha256": hashlib.sha256(template.encode()).hexdigest(), "judged_responses": judged_responses, "official_judge": OFFICIAL_JUDGE,
             "decoding": "greedy (abduct's judges); the official judge sampled at temperature 0.4"}
 
 
@@ -311,8 +309,10 @@ def make_gen_task(
     bertscore_layers: int | None = None,
     llm_match: Literal["mean", "max"] = "mean",
     judged_responses: Annotated[int, Range(ge=1)] = 5,
+    llm_match_prompt: Literal["official", "hardened"] = "official",
 ) -> GenTask:
     """``blackswan-gen[,setup=video|text][,bertscore_model=NAME|DIR][,bertscore_layers=N][,llm_match=mean|max]
-    [,judged_responses=N]`` (``bertscore_layers``: bert-score's layer for the model by default, 5 for
+    [,judged_responses=N][,llm_match_prompt=official|hardened]`` (``llm_match_prompt``: the authors' judge prompt or
+    abduct's hardened one; ``bertscore_layers``: bert-score's layer for the model by default, 5 for
     distilbert-base-uncased)."""
-    return GenTask(setup, bertscore_model, bertscore_layers, llm_match, judged_responses)
+    return GenTask(setup, bertscore_model, bertscore_layers, llm_match, judged_responses, llm_match_prompt)

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from abduct.kit import atomic_write_text, ensure_writable_dir
+from abduct.kit import atomic_write_text, building_folder
 from abduct_blackswan.colours import PALETTE
 
 SIZE = 48  # frame side in pixels (even: yuv420p)
@@ -166,33 +166,33 @@ CARD = ("# BlackSwanSuite-{variant} (synthetic)\n\nWritten by `abduct blackswan 
 
 def synthesize(out_dir: Path, videos: int = DEFAULT_VIDEOS, seed: int = 0) -> str:
     """Write the corpus into ``out_dir`` (``MCQ/``, ``YN/``, ``Gen/``); a one-line summary."""
-    out = ensure_writable_dir(Path(out_dir))
-    rng = np.random.default_rng(seed)
-    mcq_dir, yn_dir, gen_dir = (out / v for v in ("MCQ", "YN", "Gen"))
-    counts: dict[str, list[int]] = {"MCQ": [], "YN": [], "Gen": []}
-    for split, tag in (("validation", "Val"), ("test", "Test")):
-        labelled = split == "validation"
-        mcq: list[dict[str, Any]] = []
-        yn: list[dict[str, Any]] = []
-        gen: list[dict[str, Any]] = []
-        levels = [LEVELS[n % 3] for n in range(videos)]
-        rng.shuffle(levels)
-        for n in range(videos):
-            video: dict[str, Any] = {"colour": str(rng.choice(list(PALETTE))), "level": levels[n]}
-            _write_clips(mcq_dir, split, n, video, rng)
-            mcq += _mcq(rng, video, MCQ_COUNTS[n % len(MCQ_COUNTS)], labelled)
-            yn += _yn(rng, video, labelled)
-            gen += _gen(video, labelled)
-            for repo in (yn_dir, gen_dir):  # each repo holds its own copy of the clips, as on the Hub
-                for name in video["clips"].values():
-                    (repo / name).parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copyfile(mcq_dir / name, repo / name)
-        counts["MCQ"].append(_jsonl(mcq_dir / f"BlackSwanSuite_MCQ_{tag}.jsonl", mcq, "q_id", False))
-        counts["YN"].append(_jsonl(yn_dir / f"BlackSwanSuite_YN_{tag}.jsonl", yn, "def_id", True))
-        counts["Gen"].append(_jsonl(gen_dir / f"BlackSwanSuite_Gen_{tag}.jsonl", gen, "q_id", False))
-    for variant, repo in (("MCQ", mcq_dir), ("YN", yn_dir), ("Gen", gen_dir)):
-        atomic_write_text(repo / "README.md", CARD.format(variant=variant))
-    # the mark by which pages tell a synthetic corpus's runs from the benchmark's (never beside its published rows)
-    atomic_write_text(out / "SYNTHETIC", f"abduct synthetic BlackSwan corpus: videos={videos} seed={seed}\n")
-    shown = ", ".join(f"{v} {c[0]}/{c[1]}" for v, c in counts.items())
-    return f"{videos} videos per split; questions (validation/test): {shown}"
+    with building_folder(Path(out_dir)) as out:  # the corpus appears whole or not at all
+        rng = np.random.default_rng(seed)
+        mcq_dir, yn_dir, gen_dir = (out / v for v in ("MCQ", "YN", "Gen"))
+        counts: dict[str, list[int]] = {"MCQ": [], "YN": [], "Gen": []}
+        for split, tag in (("validation", "Val"), ("test", "Test")):
+            labelled = split == "validation"
+            mcq: list[dict[str, Any]] = []
+            yn: list[dict[str, Any]] = []
+            gen: list[dict[str, Any]] = []
+            levels = [LEVELS[n % 3] for n in range(videos)]
+            rng.shuffle(levels)
+            for n in range(videos):
+                video: dict[str, Any] = {"colour": str(rng.choice(list(PALETTE))), "level": levels[n]}
+                _write_clips(mcq_dir, split, n, video, rng)
+                mcq += _mcq(rng, video, MCQ_COUNTS[n % len(MCQ_COUNTS)], labelled)
+                yn += _yn(rng, video, labelled)
+                gen += _gen(video, labelled)
+                for repo in (yn_dir, gen_dir):  # each repo holds its own copy of the clips, as on the Hub
+                    for name in video["clips"].values():
+                        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+                        shutil.copyfile(mcq_dir / name, repo / name)
+            counts["MCQ"].append(_jsonl(mcq_dir / f"BlackSwanSuite_MCQ_{tag}.jsonl", mcq, "q_id", False))
+            counts["YN"].append(_jsonl(yn_dir / f"BlackSwanSuite_YN_{tag}.jsonl", yn, "def_id", True))
+            counts["Gen"].append(_jsonl(gen_dir / f"BlackSwanSuite_Gen_{tag}.jsonl", gen, "q_id", False))
+        for variant, repo in (("MCQ", mcq_dir), ("YN", yn_dir), ("Gen", gen_dir)):
+            atomic_write_text(repo / "README.md", CARD.format(variant=variant))
+        # the mark by which pages tell a synthetic corpus's runs from the benchmark's (never beside its published rows)
+        atomic_write_text(out / "SYNTHETIC", f"abduct synthetic BlackSwan corpus: videos={videos} seed={seed}\n")
+        shown = ", ".join(f"{v} {c[0]}/{c[1]}" for v, c in counts.items())
+        return f"{videos} videos per split; questions (validation/test): {shown}"

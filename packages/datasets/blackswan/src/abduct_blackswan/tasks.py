@@ -176,8 +176,9 @@ class McqTask(_QuestionTask):
         return {challenge.CHALLENGE: answers}
 
     def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, Any]:
-        """A submission file (``challenge.py``) against a split with labels: ``--answer-key`` is
-        the validation file, its repo's folder, or the data folder (then its validation file)."""
+        """A submission file (``challenge.py``), or a run's predictions.jsonl, against a split with
+        labels: ``--answer-key`` is the validation file, its repo's folder, or the data folder (then
+        its validation file)."""
         from abduct_blackswan.dataset import BlackSwanRepo
         from abduct_blackswan.loader import load_mcq
 
@@ -188,6 +189,7 @@ class McqTask(_QuestionTask):
             questions = load_mcq(key, key.parent, "test")
         if any(q.label is None for q in questions):
             raise AbductError(f"{key}: the answer key hides its labels; score a split with labels (validation)")
+        challenge.require_run(predictions, "validation")
         answers = challenge.read_challenge(predictions, [q.id for q in questions])
         return metrics([Answer(q.id, q.task, q.video, q.difficulty, answers[q.id] == q.label, answers[q.id] != -1)
                         for q in questions])

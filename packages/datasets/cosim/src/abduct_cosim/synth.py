@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from abduct.kit import ensure_writable_dir
+from abduct.kit import building_folder
 
 COLORS: dict[str, tuple[int, int, int]] = {
     "red": (220, 40, 40), "green": (40, 180, 60), "blue": (40, 70, 220), "yellow": (230, 210, 40),
@@ -76,11 +76,11 @@ def _record(rng: np.random.Generator, i: int, split: str, out: Path) -> dict[str
 
 def synthesize(out_dir: Path, train: int = DEFAULT_TRAIN, val: int = DEFAULT_VAL, seed: int = 0) -> Path:
     """Write ``train.json``, ``val.json`` and their images under ``out_dir``; return it."""
-    out = ensure_writable_dir(Path(out_dir))
-    for split, count in (("train", train), ("val", val)):
-        rng = np.random.default_rng([seed, 0 if split == "train" else 1])
-        records = [_record(rng, i, split, out) for i in range(count)]
-        (out / f"{split}.json").write_text(json.dumps(records, indent=1) + "\n", encoding="utf-8")
-    # a "SYNTHETIC" file marks the corpus as made, not released: abduct compare never draws it beside paper rows
-    (out / "SYNTHETIC").write_text(f"abduct synthetic CoSIm corpus: train={train} val={val} seed={seed}\n")
-    return out
+    with building_folder(Path(out_dir)) as out:  # the corpus appears whole or not at all
+        for split, count in (("train", train), ("val", val)):
+            rng = np.random.default_rng([seed, 0 if split == "train" else 1])
+            records = [_record(rng, i, split, out) for i in range(count)]
+            (out / f"{split}.json").write_text(json.dumps(records, indent=1) + "\n", encoding="utf-8")
+        # a "SYNTHETIC" file marks the corpus as made, not released: abduct compare never draws it beside paper rows
+        (out / "SYNTHETIC").write_text(f"abduct synthetic CoSIm corpus: train={train} val={val} seed={seed}\n")
+    return Path(out_dir)

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from abduct import Box
-from abduct.kit import atomic_write_bytes, atomic_write_json, ensure_writable_dir
+from abduct.kit import atomic_write_bytes, atomic_write_json, building_folder
 from abduct_sherlock import build
 from abduct_sherlock.draw import background, draw_object
 from abduct_sherlock.layout import ANNOTATION_FILES, AUTOBOX_FILE, ImageRoots
@@ -222,59 +222,59 @@ def synthesize(out_dir: Path, images: int = DEFAULT_IMAGES, seed: int = 0, *, ch
     ``chunk_instances`` is the approximate size of a retrieval chunk (``split_idx``)."""
     if images < 3:
         raise ValueError("synthesize needs at least 3 images (train, val and test)")
-    out_dir = ensure_writable_dir(Path(out_dir))
-    rng = random.Random(seed)
-    roots = ImageRoots.for_data_dir(out_dir, out_dir / "images" / "vg", out_dir / "images" / "vcr")
-    n_val = max(1, round(images * 0.25))
-    n_test = max(1, round(images * 0.15))
-    n_train = images - n_val - n_test
-    images_per_chunk = max(1, chunk_instances) / 3.8
+    with building_folder(Path(out_dir)) as out:  # the corpus appears whole or not at all
+        rng = random.Random(seed)
+        roots = ImageRoots.for_data_dir(out, out / "images" / "vg", out / "images" / "vcr")
+        n_val = max(1, round(images * 0.25))
+        n_test = max(1, round(images * 0.15))
+        n_train = images - n_val - n_test
+        images_per_chunk = max(1, chunk_instances) / 3.8
 
-    splits: dict[str, list[dict[str, Any]]] = {"train": [], "val": [], "test": []}
-    chunk_of: dict[str, list[int]] = {"val": [], "test": []}
-    proposals: dict[str, list[Box]] = {}
-    meta: dict[str, tuple[str, str]] = {}  # instance id -> (scene, object) for the Likert judgments
-    index = 0
-    for split, count in (("train", n_train), ("val", n_val), ("test", n_test)):
-        n_chunks = max(1, round(count / images_per_chunk))
-        used: dict[int, set[str]] = {}
-        for i in range(count):
-            chunk = i * n_chunks // count  # balanced chunks of consecutive images
-            split_idx = chunk if split != "train" else None
-            # inference texts are kept unique within a chunk (ties make P@1 impossible)
-            records, props = _records_for_image(rng, index, roots, used.setdefault(chunk, set()), split_idx, meta)
-            if split == "test":
-                for rec in records:
-                    rec.pop("split_idx", None)
-                    chunk_of["test"].append(chunk)
-            else:
-                proposals[records[0]["inputs"]["image"]["url"]] = props if split == "val" else []
-            splits[split].extend(records)
-            index += 1
-    atomic_write_json(out_dir / ANNOTATION_FILES["train"][0], splits["train"])
-    atomic_write_json(out_dir / ANNOTATION_FILES["val"][0], splits["val"])
-    val_props = {url: boxes for url, boxes in proposals.items() if boxes}
-    atomic_write_json(out_dir / AUTOBOX_FILE, {url: [box_json(b) for b in boxes] for url, boxes in val_props.items()})
+        splits: dict[str, list[dict[str, Any]]] = {"train": [], "val": [], "test": []}
+        chunk_of: dict[str, list[int]] = {"val": [], "test": []}
+        proposals: dict[str, list[Box]] = {}
+        meta: dict[str, tuple[str, str]] = {}  # instance id -> (scene, object) for the Likert judgments
+        index = 0
+        for split, count in (("train", n_train), ("val", n_val), ("test", n_test)):
+            n_chunks = max(1, round(count / images_per_chunk))
+            used: dict[int, set[str]] = {}
+            for i in range(count):
+                chunk = i * n_chunks // count  # balanced chunks of consecutive images
+                split_idx = chunk if split != "train" else None
+                # inference texts are kept unique within a chunk (ties make P@1 impossible)
+                records, props = _records_for_image(rng, index, roots, used.setdefault(chunk, set()), split_idx, meta)
+                if split == "test":
+                    for rec in records:
+                        rec.pop("split_idx", None)
+                        chunk_of["test"].append(chunk)
+                else:
+                    proposals[records[0]["inputs"]["image"]["url"]] = props if split == "val" else []
+                splits[split].extend(records)
+                index += 1
+        atomic_write_json(out / ANNOTATION_FILES["train"][0], splits["train"])
+        atomic_write_json(out / ANNOTATION_FILES["val"][0], splits["val"])
+        val_props = {url: boxes for url, boxes in proposals.items() if boxes}
+        atomic_write_json(out / AUTOBOX_FILE, {url: [box_json(b) for b in boxes] for url, boxes in val_props.items()})
 
-    for split in ("val", "test"):
-        records = splits[split]
-        insts = _instances(records, roots)
-        chunks = [r["split_idx"] for r in records] if split == "val" else chunk_of["test"]
-        keep_keys = split == "val"
-        for k in sorted(set(chunks)):
-            members = [inst for inst, c in zip(insts, chunks) if c == k]
-            rows, key = build.retrieval_files(split, k, members)
-            build.write_file_set(out_dir, split, "retrieval", rows, key if keep_keys else None, chunk=k)
-        image_props = val_props if split == "val" else {
-            url: _proposals(rng, [b for i in group for b in i.region.boxes], group[0].width, group[0].height)
-            for url, group in build.group_by_image(insts).items()
-        }
-        loc_rows, loc_key = build.localization_files(split, insts, image_props)
-        build.write_file_set(out_dir, split, "localization", loc_rows, loc_key if keep_keys else None)
-        cmp_rows, cmp_key = _comparison(rng, split, insts, meta, max_sources=max(3, len(insts) // 3))
-        build.write_file_set(out_dir, split, "comparison", cmp_rows, cmp_key if keep_keys else None)
-    atomic_write_bytes(out_dir / "SYNTHETIC", f"abduct synthetic Sherlock corpus: images={images} seed={seed}\n".encode())
-    return out_dir
+        for split in ("val", "test"):
+            records = splits[split]
+            insts = _instances(records, roots)
+            chunks = [r["split_idx"] for r in records] if split == "val" else chunk_of["test"]
+            keep_keys = split == "val"
+            for k in sorted(set(chunks)):
+                members = [inst for inst, c in zip(insts, chunks) if c == k]
+                rows, key = build.retrieval_files(split, k, members)
+                build.write_file_set(out, split, "retrieval", rows, key if keep_keys else None, chunk=k)
+            image_props = val_props if split == "val" else {
+                url: _proposals(rng, [b for i in group for b in i.region.boxes], group[0].width, group[0].height)
+                for url, group in build.group_by_image(insts).items()
+            }
+            loc_rows, loc_key = build.localization_files(split, insts, image_props)
+            build.write_file_set(out, split, "localization", loc_rows, loc_key if keep_keys else None)
+            cmp_rows, cmp_key = _comparison(rng, split, insts, meta, max_sources=max(3, len(insts) // 3))
+            build.write_file_set(out, split, "comparison", cmp_rows, cmp_key if keep_keys else None)
+        atomic_write_bytes(out / "SYNTHETIC", f"abduct synthetic Sherlock corpus: images={images} seed={seed}\n".encode())
+    return Path(out_dir)
 
 
 def demo_corpus(ctx: DemoContext) -> Path:

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from abduct.kit import atomic_write_text, ensure_writable_dir
+from abduct.kit import atomic_write_text, building_folder
 
 COLOURS: dict[str, tuple[int, int, int]] = {
     "red": (220, 40, 40), "green": (40, 190, 60), "blue": (50, 80, 230), "yellow": (235, 215, 40),
@@ -94,55 +94,55 @@ def _write(path: Path, frames: np.ndarray) -> None:
 
 def synthesize(out_dir: Path, examples: int = DEFAULT_EXAMPLES, seed: int = 0) -> str:
     """Write the corpus; returns a one-line summary."""
-    out = ensure_writable_dir(Path(out_dir))
-    videos = out / "videos"
-    videos.mkdir(parents=True, exist_ok=True)
-    rng = np.random.default_rng(seed)
-    sizes = {"train": examples, "val": max(4, examples // 4), "test": max(4, examples // 4)}
-    written = 0
-    for split, count in sizes.items():
-        annotations: dict[str, Any] = {}
-        for n in range(count):
-            colour = str(rng.choice(list(COLOURS)))
-            shape = str(rng.choice(SHAPES))
-            direction = str(rng.choice(list(DIRECTIONS)))
-            total = int(rng.integers(3, 5))
-            two_videos = split != "train" and n == 1  # a chain over two videos, in val and test
-            total = 4 if two_videos else total
-            told = sentences(colour, shape, direction, total)
-            video_id = f"{split}{n:04d}"
-            frames = render_story(rng, colour, shape, direction, total)
-            duration = round(len(frames) / FPS, 2)
-            if two_videos:
-                half = 2 * int(EVENT_SECONDS * FPS)
-                _write(videos / f"{video_id}a.mp4", frames[:half])
-                _write(videos / f"{video_id}b.mp4", frames[half:])
-                events = [_event(f"{video_id}a", k, 2, told[k], half / FPS) for k in range(2)]
-                events += [_event(f"{video_id}b", k, 2, told[k], (len(frames) - half) / FPS, offset=2)
-                           for k in range(2, 4)]
-                for k in (2, 3):
-                    events[k]["clip_idx"] = k - 2
-                written += 2
-            else:
-                _write(videos / f"{video_id}.mp4", frames)
-                events = [_event(video_id, k, total, told[k], duration) for k in range(total)]
-                written += 1
-            if n % 5 == 0:  # the release's leading spaces
-                for event in events[1:]:
-                    event["sentence"] = " " + event["sentence"]
-            if n == 2:  # overlapping events, and an end past the video's duration
-                events[1]["timestamp"][0] = round(events[1]["timestamp"][0] - 0.5, 2)
-                events[-1]["timestamp"][1] = round(events[-1]["timestamp"][1] + 0.75, 2)
-            if n == 3:  # a non-ASCII character, which the scorer turns into a space
-                events[0]["sentence"] = events[0]["sentence"].replace("appears", "appears \u2014 suddenly \u2014")
-            hypothesis = int(rng.integers(0, total))
-            example_id = f"{split}_{n:04d}"
-            annotations[example_id] = {"events": events, "hypothesis": hypothesis, "split": split}
-            if n == 4:  # another example with the same chain and another hypothesis
-                annotations[f"{example_id}_b"] = {"events": events, "hypothesis": (hypothesis + 1) % total,
-                                                  "split": split}
-        atomic_write_text(out / f"var_{split}_v1.0.json", json.dumps(annotations, indent=1) + "\n")
-    # a "SYNTHETIC" file marks the corpus as made, not released: abduct compare never draws it beside paper rows
-    atomic_write_text(out / "SYNTHETIC", f"abduct synthetic VAR corpus: examples={examples} seed={seed}\n")
-    return (f"{sum(sizes.values())} story examples (train {sizes['train']}, val {sizes['val']}, "
-            f"test {sizes['test']}, plus one shared chain per split), {written} videos")
+    with building_folder(Path(out_dir)) as out:  # the corpus appears whole or not at all
+        videos = out / "videos"
+        videos.mkdir(parents=True, exist_ok=True)
+        rng = np.random.default_rng(seed)
+        sizes = {"train": examples, "val": max(4, examples // 4), "test": max(4, examples // 4)}
+        written = 0
+        for split, count in sizes.items():
+            annotations: dict[str, Any] = {}
+            for n in range(count):
+                colour = str(rng.choice(list(COLOURS)))
+                shape = str(rng.choice(SHAPES))
+                direction = str(rng.choice(list(DIRECTIONS)))
+                total = int(rng.integers(3, 5))
+                two_videos = split != "train" and n == 1  # a chain over two videos, in val and test
+                total = 4 if two_videos else total
+                told = sentences(colour, shape, direction, total)
+                video_id = f"{split}{n:04d}"
+                frames = render_story(rng, colour, shape, direction, total)
+                duration = round(len(frames) / FPS, 2)
+                if two_videos:
+                    half = 2 * int(EVENT_SECONDS * FPS)
+                    _write(videos / f"{video_id}a.mp4", frames[:half])
+                    _write(videos / f"{video_id}b.mp4", frames[half:])
+                    events = [_event(f"{video_id}a", k, 2, told[k], half / FPS) for k in range(2)]
+                    events += [_event(f"{video_id}b", k, 2, told[k], (len(frames) - half) / FPS, offset=2)
+                               for k in range(2, 4)]
+                    for k in (2, 3):
+                        events[k]["clip_idx"] = k - 2
+                    written += 2
+                else:
+                    _write(videos / f"{video_id}.mp4", frames)
+                    events = [_event(video_id, k, total, told[k], duration) for k in range(total)]
+                    written += 1
+                if n % 5 == 0:  # the release's leading spaces
+                    for event in events[1:]:
+                        event["sentence"] = " " + event["sentence"]
+                if n == 2:  # overlapping events, and an end past the video's duration
+                    events[1]["timestamp"][0] = round(events[1]["timestamp"][0] - 0.5, 2)
+                    events[-1]["timestamp"][1] = round(events[-1]["timestamp"][1] + 0.75, 2)
+                if n == 3:  # a non-ASCII character, which the scorer turns into a space
+                    events[0]["sentence"] = events[0]["sentence"].replace("appears", "appears \u2014 suddenly \u2014")
+                hypothesis = int(rng.integers(0, total))
+                example_id = f"{split}_{n:04d}"
+                annotations[example_id] = {"events": events, "hypothesis": hypothesis, "split": split}
+                if n == 4:  # another example with the same chain and another hypothesis
+                    annotations[f"{example_id}_b"] = {"events": events, "hypothesis": (hypothesis + 1) % total,
+                                                      "split": split}
+            atomic_write_text(out / f"var_{split}_v1.0.json", json.dumps(annotations, indent=1) + "\n")
+        # a "SYNTHETIC" file marks the corpus as made, not released: abduct compare never draws it beside paper rows
+        atomic_write_text(out / "SYNTHETIC", f"abduct synthetic VAR corpus: examples={examples} seed={seed}\n")
+        return (f"{sum(sizes.values())} story examples (train {sizes['train']}, val {sizes['val']}, "
+                f"test {sizes['test']}, plus one shared chain per split), {written} videos")

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw
 
-from abduct.kit import atomic_write_text, ensure_writable_dir
+from abduct.kit import atomic_write_text, building_folder
 from abduct_whoops.records import COLUMNS
 
 OBJECTS = {  # name: (shape, natural color, commonsense category)
@@ -89,34 +89,34 @@ def texts(name: str, color: str, background: str) -> dict[str, object]:
 
 def synthesize(out_dir: Path, images: int = DEFAULT_IMAGES, seed: int = 0) -> Path:
     """Write the corpus (see the module docstring) into ``out_dir`` and return it."""
-    out = ensure_writable_dir(Path(out_dir))
-    rng = np.random.default_rng(seed)
-    names = list(OBJECTS)
-    rows, pairs = [], []
-    for i in range(images):
-        image_id = f"w{i:04d}"
-        name = names[i % len(names)]
-        shape, natural, category = OBJECTS[name]
-        color = str(rng.choice([c for c in COLORS if c != natural]))
-        background = str(rng.choice(list(BACKGROUNDS)))
-        box = _box(rng)
-        state = int(rng.integers(2**31))  # the same noise for the weird picture and its normal counterpart
-        draw(out / "images" / f"{image_id}.png", shape, color, background, box, np.random.default_rng(state))
-        ident = out / IDENTIFICATION_DIR
-        draw(ident / f"{image_id}.png", shape, color, background, box, np.random.default_rng(state))
-        draw(ident / f"normal_{image_id}.png", shape, natural, background, box, np.random.default_rng(state))
-        draw(ident / f"natural_{image_id}.png", shape, natural, background, _box(rng), rng)
-        fields = texts(name, color, background)
-        row = {"image": f"{image_id}.png", "commonsense_category": category, "image_id": image_id,
-               "image_designer": "synthetic", **fields}
-        rows.append([json.dumps(row[c]) if isinstance(row[c], list) else str(row[c]) for c in COLUMNS])
-        pairs.append([f"natural_{image_id}.png", f"normal_{image_id}.png", f"{image_id}.png"])
-    _write_csv(out / "whoops_dataset.csv", list(COLUMNS), rows, bom=True)
-    _write_csv(out / IDENTIFICATION_DIR / IDENTIFICATION_CSV, ["natural_image", "normal_image", "strange_image"],
-               pairs, bom=False)
-    # a "SYNTHETIC" file marks the corpus as made, not released: abduct compare never draws it beside paper rows
-    atomic_write_text(out / "SYNTHETIC", f"abduct synthetic WHOOPS! corpus: images={images} seed={seed}\n")
-    return out
+    with building_folder(Path(out_dir)) as out:  # the corpus appears whole or not at all
+        rng = np.random.default_rng(seed)
+        names = list(OBJECTS)
+        rows, pairs = [], []
+        for i in range(images):
+            image_id = f"w{i:04d}"
+            name = names[i % len(names)]
+            shape, natural, category = OBJECTS[name]
+            color = str(rng.choice([c for c in COLORS if c != natural]))
+            background = str(rng.choice(list(BACKGROUNDS)))
+            box = _box(rng)
+            state = int(rng.integers(2**31))  # the same noise for the weird picture and its normal counterpart
+            draw(out / "images" / f"{image_id}.png", shape, color, background, box, np.random.default_rng(state))
+            ident = out / IDENTIFICATION_DIR
+            draw(ident / f"{image_id}.png", shape, color, background, box, np.random.default_rng(state))
+            draw(ident / f"normal_{image_id}.png", shape, natural, background, box, np.random.default_rng(state))
+            draw(ident / f"natural_{image_id}.png", shape, natural, background, _box(rng), rng)
+            fields = texts(name, color, background)
+            row = {"image": f"{image_id}.png", "commonsense_category": category, "image_id": image_id,
+                   "image_designer": "synthetic", **fields}
+            rows.append([json.dumps(row[c]) if isinstance(row[c], list) else str(row[c]) for c in COLUMNS])
+            pairs.append([f"natural_{image_id}.png", f"normal_{image_id}.png", f"{image_id}.png"])
+        _write_csv(out / "whoops_dataset.csv", list(COLUMNS), rows, bom=True)
+        _write_csv(out / IDENTIFICATION_DIR / IDENTIFICATION_CSV, ["natural_image", "normal_image", "strange_image"],
+                   pairs, bom=False)
+        # a "SYNTHETIC" file marks the corpus as made, not released: abduct compare never draws it beside paper rows
+        atomic_write_text(out / "SYNTHETIC", f"abduct synthetic WHOOPS! corpus: images={images} seed={seed}\n")
+    return Path(out_dir)
 
 
 def _write_csv(path: Path, header: list[str], rows: list[list[str]], bom: bool) -> None:
