@@ -27,13 +27,22 @@ from pathlib import Path
 
 from lmms_eval.models import get_model
 
-from abduct import Decoding
-from abduct.host import GenerationEngine
+from abduct import Decoding, Generate, GenerationRequest, RunInfo, Settings
+from abduct.host import GenerationEngine, get_registry, load_examples
 from abduct_lmms._model import LmmsModel
 from abduct_lmms.docs import generation_doc
-from abduct_lmms.replay import Source, _evaluate, _Generating
 from abduct_nleye.synth import synthesize
 from abduct_vlm._tiny import tiny_directory
+
+
+def planned_requests(task: str, data_dir: Path) -> list[GenerationRequest]:
+    """The generation requests of the task's plan, in order, as a run would ask a generator."""
+    settings = Settings(seed=0)
+    prepared, collected = load_examples(task, data_dir, None, None, registry=get_registry(), settings=settings)
+    known = RunInfo(split=prepared.split, model_name="lmms-eval", scores=False, generates=True, judged=False,
+                    metric=lambda metric, **options: None, settings=settings, corpus=collected.corpus)
+    return [item.request for stage in prepared.task.plan(collected.examples, known)
+            if isinstance(stage.request, Generate) for item in stage.request.items]
 
 
 def main() -> None:
@@ -47,11 +56,7 @@ def main() -> None:
     synthesize(root / "nleye", args.samples, 0)
     pretrained = tiny_directory("tiny", root / "models")
 
-    # the requests nleye-triplet asks, as GenerationRequests (a recording stand-in sees them)
-    seen: list = []
-    recorder = _Generating()
-    recorder.generate = lambda requests, decoding, pool: (seen.extend(requests), [""] * len(requests))[1]
-    _evaluate(Source("nleye-triplet", root / "nleye"), recorder)
+    seen = planned_requests("nleye-triplet", root / "nleye")
 
     cls = get_model("llava_hf")
     lm = cls.create_from_arg_string(f"pretrained={pretrained},device=cpu,device_map=cpu")

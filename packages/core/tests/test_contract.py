@@ -210,6 +210,18 @@ def test_dataset_options_reach_the_task_and_artifacts_come_with_the_results(
     assert json.loads((out / "submission.json").read_text()) == {"n": 12}
 
 
+def test_a_runs_echo_and_results_name_the_tasks_artifacts(through_registry: None, toy_data: Path, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """A file the task writes beside the run's own (a submission file) is said where it went."""
+    out = tmp_path / "run"
+    capsys.readouterr()
+    assert main(["eval", "through", "--model", "random", "--data", str(toy_data), "--out", str(out)]) == 0
+    wrote = [line for line in capsys.readouterr().out.splitlines() if line.startswith("wrote ")]
+    assert len(wrote) == 1 and wrote[0].startswith("wrote results.json, predictions.jsonl, units.json, submission.json")
+    assert wrote[0].endswith(f" in {out}"), wrote
+    assert json.loads((out / "results.json").read_text())["artifacts"] == ["submission.json"]
+
+
 def test_a_refused_run_leaves_no_artifact(through_registry: None, toy_data: Path, tmp_path: Path,
                                          capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "run"

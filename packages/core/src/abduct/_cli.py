@@ -187,7 +187,7 @@ def eval_cmd(task: str, model: str, data_dir: Path, out_dir: Path, split: str | 
         verdicts = results["judge"]
         click.echo(f"  judged by {verdicts['spec']}: {verdicts['judged']} items, "
                    f"{verdicts['parse_failures']} unparseable verdicts")
-    echo_written(out_dir)
+    echo_written(out_dir, results)
 
 
 PAGES = ("report.md", "report.html", "samples.html")
@@ -208,9 +208,11 @@ def _resume_hint(out_dir: Path) -> str:
     return f"rerun the same command to resume ({units_phrase(kept)} kept in {out_dir / PARTIAL_DIR})"
 
 
-def echo_written(out_dir: Path) -> None:
-    """The files a finished run wrote; where no page renderer is installed, how to get the pages."""
-    names = [name for name in ("results.json", "predictions.jsonl", "units.json", *PAGES) if (out_dir / name).is_file()]
+def echo_written(out_dir: Path, results: dict[str, Any]) -> None:
+    """The files a finished run wrote, the task's own among them (``artifacts``: a submission
+    file, say); where no page renderer is installed, how to get the pages."""
+    names = [name for name in ("results.json", "predictions.jsonl", "units.json", *results.get("artifacts", ()), *PAGES)
+             if (out_dir / name).is_file()]
     click.echo(f"wrote {', '.join(names)} in {out_dir}")
     if not any(name in names for name in PAGES):
         click.echo(f"  (report.html and samples.html come with abduct-report: {install_command('abduct-report')})")
@@ -316,7 +318,7 @@ def merge_cmd(out_dir: Path, shard_dirs: tuple[Path, ...], data_dir: Path | None
         return
     click.echo(f"{results['task']} / {results['model']['spec']} ({results['shards']} shards):")
     echo_values(results["metrics"], "  ", results.get("metric_info"), results.get("intervals"))
-    echo_written(out_dir)
+    echo_written(out_dir, results)
 
 
 class _Commands(click.Group):
@@ -351,14 +353,24 @@ class _Commands(click.Group):
             raise AbductError(f"no such command '{name}'; not loaded: {refused[0].error}") from None
 
 
-def build_cli() -> click.Group:
-    """The CLI with every healthy plugin's commands added."""
+def build_cli(with_plugins: bool = True) -> click.Group:
+    """The CLI with every healthy plugin's commands added (none, and no plugin imported, without
+    ``with_plugins``)."""
     group = _Commands(
         name="abduct", commands=dict(cli.commands), params=list(cli.params),
         help=cli.help, context_settings=cli.context_settings,
     )
-    get_registry().call_each("register_commands", cli=group)
+    if with_plugins:
+        get_registry().call_each("register_commands", cli=group)
     return group
+
+
+def _asks_version(argv: list[str] | None) -> bool:
+    """``abduct --version`` (before any command): answered without importing a plugin, so that it
+    works whatever a plugin does as it is imported."""
+    args = sys.argv[1:] if argv is None else argv
+    command_at = next((i for i, arg in enumerate(args) if not arg.startswith("-")), len(args))
+    return "--version" in args[:command_at]
 
 
 INTERRUPTED = 130  # 128 + SIGINT, what shells report for a command Ctrl-C stopped
@@ -421,7 +433,8 @@ def _interrupted(hint: str = "") -> int:
 
 def _main(argv: list[str] | None) -> int:
     try:
-        returned = build_cli().main(args=argv, prog_name="abduct", standalone_mode=False)
+        group = build_cli(with_plugins=False) if _asks_version(argv) else build_cli()
+        returned = group.main(args=argv, prog_name="abduct", standalone_mode=False)
     except AbductError as exc:
         click.echo(f"error: {exc}", err=True)
         return 2

@@ -27,6 +27,17 @@ def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
     return code, done.out, done.err
 
 
+def test_a_test_run_says_where_it_wrote_the_submission_file(corpus: Path, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    code, said, _ = _cli(capsys, "eval", "blackswan-mcq", "--model", "random", "--split", "test", "--data", str(corpus),
+                         "--out", str(out), "--no-cache")
+    assert code == 0
+    wrote = [line for line in said.splitlines() if line.startswith("wrote ")]
+    assert len(wrote) == 1 and "challenge.json" in wrote[0] and wrote[0].endswith(f" in {out}"), said
+    assert json.loads((out / "results.json").read_text())["artifacts"] == ["challenge.json"]
+
+
 def test_submit_then_validate(test_run: Path, corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     for source in (test_run, test_run / "predictions.jsonl"):
         out = tmp_path / f"{source.name}.json"

@@ -205,3 +205,30 @@ def test_the_sample_view_shows_the_question_and_the_options(corpus: Path, probe_
     assert [t["text"] for t in view["texts"][1:4]] == list(questions[record["id"]].options)
     assert "gold" in view["texts"][1 + questions[record["id"]].label]["label"]
     assert view["fields"]["video"] == record["video"] and view["category"] == record["task"]
+
+
+@pytest.mark.parametrize(("task", "named"), [("blackswan-mcq", "blackswan-mcq,setup=text"),
+                                              ("blackswan-yn,answer=score", "blackswan-yn,answer=score,setup=text"),
+                                              ("blackswan-mcq,setup=video", "blackswan-mcq,setup=text")])
+def test_the_refusal_of_the_video_for_a_text_only_model_names_the_text_setup(
+        corpus: Path, tmp_path: Path, task: str, named: str, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The task declares the option that gives its questions without the video (``input_options``);
+    blackswan-gen declares the same (its run needs BERTScore weights, so it is checked by its traits)."""
+    from abduct.host import task_traits
+    from abduct_blackswan.gen_task import GenTask
+
+    assert task_traits(GenTask(), "blackswan-gen").input_options["video"] == "setup=text"
+    from abduct._builtins.baselines import RandomModel
+    from abduct_testing import main
+
+    monkeypatch.setattr(RandomModel, "accepts", frozenset({"context"}))  # a text-only model
+    model = "random"
+    capsys.readouterr()
+    assert main(["eval", task, "--model", model, "--data", str(corpus), "--out", str(tmp_path / "a"),
+                 "--limit", "2", "--quiet", "--no-cache"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"error: model '{model}' cannot take related, video inputs"), err
+    assert err.endswith(f"; the task without related, video inputs is {named}\n"), err
+    assert main(["eval", named, "--model", model, "--data", str(corpus), "--out", str(tmp_path / "b"),
+                 "--limit", "2", "--quiet", "--no-cache"]) == 0

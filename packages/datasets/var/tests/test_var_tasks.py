@@ -375,3 +375,29 @@ def test_the_tasks_declare_and_keep_no_state(corpus: Path) -> None:
         evaluation = task.finish(examples[:2], records, run)
         assert set(evaluation.artifacts) == {"submission.json"} and evaluation.metrics["rouge_l"] == pytest.approx(100)
         assert vars(task) == before
+
+
+@pytest.mark.parametrize("damage", ["truncated", "empty", "garbled", "directory"])
+def test_a_damaged_kept_strip_is_said_once_and_drawn_again(corpus: Path, tmp_path: Path, damage: str) -> None:
+    import warnings
+
+    from abduct.kit.cache import CacheWarning
+    from abduct_var import _strips
+
+    event = next((str(corpus / "videos" / f"{e.video_id}.mp4"), e.span) for x in load_split(corpus, "val")[0]
+                 for e in x.counted)
+    strip = _strips.frame_strips([event], tmp_path)[event]
+    assert strip is not None
+    clean = strip.read_bytes()
+    if damage == "directory":
+        strip.unlink()
+        strip.mkdir()
+    else:
+        strip.write_bytes({"truncated": clean[: len(clean) // 2], "empty": b"",
+                           "garbled": clean[:2] + bytes(len(clean) - 4) + clean[-2:]}[damage])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        again = _strips.frame_strips([event], tmp_path)[event]
+    said = [str(w.message) for w in caught if issubclass(w.category, CacheWarning)]
+    assert len(said) == 1 and str(strip) in said[0], said
+    assert again == strip and strip.read_bytes() == clean  # drawn again, the same strip

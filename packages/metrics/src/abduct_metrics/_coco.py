@@ -19,6 +19,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import subprocess
 import threading
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -36,7 +37,7 @@ from abduct.kit import validate_inputs
 from abduct_metrics._common import SCALE, no_argument, scaled
 from abduct_metrics._ptb import PtbTokens, as_tokens, is_empty, ptb_tokenize
 from abduct_metrics._ptb import clean_non_ascii as _clean
-from abduct_metrics.java import require_java
+from abduct_metrics.java import jvm_said, require_java
 
 COCO_METRICS = ("bleu", "meteor", "rouge-l", "cider")
 CIDER_FIXED_DF = "CIDEr-D document frequencies held at the full set's"
@@ -123,12 +124,15 @@ _meteor_lock = threading.Lock()
 _meteor_jvm: Any = None  # pycocoevalcap's Meteor, or None
 _meteor_owner = 0  # the pid that started it
 _meteor_stderr: threading.Thread | None = None  # the thread reading its stderr
+_meteor_said = bytearray()  # the end of what it wrote there: its message when it fails
+_SAID_KEPT = 16384
 
 
-def _drain(fd: int) -> None:
+def _drain(fd: int, said: bytearray) -> None:
     with contextlib.suppress(OSError):
-        while os.read(fd, 65536):
-            pass
+        while block := os.read(fd, 65536):
+            said.extend(block)
+            del said[:-_SAID_KEPT]
 
 
 def _discard_meteor(scorer: Any) -> None:
@@ -159,13 +163,14 @@ def _forget_meteor() -> None:
 
 def _live_meteor() -> Any:
     """This process's METEOR JVM, started now if there is none alive (call under the lock)."""
-    global _meteor_jvm, _meteor_owner, _meteor_stderr
+    global _meteor_jvm, _meteor_owner, _meteor_stderr, _meteor_said
     scorer = _meteor_jvm
     if scorer is not None and (_meteor_owner != os.getpid() or scorer.meteor_p.poll() is not None):
         _forget_meteor()
     if _meteor_jvm is None:
         _meteor_jvm, _meteor_owner = Meteor(), os.getpid()
-        _meteor_stderr = threading.Thread(target=_drain, args=(_meteor_jvm.meteor_p.stderr.fileno(),),
+        _meteor_said = bytearray()
+        _meteor_stderr = threading.Thread(target=_drain, args=(_meteor_jvm.meteor_p.stderr.fileno(), _meteor_said),
                                           name="meteor-stderr", daemon=True)
         _meteor_stderr.start()
     return _meteor_jvm
@@ -186,8 +191,11 @@ def _meteor(gts: Tokenised, res: Tokenised) -> tuple[dict[str, float], list[dict
         try:
             corpus, scores = scorer.compute_score(gts, res)
         except (ValueError, OSError) as exc:  # an answer that is not a number, or a JVM that died
-            _forget_meteor()
-            raise AbductError(f"METEOR (Java) failed: {exc}") from exc
+            said = _meteor_said
+            with contextlib.suppress(subprocess.TimeoutExpired):  # a dying JVM finishes its message
+                scorer.meteor_p.wait(timeout=2)
+            _forget_meteor()  # its stderr read to the end
+            raise AbductError(f"METEOR (Java) failed: {jvm_said(bytes(said)) or exc}") from exc
         except BaseException:  # e.g. an interrupt mid-exchange: lines may be left on the pipe
             _forget_meteor()
             raise

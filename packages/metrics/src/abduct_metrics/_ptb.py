@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from pycocoevalcap.tokenizer import ptbtokenizer  # type: ignore[import-untyped]
 
 from abduct import AbductError
-from abduct_metrics.java import require_java
+from abduct_metrics.java import jvm_said, require_java
 
 # Line terminators of CoreNLP's PTB lexer.
 _LINE_BREAKS = re.compile("\r\n|[\n\r\u2028\u2029\u000b\u000c\u0085]")
@@ -84,8 +84,7 @@ def ptb_tokenize(sentences: Sequence[str]) -> list[PtbTokens]:
             capture_output=True, check=False,
         )
     if proc.returncode != 0:
-        detail = proc.stderr.decode(errors="replace").strip().splitlines()
-        raise AbductError(f"PTB tokenizer failed (exit {proc.returncode}): {detail[-1] if detail else 'no message'}")
+        raise AbductError(f"PTB tokenizer (Java) failed (exit {proc.returncode}): {jvm_said(proc.stderr) or 'no message'}")
     out = proc.stdout.decode()
     if out.endswith("\n"):
         out = out[:-1]

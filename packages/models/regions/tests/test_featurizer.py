@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 from PIL import Image
 
 from abduct import Box, Region, VisualInput
@@ -13,6 +14,7 @@ from abduct_regions.extractor import RoIExtractor
 from abduct_regions.feature_files import write_tsv_row
 from abduct_regions.featurizer import FeatureSettings, RegionFeaturizer, grid_boxes
 from abduct_testing import make_images
+from abduct_testing.damage import KINDS, damage, rewrite_npz
 
 TINY = FeatureSettings(backbone="resnet18-c4", size=32, pool=2, grid=2, max_boxes=8)
 
@@ -63,3 +65,32 @@ def test_features_file_gives_the_context_and_the_clue_is_extracted(tmp_path: Pat
     assert tokens.features.shape == (3, 256)  # the clue, then the first two boxes of the file (max_boxes)
     np.testing.assert_array_equal(tokens.features[1:], rows[:2])
     np.testing.assert_allclose(tokens.boxes[1], [0, 0, 0.5, 1.0])
+
+
+@pytest.mark.parametrize("kind", [*KINDS, "nan", "other format"])
+def test_a_damaged_feature_shard_is_said_once_and_extracted_again(tmp_path: Path, kind: str) -> None:
+    import warnings
+
+    from abduct.kit.cache import CacheWarning
+
+    (path,) = make_images(tmp_path, 1, size=(16, 8))
+    visual = VisualInput(str(path), Region((Box(2, 1, 6, 4),)))
+    clean = RegionFeaturizer(TINY, cache_dir=tmp_path / "cache").one(visual)
+    [shard] = (tmp_path / "cache").rglob("shard-*.npz")
+    if kind == "nan":
+        with np.load(shard) as stored:
+            vectors = stored["vectors"].copy()
+        vectors[-1, 0] = np.nan
+        rewrite_npz(shard, vectors=vectors)
+    elif kind == "other format":
+        rewrite_npz(shard, vectors=np.zeros((3, 3, 3), np.float32))
+    else:
+        damage(shard, kind)
+    again = RegionFeaturizer(TINY, cache_dir=tmp_path / "cache")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tokens = again.one(visual)
+    said = [str(w.message) for w in caught if issubclass(w.category, CacheWarning)]
+    assert len(said) == 1 and str(shard) in said[0], said
+    assert again.extracted == 6
+    np.testing.assert_array_equal(tokens.features, clean.features)

@@ -30,6 +30,8 @@ from stat import S_ISREG
 
 from PIL import Image
 
+from abduct.kit.cache import whole_jpeg
+
 THUMB_DIR = "samples"
 THUMB_SIDE = 240  # the page shows images at most 240 px: 7-10 KB a photograph, 20,000 in under 200 MB
 MAX_FILES = 20_000
@@ -140,7 +142,7 @@ class Thumbnails:
                 _link_or_copy(source, target)
                 return
             cached = self.cache / name if self.cache is not None else None
-            if cached is not None and cached.is_file():
+            if cached is not None and whole_jpeg(cached):
                 _link_or_copy(cached, target)
                 return
             with Image.open(source) as img:

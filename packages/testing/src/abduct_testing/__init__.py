@@ -30,6 +30,7 @@ import numpy as np
 from PIL import Image
 
 from abduct.contract import (
+    AbductError,
     Box,
     DataError,
     Decoding,
@@ -417,8 +418,10 @@ class TaskContract:
         assert resumed["metrics"] == reference["metrics"]
 
 
-class Interrupted(Exception):
-    """What a model of ``CallCountingRegistry`` raises on its last allowed call: the run stops as a crash would stop it."""
+class Interrupted(AbductError):
+    """What a model of ``CallCountingRegistry`` raises on its last allowed call: the run stops as a crash would stop it.
+    An ``AbductError``, so that the engine passes it on as it is (anything else a model raises becomes a
+    ``PluginError`` naming the model) and a test can catch it by its own name."""
 
 
 class CallCountingRegistry(Registry):

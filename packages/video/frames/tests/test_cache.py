@@ -1,11 +1,13 @@
 from __future__ import annotations
 
+import functools
 import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from abduct_testing.damage import KINDS, damage, rewrite_npz
 from abduct_video import FrameSampler, SamplingSettings, SpanClippedWarning, write_video
 from abduct_video.testing import counter_frames, frame_numbers
 
@@ -56,3 +58,28 @@ def test_a_damaged_cache_entry_is_decoded_again(videos: dict[str, Path], tmp_pat
         (again,) = sampler.sample(videos["moving"], [(0.0, 1.0)])
         assert sampler.decoded_spans == 1
     assert np.array_equal(good, again)
+
+
+DAMAGE = {**{kind: functools.partial(damage, kind=kind) for kind in KINDS},  # flipped: the .npz CRCs catch it
+          "nan": lambda p: rewrite_npz(p, duration=np.asarray(np.nan)),
+          "other format": lambda p: rewrite_npz(p, frames=np.zeros((2, 3), np.float32))}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGE))
+def test_a_damaged_cache_entry_is_said_once_and_decoded_again(videos: dict[str, Path], tmp_path: Path,
+                                                             damage: str) -> None:
+    import warnings
+
+    from abduct.kit.cache import CacheWarning
+
+    with FrameSampler(workers=0, cache_dir=tmp_path) as sampler:
+        (good,) = sampler.sample(videos["moving"], [(0.0, 1.0)])
+    (entry,) = (tmp_path / "frames").rglob("*.npz")
+    DAMAGE[damage](entry)
+    with warnings.catch_warnings(record=True) as caught, FrameSampler(workers=0, cache_dir=tmp_path) as sampler:
+        warnings.simplefilter("always")
+        (again,) = sampler.sample(videos["moving"], [(0.0, 1.0)])
+        assert sampler.decoded_spans == 1
+    said = [str(w.message) for w in caught if issubclass(w.category, CacheWarning)]
+    assert len(said) == 1 and str(entry) in said[0], said
+    assert np.array_equal(good, again) and entry.is_file()  # decoded again, and kept whole again

@@ -17,6 +17,9 @@ A task may declare:
 
 - ``default_split`` (required by ``Task``);
 - ``optional_inputs`` — features its inputs carry that a model may go without (default none);
+- ``input_options`` — ``{feature: "key=value"}``: the task's own option that gives inputs without
+  that feature (BlackSwan's ``{"video": "setup=text"}``), which the refusal of a model that cannot
+  take the feature names (default none);
 - ``needs_answer_key`` — False when its predictions file carries its own references (default True);
 - ``metric_info`` — ``{metric or pattern: MetricInfo}`` for the numbers it reports (default none);
 - ``view(record, examples)`` — a method: one ``predictions.jsonl`` record and the run's examples
@@ -102,6 +105,19 @@ class TaskTraits:
     limit_unit: str = "examples"
     select: Callable[[Sequence[Any], int], Sequence[Any]] | None = None
     score_files: Callable[..., dict[str, Any]] | None = None
+    input_options: Mapping[str, str] = field(default_factory=dict)
+
+
+def _input_options(value: object, owner: str) -> dict[str, str]:
+    """``input_options``: known features, each to a ``key=value`` option of the task."""
+    if not isinstance(value, Mapping):
+        raise PluginError(f"{owner} declares input_options = {value!r}; expected {{feature: 'key=value'}}")
+    _features(list(value), owner, "input_options")
+    for feature, option in value.items():
+        if not isinstance(option, str) or not option.partition("=")[0] or "=" not in option:
+            raise PluginError(f"{owner} declares input_options[{feature!r}] = {option!r}; expected the task "
+                              "option that gives inputs without it, as key=value")
+    return dict(value)
 
 
 def task_traits(task: object, name: str = "task") -> TaskTraits:
@@ -126,7 +142,8 @@ def task_traits(task: object, name: str = "task") -> TaskTraits:
     limit_unit = getattr(task, "limit_unit", "examples")
     if not isinstance(limit_unit, str) or not limit_unit:
         raise PluginError(f"{owner} declares limit_unit = {limit_unit!r}; expected a name (chunks, images...)")
-    return TaskTraits(split, optional, needs_key, dict(info), limit_unit=limit_unit, **methods)
+    options = _input_options(getattr(task, "input_options", None) or {}, owner)
+    return TaskTraits(split, optional, needs_key, dict(info), limit_unit=limit_unit, input_options=options, **methods)
 
 
 def score_files(traits: TaskTraits, predictions: Path, answer_key: Path | None, instance_ids: Path | None,

@@ -13,8 +13,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from abduct._engine.scoring import ModelCalls
 from abduct.contract.errors import AbductError
 from abduct.contract.protocols import Decoding, Generator, TextPool
@@ -47,10 +45,17 @@ class GenerationEngine(ModelCalls):
         unique, inverse = unique_index(prepared)
 
         def run(chunk: list[GenerationRequest]) -> list[str]:
-            made = self._timed(lambda: np.array(self.model.generate(chunk, self.decoding, pool), dtype=object))
-            if made.shape != (len(chunk),) or not all(isinstance(t, str) for t in made):
-                raise AbductError(f"the model returned {made.shape[0] if made.ndim else 'no'} texts "
-                                  f"for {len(chunk)} requests (expected one string each)")
+            made = self._timed(lambda: self.model.generate(chunk, self.decoding, pool), "generate", numeric=False)
+            if made.ndim != 1 or made.shape[0] != len(chunk):
+                if made.ndim == 0:  # None, or one string for a batch
+                    count = type(made.item()).__name__
+                else:
+                    count = f"{made.shape[0]} texts" if made.ndim == 1 else f"an array of shape {made.shape}"
+                raise self.fault(f"returned {count} from generate for {len(chunk)} requests (expected one string each)")
+            wrong = next((i for i, text in enumerate(made) if not isinstance(text, str)), None)
+            if wrong is not None:
+                raise self.fault(f"returned {type(made[wrong]).__name__} from generate for request {wrong + 1} of "
+                                 f"{len(chunk)} (expected one string each)")
             return [str(t) for t in made]
 
         texts = self._through_cache(unique, self.cache, lambda r: self._cache_key(r, pool), run, "generating")

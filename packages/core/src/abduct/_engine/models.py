@@ -34,6 +34,7 @@ class LoadedModel:
     model: Any
     decoding: Decoding
     traits: ModelTraits = None  # type: ignore[assignment]  # read off the model when not given
+    plugin: str | None = None  # the plugin that registered it, named with it in its faults
 
     def __post_init__(self) -> None:
         if self.traits is None:
@@ -65,7 +66,7 @@ def load_model(spec: Spec | str, settings: Settings, registry: Registry) -> Load
     decoding = Decoding(seed=settings.seed, **bind_options("model", spec.name, Decoding, decoding_given))
     model_spec = Spec(spec.name, spec.argument, spec.tag, tuple(options.items()))
     model = registry.create("model", model_spec, settings)
-    loaded = LoadedModel(spec, model, decoding, model_traits(model, spec.name))
+    loaded = LoadedModel(spec, model, decoding, model_traits(model, spec.name), registry.get("model", spec.name).plugin)
     if decoding_given and not loaded.generates:
         raise AbductError(f"model '{spec.name}' does not generate; decoding options "
                           f"{', '.join(sorted(decoding_given))} do not apply")
@@ -106,7 +107,8 @@ def engine_for(
     loaded = model if isinstance(model, LoadedModel) else load_model(model, settings, registry or get_registry())
     policy = InputPolicy(loaded.model, label or loaded.spec.name, optional_inputs)
     shared: dict[str, Any] = {"batch_size": settings.batch_size, "quiet": quiet, "policy": policy,
-                              "keys": keys or ContentKeys(), "timer": timer or Timer(), "ranks": ranks or Ranks()}
+                              "keys": keys or ContentKeys(), "timer": timer or Timer(), "ranks": ranks or Ranks(),
+                              "plugin": loaded.plugin}
     cached = use_cache and loaded.traits.fingerprint is not None
     root = cache_dir or default_cache_dir()
     scoring = generation = None

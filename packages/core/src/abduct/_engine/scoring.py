@@ -17,7 +17,8 @@ from typing import Any, TypeVar, cast
 import numpy as np
 
 from abduct._engine.inputs import InputPolicy
-from abduct.contract.errors import AbductError
+from abduct._registry.contain import plugin_call
+from abduct.contract.errors import AbductError, PluginError
 from abduct.contract.protocols import SCORING_PROTOCOLS, DualEncoder, MatrixScorer, Scorer
 from abduct.contract.records import VisualInput
 from abduct.kit.cache import EmbeddingCache, ShardCache
@@ -52,8 +53,10 @@ class ModelCalls:
         keys: ContentKeys | None = None,
         timer: Timer | None = None,
         ranks: Ranks | None = None,
+        plugin: str | None = None,
     ) -> None:
         self.model = model
+        self.plugin = plugin  # the plugin that provides the model, named with the model in its faults
         self.ranks = ranks or Ranks()
         self.batch_size = max(1, int(batch_size))
         self.quiet = quiet
@@ -62,19 +65,38 @@ class ModelCalls:
         self.timer = timer or Timer()
         self.calls = 0
 
-    def _timed(self, fn: Callable[[], np.ndarray]) -> np.ndarray:
-        """One call of the model, timed; a score or an embedding that is NaN or infinite is
-        refused here, where every task's numbers come from, rather than ranked as if it were one."""
+    @property
+    def who(self) -> str:
+        """The model as its faults name it: ``model 'name' (plugin 'p')``."""
+        return f"model '{self.policy.model_name}'" + (f" (plugin '{self.plugin}')" if self.plugin else "")
+
+    def fault(self, what: str) -> PluginError:
+        """The model returned something it must not: one line naming it and what was wrong."""
+        return PluginError(f"{self.who} {what}")
+
+    def _timed(self, fn: Callable[[], Any], method: str = "score", numeric: bool = True) -> np.ndarray:
+        """One call of the model (its ``method``), timed, with what it prints on stderr; what it
+        raises is one line naming it. A score or an embedding that is not a number, or is NaN or
+        infinite, is refused here, where every task's numbers come from, rather than ranked as if
+        it were one."""
         self.calls += 1
         start = time.perf_counter()
         try:
-            out = np.asarray(fn())
+            returned = plugin_call(self.who, method, fn)
         finally:
             self.timer.seconds += time.perf_counter() - start
+        if not numeric:
+            return np.asarray(returned, dtype=object)
+        try:
+            out = np.asarray(returned)
+        except ValueError as exc:  # ragged rows
+            raise self.fault(f"returned from {method} something that is not an array of numbers: {exc}") from None
+        if out.dtype.kind not in "biuf":
+            raise self.fault(f"returned {out.dtype} values from {method}; expected numbers")
         if out.dtype.kind == "f" and not np.isfinite(out).all():
             bad = int(np.size(out) - np.isfinite(out).sum())
-            raise AbductError(f"model '{self.policy.model_name}' returned {bad} non-finite value(s) (NaN or "
-                              "infinity) among its scores or embeddings; they must be finite numbers")
+            raise self.fault(f"returned {bad} non-finite value(s) (NaN or infinity) among its scores or "
+                             "embeddings; they must be finite numbers")
         return out
 
     def _each_batch(self, batches: Sequence[B], compute: Callable[[B], R], desc: str, unit: str = "batch") -> list[R]:
@@ -128,13 +150,14 @@ class ScoringEngine(ModelCalls):
 
     # -- encoding ------------------------------------------------------------------------
     def _encode(self, items: Sequence[K], content_key: Callable[[K], str], encode: Callable[[list[K]], np.ndarray],
-                desc: str) -> np.ndarray:
+                desc: str, method: str) -> np.ndarray:
         unique, inverse = unique_index(items)
 
         def run(batch: list[K]) -> np.ndarray:
-            vectors = self._timed(lambda: encode(batch))
+            vectors = self._timed(lambda: encode(batch), method)
             if vectors.ndim != 2 or vectors.shape[0] != len(batch):
-                raise AbductError(f"{desc}: the model returned shape {vectors.shape} for {len(batch)} inputs")
+                raise self.fault(f"returned shape {vectors.shape} from {method} for {len(batch)} inputs "
+                                 f"(expected {len(batch)} x dimension)")
             return vectors
 
         rows = self._through_cache(unique, self.cache, content_key, run, desc)
@@ -144,12 +167,13 @@ class ScoringEngine(ModelCalls):
         """Embeddings of ``visuals`` (dual encoders only); duplicates are encoded once."""
         assert isinstance(self.model, DualEncoder)
         return self._encode(self.policy.prepare_all(visuals), self.keys.visual, self.model.encode_visual,
-                            "encoding images")
+                            "encoding images", "encode_visual")
 
     def encode_text(self, texts: Sequence[str]) -> np.ndarray:
         """Embeddings of ``texts`` (dual encoders only); duplicates are encoded once."""
         assert isinstance(self.model, DualEncoder)
-        return self._encode(list(texts), self.keys.text, self.model.encode_text, "encoding texts")
+        return self._encode(list(texts), self.keys.text, self.model.encode_text, "encoding texts",
+                            "encode_text")
 
     # -- scoring -------------------------------------------------------------------------
     def score_matrix(self, visuals: Sequence[VisualInput], texts: Sequence[str]) -> np.ndarray:
@@ -160,14 +184,13 @@ class ScoringEngine(ModelCalls):
             return np.zeros((len(visuals), len(texts)))
         model = self.model
         if isinstance(model, DualEncoder):
-            v = self.encode_visual(uv)
-            t = self.encode_text(ut)
+            v, t = self._both_encoded(uv, ut)
             matrix = v.astype(np.float32, copy=False) @ t.astype(np.float32, copy=False).T
         elif isinstance(model, MatrixScorer):  # one call, or under torchrun one part of the visuals per rank
             step = -(-len(uv) // self.ranks.world)
             parts = [uv[i : i + step] for i in range(0, len(uv), step)]
             matrix = np.concatenate(self._each_batch(
-                parts, lambda part: self._timed(lambda: model.score_matrix(part, ut)), "scoring", "part"))
+                parts, lambda part: self._checked_matrix(model, part, ut), "scoring", "part"))
         else:
             rows = np.repeat(np.arange(len(uv)), len(ut))
             cols = np.tile(np.arange(len(ut)), len(uv))
@@ -195,8 +218,7 @@ class ScoringEngine(ModelCalls):
         if not len(visuals):
             return np.zeros(0)
         if isinstance(self.model, DualEncoder):
-            v = self.encode_visual(visuals).astype(np.float64)
-            t = self.encode_text(texts).astype(np.float64)
+            v, t = (m.astype(np.float64) for m in self._both_encoded(visuals, texts))
             dots: np.ndarray = np.einsum("ij,ij->i", v, t)
             return dots
         uv, v_inv = unique_index(self.policy.prepare_all(visuals))
@@ -205,6 +227,23 @@ class ScoringEngine(ModelCalls):
         rows, cols = np.array(pairs, dtype=np.int64).T
         scores: np.ndarray = self._score_unique_pairs(uv, ut, rows, cols)[pair_inv]
         return scores
+
+    def _both_encoded(self, visuals: Sequence[VisualInput], texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Both sides' embeddings, of one dimension (else one line naming the model)."""
+        v, t = self.encode_visual(visuals), self.encode_text(texts)
+        if v.shape[1] != t.shape[1]:
+            raise self.fault(f"encodes images in {v.shape[1]} dimensions and texts in {t.shape[1]}; "
+                             "a dual encoder's two sides must match")
+        return v, t
+
+    def _checked_matrix(self, model: MatrixScorer, visuals: list[VisualInput], texts: list[str]) -> np.ndarray:
+        """``model.score_matrix``, refused unless it is ``len(visuals) x len(texts)`` (a column
+        too many would silently shift every text's score)."""
+        matrix = self._timed(lambda: model.score_matrix(visuals, texts), "score_matrix")
+        if matrix.shape != (len(visuals), len(texts)):
+            raise self.fault(f"returned shape {matrix.shape} from score_matrix for {len(visuals)} visuals "
+                             f"and {len(texts)} texts (expected ({len(visuals)}, {len(texts)}))")
+        return matrix
 
     def _score_unique_pairs(
         self, uv: list[VisualInput], ut: list[str], rows: np.ndarray, cols: np.ndarray
@@ -219,7 +258,7 @@ class ScoringEngine(ModelCalls):
             r, c = rows[s : s + self.batch_size], cols[s : s + self.batch_size]
             scores = self._timed(lambda: model.score([uv[i] for i in r], [ut[j] for j in c]))
             if scores.shape != (len(r),):
-                raise AbductError(f"the model returned shape {scores.shape} for {len(r)} pairs")
+                raise self.fault(f"returned shape {scores.shape} from score for {len(r)} pairs (expected ({len(r)},))")
             return scores
 
         parts = self._each_batch(starts, run, "scoring pairs")
@@ -240,9 +279,7 @@ class ScoringEngine(ModelCalls):
             row = np.empty(len(group))
             for s in range(0, len(group), self.batch_size):
                 texts = [ut[int(j)] for j in cols[group[s : s + self.batch_size]]]
-                matrix = self._timed(lambda: model.score_matrix([visual], texts))  # noqa: B023 (called at once)
-                if matrix.shape != (1, len(texts)):
-                    raise AbductError(f"the model returned shape {matrix.shape} for a 1 x {len(texts)} matrix")
+                matrix = self._checked_matrix(model, [visual], texts)
                 row[s : s + len(texts)] = matrix[0]
             return row
 

@@ -1,8 +1,9 @@
 """Plugin discovery and the registry of named components.
 
 The plugin manager is built by a function (never at import time). Entry points in the
-``abduct`` group are loaded one by one: a plugin that fails to import, or whose hooks raise
-or return malformed records, is reported and skipped. Registrations are lazy: a record
+``abduct`` group are loaded one by one: a plugin that fails to import (``SystemExit``
+included), takes longer than ``ABDUCT_PLUGIN_IMPORT_TIMEOUT`` to import, or whose hooks raise
+or return malformed records, is reported and skipped; what it prints goes to stderr. Registrations are lazy: a record
 holds ``"module:attr"``, imported only when the component is used, so listing never
 imports torch.
 
@@ -20,6 +21,7 @@ import importlib.metadata as md
 import inspect
 import os
 import re
+import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,6 +31,14 @@ from pluggy import HookImpl
 
 from abduct._declare.options import bind_options
 from abduct._declare.traits import model_traits, task_traits
+from abduct._registry.contain import (
+    ImportTimedOut,
+    import_timeout,
+    load_in_time,
+    plugin_call,
+    stdout_to_stderr,
+)
+from abduct._registry.contain import describe as _describe
 from abduct._registry.providers import UnknownNameError, provider
 from abduct.contract import hooks as hookspecs
 from abduct.contract.errors import AbductError, PluginError
@@ -111,8 +121,9 @@ class PluginInfo:
         return f"plugin '{self.name}'" + (f" ({where})" if where else "")
 
 
-def _describe(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}".strip().splitlines()[0]
+# What a plugin's hook or import may raise and be reported for: anything but Ctrl-C (SystemExit
+# included, which would otherwise end every command).
+_FAULTS = (Exception, SystemExit, GeneratorExit)
 
 
 class Registry:
@@ -141,10 +152,11 @@ class Registry:
         for kind in KINDS:
             for impl, info in self._healthy(f"register_{kind}s"):
                 try:
-                    records: Any = impl.function() or ()  # whatever the plugin returns: _validate checks each
-                    for record in records:
-                        found[info.name].append(Component(kind, info.name, _validate(record, info.name, kind)))
-                except Exception as exc:  # a broken plugin is reported, never fatal
+                    with stdout_to_stderr():  # what a hook prints is not the command's output
+                        records: Any = impl.function() or ()  # whatever the plugin returns: _validate checks each
+                        for record in records:
+                            found[info.name].append(Component(kind, info.name, _validate(record, info.name, kind)))
+                except _FAULTS as exc:  # a broken plugin is reported, never fatal
                     info.error = _describe(exc)
         # Plugins in discovery order, so the first one installed keeps a contested name.
         for info in self.plugins:
@@ -158,8 +170,9 @@ class Registry:
         can gain an argument without breaking the plugins written before it."""
         for impl, info in self._healthy(hook_name):
             try:
-                impl.function(**{name: kwargs[name] for name in impl.argnames})
-            except Exception as exc:
+                with stdout_to_stderr():
+                    impl.function(**{name: kwargs[name] for name in impl.argnames})
+            except _FAULTS as exc:
                 info.error = _describe(exc)
 
     def run_pages(self, **kwargs: Any) -> list[RunPages]:
@@ -183,12 +196,13 @@ class Registry:
         rows: list[PublishedRow] = []
         for impl, info in self._healthy("register_published"):
             try:
-                returned: Any = impl.function() or ()
-                found = list(returned)
+                with stdout_to_stderr():
+                    returned: Any = impl.function() or ()
+                    found = list(returned)
                 wrong = [type(r).__name__ for r in found if not isinstance(r, PublishedRow)]
                 if wrong:
                     raise PluginError(f"returned {wrong[0]} from register_published, expected abduct.PublishedRow")
-            except Exception as exc:
+            except _FAULTS as exc:
                 info.published_error = _describe(exc)
                 continue
             rows.extend(found)
@@ -245,8 +259,9 @@ class Registry:
         spec = Spec.parse(spec) if isinstance(spec, str) else spec
         comp = self.get(kind, spec.name)
         try:
-            factory = comp.registration.load()
-        except Exception as exc:
+            with stdout_to_stderr():  # the component's module is imported here, the first time it is used
+                factory = comp.registration.load()
+        except _FAULTS as exc:
             raise PluginError(
                 f"{kind} '{spec.name}' from plugin '{comp.plugin}' failed to load: {_describe(exc)}"
             ) from exc
@@ -254,7 +269,8 @@ class Registry:
         bound = bind_options(kind, spec.name, factory, given)
         tracked = _ReadSpec.of(spec)
         with_registry = (self,) if _takes_registry(factory) else ()
-        built = factory(tracked, settings or Settings(), *with_registry, **bound)
+        built = plugin_call(f"{kind} '{spec.name}' from plugin '{comp.plugin}'", "its factory",
+                            lambda: factory(tracked, settings or Settings(), *with_registry, **bound))
         ignored = [part for part in ("argument", "tag") if getattr(spec, part) is not None and part not in tracked.read]
         if ignored:  # the factory never looked at it: refuse rather than silently ignore it
             shown = " and ".join(f"the {p} '{':' if p == 'argument' else '@'}{getattr(spec, p)}'" for p in ignored)
@@ -388,6 +404,7 @@ def build_registry(extra_plugins: Iterable[tuple[str, object]] = ()) -> Registry
     declared = _declared_apis()
 
     seen = {CORE_PLUGIN}
+    timeout = import_timeout()
     for ep in sorted(md.entry_points(group=hookspecs.PROJECT), key=lambda e: e.name):
         if ep.name in disabled:
             continue
@@ -404,9 +421,13 @@ def build_registry(extra_plugins: Iterable[tuple[str, object]] = ()) -> Registry
         if info.refused:  # written for a plugin API this core does not support: never imported
             continue
         try:
-            module = ep.load()
-            _register(manager, module, ep.name)
-        except Exception as exc:  # reported by `abduct plugins`, never fatal
+            with stdout_to_stderr():  # what a plugin prints as it is imported is not the command's output
+                module = load_in_time(ep.load, timeout)
+                _register(manager, module, ep.name)
+        except ImportTimedOut as exc:  # skipped, said once: every other plugin and command works
+            info.error = str(exc)
+            warnings.warn(f"{info.label} skipped: {exc}", stacklevel=2)
+        except _FAULTS as exc:  # reported by `abduct plugins`, never fatal
             info.error = _describe(exc)
     for name, module in extra_plugins:
         if name in disabled:
@@ -414,7 +435,8 @@ def build_registry(extra_plugins: Iterable[tuple[str, object]] = ()) -> Registry
         info = PluginInfo(name, None, None)
         infos.append(info)
         try:
-            _register(manager, module, name)
+            with stdout_to_stderr():
+                _register(manager, module, name)
         except PluginError as exc:
             info.error = str(exc)
     return Registry(manager, infos)

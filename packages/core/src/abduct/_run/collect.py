@@ -175,12 +175,20 @@ def build_judge(config: EvalConfig, registry: Registry) -> JudgeEngine | None:
     return JudgeEngine(engines.generation, str(loaded.spec), loaded.fingerprint)
 
 
+def _with_option(spec: Spec, option: str) -> Spec:
+    """``spec`` with ``key=value`` set (in place of any value of ``key`` it had)."""
+    key, _, value = option.partition("=")
+    return Spec(spec.name, spec.argument, spec.tag, (*((k, v) for k, v in spec.options if k != key), (key, value)))
+
+
 def build_run(config: EvalConfig, prepared: Prepared, loaded: LoadedModel, registry: Registry, split: str,
               ranks: Ranks) -> tuple[Run, RunInfo, list[Any]]:
     """The split's examples (read once the model is known to load), and The run's engines for the model's abilities, sharing one input policy, one timer and
     one set of content keys; caches only for models that say what they are (a fingerprint)."""
     engines = engine_for(loaded, config.settings, optional_inputs=prepared.traits.optional_inputs,
                          cache_dir=config.cache_dir, use_cache=config.use_cache, quiet=config.quiet, ranks=ranks)
+    engines.policy.remedies = {feature: str(_with_option(prepared.spec, option))
+                               for feature, option in prepared.traits.input_options.items()}
     judge = build_judge(config, registry)
     signature = _signature(config, split, loaded.fingerprint)
     if loaded.generates:

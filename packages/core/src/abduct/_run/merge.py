@@ -43,7 +43,7 @@ from abduct._run.shards import (
     read_manifest,
     read_records,
 )
-from abduct._run.staged import element_keys, finish_task, stage_request
+from abduct._run.staged import element_keys, finish_task, planned_stages, stage_request, task_who
 from abduct._run.write import add_tail, check_outcome, results_of, write_outputs
 from abduct.contract.errors import AbductError
 from abduct.contract.spec import Settings, Spec
@@ -262,8 +262,8 @@ def merge_shards(out_dir: Path, shard_dirs: Sequence[Path], *, data_dir: Path | 
 
     stored = [_stored(shard) for shard in shards]  # shard i at position i: checked above
     records: dict[str, Records] = {}
-    for stage in task.plan(examples, known):
-        request = stage_request(stage, records, name)
+    for stage in planned_stages(task, run, examples, known, name):
+        request = stage_request(stage, records, name, task_who(run, name))
         records[stage.name] = typed(request, merged_stage(stage.name, element_keys(request), shards, stored))
     extra = next(((shard, stage) for shard, parts in zip(shards, stored) for stage in parts if stage not in records),
                  None)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from abduct._run.runner import Run
+from abduct._run.runner import Run, expecting
 from abduct.contract.stages import (
     Choice,
     Choose,
@@ -83,7 +83,7 @@ def multiple_choice(run: Run, stage: str, items: Sequence[Choice], per_unit: int
                             "correct": None if item.label is None else choice == item.label})
         return records
 
-    return run.map_units(stage, units, score)
+    return run.map_units(stage, units, score, expecting("id", "scores", "choice", "label", "correct"))
 
 
 def compare_two(run: Run, stage: str, items: Sequence[TwoWay], per_unit: int) -> Stored:
@@ -97,7 +97,7 @@ def compare_two(run: Run, stage: str, items: Sequence[TwoWay], per_unit: int) ->
         return [{"id": item.id, "scores": pair, "gold": item.gold, "correct": strictly_higher(pair, item.gold)}
                 for item, pair in zip(batch, batched(flat, 2))]
 
-    return run.map_units(stage, units, score)
+    return run.map_units(stage, units, score, expecting("id", "scores", "gold", "correct"))
 
 
 def generate(run: Run, stage: str, request: Generate) -> Stored:
@@ -110,4 +110,4 @@ def generate(run: Run, stage: str, request: Generate) -> Stored:
         return [{"id": item.id, "prediction": text, "references": list(item.references)}
                 for item, text in zip(batch, texts)]
 
-    return run.map_units(stage, units, write)
+    return run.map_units(stage, units, write, expecting("id", "prediction", "references"))

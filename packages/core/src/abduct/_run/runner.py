@@ -10,6 +10,7 @@ computed from the stored records, they equal an uninterrupted run's.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import shutil
@@ -42,6 +43,25 @@ FLUSH_SECONDS = 1.0
 
 SHARD_NAME = re.compile(r"shard-(\d+)\.jsonl")
 _UNIT_PREFIX = re.compile(rb'\{"unit": ("(?:[^"\\]|\\.)*")')
+
+
+UnitCheck = Callable[[Any, list[dict[str, Any]]], "str | None"]  # what a stored unit lacks, or None
+
+
+def expecting(*fields: str) -> UnitCheck:
+    """A check of a stored unit of a shared request (a batch of items, one record per item, in
+    order): as many records as items, each with ``fields`` and its item's id."""
+    def check(batch: Any, records: list[dict[str, Any]]) -> str | None:
+        if len(records) != len(batch):
+            return f"holds {len(records)} records for {len(batch)} items"
+        for item, record in zip(batch, records):
+            missing = [name for name in fields if name not in record]
+            if missing:
+                return f"holds a record without the field '{missing[0]}'"
+            if "id" in fields and str(record["id"]) != str(item.id):
+                return f"holds the record of '{record['id']}' where '{item.id}' belongs"
+        return None
+    return check
 
 
 class RepairWarning(UserWarning):
@@ -127,6 +147,8 @@ class UnitStore:
         self.directory = directory
         self.signature = signature
         self.done: dict[str, list[dict[str, Any]]] = {}
+        self.origin: dict[str, Path] = {}  # the shard file each stored unit was read from
+        self._told: set[Path] = set()  # shard files a mismatch was already said of
         self._pending: list[tuple[str, list[dict[str, Any]]]] = []
         self._next = 0
         self._last_flush = time.monotonic()
@@ -140,6 +162,17 @@ class UnitStore:
                 else:
                     shard.unlink()
             self.done.update(stored.entries)
+            self.origin.update((unit, shard) for unit, _ in stored.entries)
+
+    def mismatch(self, unit: str, stage: str, problem: str) -> None:
+        """Say (once per shard file) that a stored unit does not hold what ``stage`` needs; the
+        unit is dropped and computed again (its new records go to a new shard, read last)."""
+        self.done.pop(unit, None)
+        shard = self.origin.pop(unit, None)
+        if shard is not None and shard not in self._told:
+            self._told.add(shard)
+            warnings.warn(f"{shard}: unit '{unit}' is not what stage '{stage}' needs (it {problem}); it is "
+                          "computed again, as is any other such unit of that file", RepairWarning, stacklevel=3)
 
     def add(self, unit: str, records: list[dict[str, Any]]) -> None:
         self.done[unit] = records
@@ -215,7 +248,7 @@ class Run:
         if self.judge is None:
             raise AbductError("this task judges generations against references with a model; pass --judge SPEC "
                               "(e.g. --judge openai:MODEL,base_url=URL or --judge vlm:DIR)")
-        return self.judge.bind(self.map_units)
+        return self.judge.bind(functools.partial(self.map_units, check=expecting("id", "equivalent", "raw")))
 
     def generator_for(self, spec: str, role: str = "model") -> GenerationEngine:
         """Another generating model (e.g. NL-EYE's captioner) with this run's settings and cache root."""
@@ -249,23 +282,31 @@ class Run:
         return self._metrics[key]
 
     def map_units(
-        self, stage: str, units: Sequence[tuple[str, T]], fn: Callable[[T], list[dict[str, Any]]]
+        self, stage: str, units: Sequence[tuple[str, T]], fn: Callable[[T], list[dict[str, Any]]],
+        check: UnitCheck | None = None,
     ) -> list[dict[str, Any]]:
         """Run ``fn`` on each ``(unit_id, payload)`` and return all records in unit order.
 
         Units finished by an earlier, interrupted run into the same ``out_dir`` are not
-        run again. Unit ids must be unique within a stage.
+        run again, unless ``check`` (payload, stored records) says what they lack: then one
+        warning names the file and the unit is computed again. Unit ids must be unique within a stage.
         """
-        return [record for records in self.map_unit_records(stage, units, fn) for record in records]
+        return [record for records in self.map_unit_records(stage, units, fn, check) for record in records]
 
     def map_unit_records(
-        self, stage: str, units: Sequence[tuple[str, T]], fn: Callable[[T], list[dict[str, Any]]]
+        self, stage: str, units: Sequence[tuple[str, T]], fn: Callable[[T], list[dict[str, Any]]],
+        check: UnitCheck | None = None,
     ) -> list[list[dict[str, Any]]]:
         """``map_units``, each unit's records apart (a shard keeps them by unit id)."""
         if self._store is None and self.out_dir is not None:
             self._store = UnitStore(self.partial_dir, self.signature)
         store = self._store
         results: list[list[dict[str, Any]]] = []
+        if store is not None and check is not None:
+            for uid, payload in units:
+                key = f"{stage}/{uid}"
+                if key in store.done and (problem := check(payload, store.done[key])) is not None:
+                    store.mismatch(key, stage, problem)
         done = self._agreed_done(stage, units)
         todo = sum(1 for uid, _ in units if f"{stage}/{uid}" not in done)
         self.units_kept += len(units) - todo

@@ -16,11 +16,13 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from abduct._declare.traits import TaskTraits
+from abduct._registry.contain import plugin_call
+from abduct._registry.registry import get_registry
 from abduct._run.collect import Prepared
 from abduct._run.requests import answer, typed
 from abduct._run.runner import Run
 from abduct._run.shards import Parts, Shard
-from abduct.contract.errors import PluginError
+from abduct.contract.errors import AbductError, PluginError
 from abduct.contract.spec import Settings
 from abduct.contract.stages import (
     Choose,
@@ -128,11 +130,12 @@ def run_plan(task: Task, run: Run, examples: Sequence[Any], known: RunInfo, name
     """Each stage's records, typed as its request's results. With ``shard``, each stage keeps only
     the shard's items (or units) before they are batched, and ``parts`` receives each stage's
     records by element, as stored."""
-    planned = list(task.plan(examples, known))
+    planned = planned_stages(task, run, examples, known, name)
     refuse_missing_abilities(planned, run)
     records: dict[str, Records] = {}
+    who = task_who(run, name)
     for stage in planned:
-        request = stage_request(stage, records, name)
+        request = stage_request(stage, records, name, who)
         if shard is not None:
             request = keep(request, shard)
         elements = execute(run, stage.name, request)
@@ -142,17 +145,55 @@ def run_plan(task: Task, run: Run, examples: Sequence[Any], known: RunInfo, name
     return records
 
 
-def stage_request(stage: Stage, records: dict[str, Records], name: str) -> Request:
-    """The stage's request (built from the records so far for an ``after=`` stage), checked."""
-    if not isinstance(stage, Stage):
-        raise PluginError(f"task '{name}': plan() returned {stage!r}; expected Stage records")
-    if stage.name in records:
-        raise PluginError(f"task '{name}': two stages are named '{stage.name}'")
-    request = stage.request if stage.request is not None else stage.after(records)  # type: ignore[misc]
+def task_who(run: Run, name: str) -> str:
+    """The task as its faults name it: ``task 'name' (plugin 'p')``."""
+    try:
+        plugin = (run.registry or get_registry()).get("task", name).plugin
+    except AbductError:  # built outside the registry (a host's own task)
+        return f"task '{name}'"
+    return f"task '{name}' (plugin '{plugin}')"
+
+
+def planned_stages(task: Task, run: Run, examples: Sequence[Any], known: RunInfo, name: str) -> list[Stage]:
+    """The task's plan, checked before any stage runs: a list of ``Stage`` records whose requests
+    are of the known kinds; what ``plan`` raises or returns otherwise is one line naming the task."""
+    who = task_who(run, name)
+    returned: Any = plugin_call(who, "plan()", lambda: task.plan(examples, known))
+    if returned is None or isinstance(returned, (str, bytes, Mapping)) or not isinstance(returned, Iterable):
+        raise PluginError(f"{who}: plan() returned {type(returned).__name__}; expected a list of Stage records")
+    planned = plugin_call(who, "plan()", lambda: list(returned))  # a generator's body runs here
+    for stage in planned:
+        if not isinstance(stage, Stage):
+            raise PluginError(f"{who}: plan() returned {type(stage).__name__} {_short(stage)} among its stages; "
+                              "expected Stage records")
+        if stage.request is not None:
+            _known_request(stage.request, stage.name, who)
+    return planned
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _known_request(request: object, stage: str, who: str) -> Request:
     if not isinstance(request, REQUEST_KINDS):
-        raise PluginError(f"task '{name}': stage '{stage.name}' asks {type(request).__name__}; expected one of "
+        raise PluginError(f"{who}: stage '{stage}' asks {type(request).__name__}; expected one of "
                           + ", ".join(kind.__name__ for kind in REQUEST_KINDS))
     return cast(Request, request)
+
+
+def stage_request(stage: Stage, records: dict[str, Records], name: str, who: str | None = None) -> Request:
+    """The stage's request (built from the records so far for an ``after=`` stage), checked."""
+    who = who or f"task '{name}'"
+    if not isinstance(stage, Stage):
+        raise PluginError(f"{who}: plan() returned {_short(stage)}; expected Stage records")
+    if stage.name in records:
+        raise PluginError(f"{who}: two stages are named '{stage.name}'")
+    after = stage.after
+    request = stage.request if stage.request is not None else plugin_call(
+        who, f"stage '{stage.name}' after=", lambda: after(records))  # type: ignore[misc]
+    return _known_request(request, stage.name, who)
 
 
 def example_index(examples: Sequence[Any], traits: TaskTraits) -> dict[str, Any]:
@@ -175,9 +216,10 @@ def finish_task(task: Task, run: Run, traits: TaskTraits, name: str, examples: S
                 records: dict[str, Records], known: RunInfo) -> Outcome:
     """The task's ``finish`` on every stage's records, with the dataset's files and the
     artifacts kept on ``run``; a whole run and ``abduct merge`` both finish through here."""
-    evaluation = task.finish(examples, records, known)
+    who = task_who(run, name)
+    evaluation = plugin_call(who, "finish()", lambda: task.finish(examples, records, known))
     if not isinstance(evaluation, Evaluation):
-        raise PluginError(f"task '{name}': finish() returned {type(evaluation).__name__}; expected an Evaluation")
+        raise PluginError(f"{who}: finish() returned {type(evaluation).__name__}; expected an Evaluation")
     evaluation.predictions = [as_line(record) for record in evaluation.predictions]
     evaluation.data_files = list(dict.fromkeys([*run.data_files, *evaluation.data_files]))
     for artifact, content in evaluation.artifacts.items():

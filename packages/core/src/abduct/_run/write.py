@@ -216,6 +216,8 @@ def write_outputs(out_dir: Path, results: dict[str, Any], predictions: list[dict
                 shutil.rmtree(folder, ignore_errors=True)
             raise PluginError(f"a render_run_pages hook returned {taken[0]}, which the core writes")
         texts.update(rendered.files)
+    if artifacts:  # the task's own files (a submission file, say): results.json and the run's echo name them
+        results["artifacts"] = sorted(artifacts)
     texts["results.json"] = json.dumps(results, indent=2, allow_nan=False) + "\n"
     replace_outputs(out_dir, {name: text if isinstance(text, bytes) else text.encode("utf-8")
                               for name, text in texts.items()}, folders)

@@ -59,7 +59,7 @@ class Task(Protocol):
     """A benchmark's evaluation protocol over the examples of a registered dataset.
 
     Besides ``dataset``, ``plan`` and ``finish`` a task may declare (read by
-    ``abduct.host.task_traits``): ``optional_inputs``, ``needs_answer_key``, ``metric_info``,
+    ``abduct.host.task_traits``): ``optional_inputs``, ``input_options``, ``needs_answer_key``, ``metric_info``,
     ``limit_unit`` and ``select(examples, limit)`` (what ``--limit`` counts, when not examples),
     ``example_id(example)`` (default ``example.id``), ``view(record, examples)`` for samples.html,
     and ``score_files(predictions, answer_key, instance_ids)`` for the benchmark's official

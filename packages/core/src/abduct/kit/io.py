@@ -36,6 +36,19 @@ def current_umask() -> int:
     return mask
 
 
+@contextlib.contextmanager
+def _naming_the_file(path: Path) -> Iterator[None]:
+    """An OSError in the block that names no file gets ``path`` as its file name. The kernel
+    names none for write(2), fsync(2) and close(2) (a full disk, a file over the size limit, a
+    quota), so without this the user reads "No space left on device" and not where."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is None and exc.errno is not None:  # (without an errno, str() would lose the message)
+            exc.filename = str(path)
+        raise
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` so that readers see the old file or the new one, never half.
 
@@ -47,12 +60,13 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        os.fchmod(fd, 0o666 & ~current_umask())
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
+        with _naming_the_file(path):
+            os.fchmod(fd, 0o666 & ~current_umask())
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -244,7 +258,8 @@ def building_folder(path: Path, option: str = "--out") -> Iterator[Path]:
     except OSError as exc:
         raise AbductError(f"cannot create {option} {path}: {describe_os_error(exc)}") from None
     try:
-        yield staging
+        with _naming_the_file(target):  # a write in the block that fails names the folder at least
+            yield staging
         staging.chmod(0o777 & ~current_umask())  # mkdtemp's 0o700, as mkdir would have made it
         if target.is_dir() and not any(target.iterdir()):
             target.rmdir()

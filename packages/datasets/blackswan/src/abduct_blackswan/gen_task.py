@@ -73,7 +73,7 @@ from abduct import (
     UnitScores,
     higher,
 )
-from abduct_blackswan.inputs import SETUPS, Setup, question_input
+from abduct_blackswan.inputs import INPUT_OPTIONS, SETUPS, Setup, question_input
 from abduct_blackswan.records import GenQuestion
 
 TASKS = ("Forecaster", "Detective", "Reporter")
@@ -134,6 +134,7 @@ class GenTask:
     dataset = "blackswan-gen"
     limit_unit = "questions"
     optional_inputs = frozenset({"context"})  # random reads none of it; every model that answers does
+    input_options = INPUT_OPTIONS
     metric_info = {
         AVG: BERTSCORE_RANGE, MAX: BERTSCORE_RANGE, LLM: LLM_RANGE,
         f"*.{AVG}": BERTSCORE_RANGE, f"*.{MAX}": BERTSCORE_RANGE, f"*.{LLM}": LLM_RANGE, "*.n": COUNT,

@@ -23,6 +23,7 @@ from abduct_blackswan.clips import Clips
 
 Setup = Literal["video", "text"]
 SETUPS = ("video", "text")
+INPUT_OPTIONS = {"video": "setup=text", "related": "setup=text"}  # what a model without video is told to pass
 VIEW = {
     "Forecaster": "The video shows what happens before an event; what follows is not shown.",
     "Detective": "The first clip shows the beginning of a video and the second its end; what happens in between "

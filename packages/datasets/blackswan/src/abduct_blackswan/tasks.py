@@ -42,7 +42,7 @@ from abduct import (
 )
 from abduct.kit import scored_texts
 from abduct_blackswan import challenge
-from abduct_blackswan.inputs import MCQ_PROMPT, SETUPS, YN_PROMPT, Setup, question_input, yn_question
+from abduct_blackswan.inputs import INPUT_OPTIONS, MCQ_PROMPT, SETUPS, YN_PROMPT, Setup, question_input, yn_question
 from abduct_blackswan.parsing import LETTERS, letter_list, parse_choice, parse_yes_no
 from abduct_blackswan.records import McqQuestion, YnQuestion
 from abduct_blackswan.scoring import Answer, metric_info, metrics, units
@@ -68,6 +68,7 @@ class _QuestionTask:
     default_split = "validation"
     limit_unit = "questions"
     optional_inputs = frozenset({"context"})  # random reads none of it; every model that answers does
+    input_options = INPUT_OPTIONS
     chance = 50.0
     pool: tuple[str, ...] = ()  # what a choosing generator (random) picks from
     instruction = ""  # the prompt's last line, after the options

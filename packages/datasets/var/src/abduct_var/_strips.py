@@ -2,7 +2,8 @@
 
 A strip is kept in a folder (abduct's cache by default) under a key of the video's absolute
 path, modification time and size, the span and how strips are drawn, so later runs on the
-same videos reuse it and an edited video gets a new one. Strips are presentation only: a
+same videos reuse it and an edited video gets a new one; a kept strip that is damaged (cut
+short, emptied, garbled, a directory in its place) is said in one warning and drawn again. Strips are presentation only: a
 missing, empty or undecodable video gets none (``None``), never an error; only the first
 ``MAX_STRIPS`` distinct events are drawn, so a large run stays bounded in time and disk.
 Frames come from ``abduct_video.FrameSampler`` in worker processes under a decode time limit.
@@ -35,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from abduct.kit import atomic_write_bytes
+from abduct.kit.cache import whole_jpeg
 
 Event = tuple[str, tuple[float, float]]  # (video path, span in seconds)
 
@@ -73,7 +75,7 @@ def frame_strips(events: Sequence[Event], folder: Path) -> dict[Event, Path | No
     for path, span in wanted:
         key = strip_key(path, span)
         target = folder / f"{key}.jpg"
-        found[path, span] = target if key is not None and target.is_file() else None
+        found[path, span] = target if key is not None and whole_jpeg(target) else None  # a damaged one drawn again
         if key is not None and found[path, span] is None:
             todo.setdefault(path, []).append((span, target))
     if not todo:

@@ -43,13 +43,14 @@ import urllib.request
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeGuard
 
 import numpy as np
 from PIL import Image
 
 from abduct import AbductError, Decoding, GenerationRequest, Range, Settings, Spec, TextPool, VisualInput
 from abduct.kit import atomic_write_json, default_cache_dir, progress
+from abduct.kit.cache import cache_damaged, read_cache_file
 from abduct_vlm.images import input_images
 from abduct_vlm.prompts import DEFAULT_ANSWER_TEMPLATE, Prompts, ScoreMode
 
@@ -76,6 +77,11 @@ def data_url(image: Image.Image) -> str:
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
+def _has_choices(response: object) -> TypeGuard[dict[str, Any]]:
+    """Whether ``response`` is a chat-completion response with at least one choice."""
+    return isinstance(response, dict) and isinstance(response.get("choices"), list) and bool(response["choices"])
+
+
 class ResponseCache:
     """One JSON file per response, named by the hash of (endpoint, request body)."""
 
@@ -90,11 +96,21 @@ class ResponseCache:
         return self.directory / key[:2] / f"{key}.json"
 
     def get(self, key: str) -> dict[str, Any] | None:
-        try:
-            found = json.loads(self._path(key).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        """The kept response, checked as a fresh one is (JSON, finite numbers, choices); a damaged
+        file is one warning naming it, removed, and the request is sent again."""
+        path = self._path(key)
+        data = read_cache_file(path)
+        if data is None:
             return None
-        return found if isinstance(found, dict) else None
+        try:
+            found = json.loads(data, parse_constant=_no_constant, parse_float=_finite_float)
+        except ValueError:
+            cache_damaged(path, "is not a whole JSON response (cut short, garbled, or a non-finite number)")
+            return None
+        if not _has_choices(found):
+            cache_damaged(path, "holds no chat-completion response with choices")
+            return None
+        return found
 
     def put(self, key: str, response: dict[str, Any]) -> None:
         atomic_write_json(self._path(key), response)
@@ -159,7 +175,7 @@ class ChatClient:
             parsed = json.loads(raw, parse_constant=_no_constant, parse_float=_finite_float)
         except ValueError as exc:
             raise TransientError(f"invalid JSON in the response ({str(exc)[:80]})") from None
-        if not isinstance(parsed, dict) or not isinstance(parsed.get("choices"), list) or not parsed["choices"]:
+        if not _has_choices(parsed):
             raise TransientError(f"a response without choices ({str(parsed)[:60]})")
         return parsed
 
