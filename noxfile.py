@@ -4,6 +4,8 @@
   test extra and the local abduct-* packages it depends on): its tests, then ``mypy --strict``
   on its ``src/``;
 - ``integration``: everything installed together plus the example plugin, running tests/;
+- ``slurm``: tests/slurm on a one-node Slurm cluster that the tests start as root (munged,
+  slurmctld, slurmd: ``abduct_testing.slurm``), ``abduct launch slurm --submit`` against one process;
 - ``lint`` (ruff);
 - ``wheels``: the release's dry run (tools/release.py): every sdist and wheel built once into
   dist/, checked, each wheel's data files verified, and the README's smallest install made from
@@ -93,11 +95,11 @@ def _install(session: nox.Session, names: list[str]) -> None:
     session.install("-c", str(CONSTRAINTS), *targets)
 
 
-def _pytest(session: nox.Session, tests: str) -> None:
+def _pytest(session: nox.Session, tests: str, *options: str) -> None:
     # the slowest tests of every session go into its log, where ./dev test reads them for its
     # summary. The property tests' example counts (--thorough) come from abduct_testing.profiles,
     # a pytest plugin that the test kit's entry point loads wherever it is installed
-    session.run("pytest", tests, "-q", "--durations=8", "--durations-min=1", *session.posargs)
+    session.run("pytest", tests, "-q", "--durations=8", "--durations-min=1", *options, *session.posargs)
 
 
 def _typecheck(session: nox.Session, package_dir: Path) -> None:
@@ -133,7 +135,23 @@ def integration(session: nox.Session) -> None:
     _install(session, list(PACKAGES))
     # grimp for tests/test_architecture.py; towncrier (24.8: wildcard ignores, Markdown headings) for test_changelog.py
     session.install("import-linter>=2.1", "towncrier>=24.8")
-    _pytest(session, "tests")
+    _pytest(session, "tests", "--ignore=tests/slurm")  # the slurm session's
+
+
+# tests/slurm starts a real one-node Slurm cluster (munged, slurmctld, slurmd as root, from
+# Debian's packages, which ./dev test installs in the background) and runs sharded evaluations
+# on it as array jobs. Its own session, so that it runs beside integration rather than after it.
+SLURM_PACKAGES = ("abduct-sherlock", "abduct-clip", "abduct-testing")
+
+
+@nox.session
+def slurm(session: nox.Session) -> None:
+    """Sharded runs on a real single-node Slurm cluster equal one process's run."""
+    closure = list(dict.fromkeys(dep for name in SLURM_PACKAGES for dep in _local_closure(name)))
+    targets = [f"./{PACKAGES[n]['dir'].relative_to(ROOT)}[test]" for n in closure]
+    # the launcher without its test extra: its own session brings Ray and the Kubernetes schemas
+    session.install("-c", str(CONSTRAINTS), *targets, f"./{PACKAGES['abduct-launch']['dir'].relative_to(ROOT)}")
+    _pytest(session, "tests/slurm")
 
 
 @nox.session

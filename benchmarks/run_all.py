@@ -50,6 +50,7 @@ QUICK: dict[str, list[str]] = {
     "intervals": ["--images", "40", "--repeats", "1", "--units", "2000", "--examples", "40"],
     "lmms_adapter": ["--samples", "4", "--max-new-tokens", "2", "--repeat", "1"],
     "shard_merge": ["--units", "2000", "--repeats", "1"],
+    "merge_scaling": ["--units", "5000", "--repeats", "3"],
     "blackswan_frames": ["--videos", "8", "--repeat", "1"],
     "clustered_bootstrap": ["--repeats", "3"],
 }
@@ -70,6 +71,7 @@ HEADLINES: dict[str, tuple[str, ...]] = {
     "intervals": ("retrieval.ratio", "retrieval.interval_seconds", "var.ratio"),
     "lmms_adapter": ("overhead", "overhead_fastest"),
     "shard_merge": ("merge_share", "merge_reading_share", "shards_over_whole"),
+    "merge_scaling": ("ratio", "per_extra_shard_ms"),
     "blackswan_frames": ("speedup", "run.total_over_model"),
     "clustered_bootstrap": ("cost.ratio", "cost.paired_ratio"),
 }

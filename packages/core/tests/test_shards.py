@@ -298,3 +298,44 @@ def test_shards_are_refused_under_torchrun(registry: Registry, data: Path, tmp_p
     assert "--shard 0/2 splits a run across machines and torchrun across the 2 processes" in err
     assert len(err.splitlines()) == 1 and not (tmp_path / "o").exists()
     assert os.environ["WORLD_SIZE"] == "2"
+
+
+def test_a_merge_reads_each_shard_once_and_the_data_and_plan_once(
+    shards: Path, registry: Registry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What a merge costs grows with the run's units, not its shards: each shard's manifest and
+    records are read once, the data files hashed and the plan built once, whatever N is
+    (benchmarks/merge_scaling.py times 4 against 64 shards)."""
+    import abduct._run.merge as merge
+
+    calls: dict[str, int] = {}
+
+    def counted(name: str) -> None:
+        real = getattr(merge, name)
+
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            calls[name] = calls.get(name, 0) + 1
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(merge, name, wrapper)
+
+    for name in ("read_manifest", "read_records", "file_hashes", "collect_examples", "planned_stages", "load_task"):
+        counted(name)
+    assert main(["merge", str(tmp_path / "m"), *(str(shards / f"{i}") for i in range(3)), "--quiet"]) == 0
+    assert calls == {"read_manifest": 3, "read_records": 3, "file_hashes": 1, "collect_examples": 1,
+                     "planned_stages": 1, "load_task": 1}
+
+
+def test_a_finished_shard_run_again_is_not_evaluated_again(registry: Registry, data: Path, tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "shard-0"
+    argv = _eval("toy-choice", data, out, "--model", "random", "--shard", "0/2")
+    assert main(argv) == 0
+    before = {name: ((out / name).read_bytes(), (out / name).stat().st_mtime_ns) for name in (SHARD_FILE, RECORDS_FILE)}
+    capsys.readouterr()
+    assert main([a for a in argv if a != "--quiet"]) == 0  # a resubmitted array task
+    assert "shard 0/2 was already finished" in capsys.readouterr().out
+    assert {name: ((out / name).read_bytes(), (out / name).stat().st_mtime_ns) for name in before} == before
+    assert main([*argv, "--overwrite"]) == 0  # evaluated again, to the same records
+    assert (out / RECORDS_FILE).stat().st_mtime_ns != before[RECORDS_FILE][1]
+    assert (out / RECORDS_FILE).read_bytes() == before[RECORDS_FILE][0]

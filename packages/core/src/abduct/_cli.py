@@ -10,7 +10,7 @@ import threading
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -25,11 +25,15 @@ from abduct.kit.cli import _check_device as check_device
 from abduct.kit.install import install_command
 from abduct.kit.io import describe_os_error
 
+if TYPE_CHECKING:
+    from abduct._run.shards import Shard
+
 
 def _shard(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
-    """``--shard I/N``: shard I (from 0) of N, or a usage error saying what is wrong."""
-    if value is None:
-        return None
+    """``--shard I/N``: shard I (from 0) of N, or a usage error saying what is wrong; ``auto``
+    as it is (the environment is read once --shards is known)."""
+    if value is None or value.strip() == "auto":
+        return None if value is None else "auto"
     from abduct._run.shards import Shard
 
     try:
@@ -138,20 +142,29 @@ def echo_values(values: dict[str, Any], indent: str = "", metric_info: dict[str,
 @click.option("--ci-resamples", type=RESAMPLE_COUNT, default=RESAMPLE_COUNT.default, show_default=True,
               metavar="N",
               help="Bootstrap resamples for each metric's 95% interval (seeded by --seed); 0 turns intervals off.")
-@click.option("--shard", default=None, metavar="I/N", callback=_shard,
+@click.option("--shard", default=None, metavar="I/N|auto", callback=_shard,
               help="Evaluate only shard I of N (from 0) into --out, with no communication between shards (one "
-                   "per machine or array task); `abduct merge OUT SHARD_DIR...` makes the run from all N.")
+                   "per machine or array task); `abduct merge OUT SHARD_DIR...` makes the run from all N. auto: "
+                   "the shard the job engine names: a Slurm array task (SLURM_ARRAY_TASK_ID and _COUNT, the "
+                   "array 0-(N-1) with no step or gap), a Kubernetes Indexed Job (JOB_COMPLETION_INDEX, with "
+                   "--shards N) or RANK/WORLD_SIZE (each process one shard, joining no torchrun group; not under "
+                   "torchrun itself); refused when none is set or two name different shards.")
+@click.option("--shards", "shard_count", type=click.IntRange(min=1), default=None, metavar="N",
+              help="With --shard auto: the number of shards, where the environment does not give it (Kubernetes) "
+                   "or to confirm it (refused when it differs).")
 @quiet_and_json
 def eval_cmd(task: str, model: str, data_dir: Path, out_dir: Path, split: str | None, limit: int | None,
              cache_dir: Path | None, no_cache: bool, judge: str | None, overwrite: bool, datasets: tuple[str, ...],
-             ci_resamples: int, shard: Any, quiet: bool, as_json: bool, **shared: Any) -> None:
+             ci_resamples: int, shard: Any, shard_count: int | None, quiet: bool, as_json: bool,
+             **shared: Any) -> None:
     """Evaluate MODEL on TASK (a spec too: name[,key=value...]); writes results.json,
     predictions.jsonl, units.json and (with abduct-report) report.md, report.html and samples.html into --out. Under
     `torchrun --nproc-per-node N $(which abduct) eval ...` the processes share the work and
-    the first one writes. With --shard I/N, --out receives that shard's records for
-    `abduct merge`."""
+    the first one writes. With --shard I/N (or auto: the job engine's task index), --out
+    receives that shard's records for `abduct merge`."""
     from abduct._run.evaluate import EvalConfig, run_evaluation
 
+    shard = _resolved_shard(shard, shard_count)
     settings = settings_from(shared)
     config = EvalConfig(
         task=task, model=model, data_dir=data_dir, out_dir=out_dir, split=split, limit=limit,
@@ -172,9 +185,13 @@ def eval_cmd(task: str, model: str, data_dir: Path, out_dir: Path, split: str | 
     if as_json:
         emit_json(results)
         return
+    if shard is not None and results.get("already_finished"):
+        click.echo(f"{task} / {results['model']['spec']}: shard {shard.described} was already finished in {out_dir}; "
+                   "nothing to do (--overwrite evaluates it again)")
+        return
     if shard is not None:
         done = ", ".join(f"{entry['elements']} of stage '{stage}'" for stage, entry in results["stages"].items())
-        click.echo(f"{task} / {results['model']['spec']}: shard {shard} done ({done or 'nothing to do'}); wrote "
+        click.echo(f"{task} / {results['model']['spec']}: shard {shard.described} done ({done or 'nothing to do'}); wrote "
                    f"{out_dir}. When all {shard.count} are done: abduct merge OUT SHARD_DIR...")
         return
     click.echo(f"{task} / {results['model']['spec']}:")
@@ -188,6 +205,22 @@ def eval_cmd(task: str, model: str, data_dir: Path, out_dir: Path, split: str | 
         click.echo(f"  judged by {verdicts['spec']}: {verdicts['judged']} items, "
                    f"{verdicts['parse_failures']} unparseable verdicts")
     echo_written(out_dir, results)
+
+
+def _resolved_shard(shard: Shard | str | None, count: int | None) -> Shard | None:
+    """The Shard ``--shard`` and ``--shards`` name (``auto``: the environment's), None without
+    --shard; one line (an AbductError) for what cannot be one shard of one run."""
+    from abduct._run.shards import from_environment
+
+    if not isinstance(shard, str):
+        if count is not None:
+            raise AbductError(f"--shards {count} goes with --shard auto" +
+                              (f" (--shard {shard} already says {shard.count})" if shard is not None else ""))
+        return shard
+    try:
+        return from_environment(os.environ, count)
+    except ValueError as exc:
+        raise AbductError(str(exc)) from None
 
 
 PAGES = ("report.md", "report.html", "samples.html")

@@ -36,6 +36,7 @@ _FIRST_PARTY: dict[str, dict[str, tuple[str, ...]]] = {  # package -> kind -> na
     "abduct-vlm": {"model": ("vlm", "openai")},
     "abduct-lmms": {"model": ("lmms", "replay"), "command": ("export",)},
     "abduct-demo": {"command": ("demo",)},
+    "abduct-launch": {"command": ("launch",)},
     "abduct-report": {"command": ("compare", "published")},
 }
 PROVIDERS: dict[tuple[str, str], str] = {

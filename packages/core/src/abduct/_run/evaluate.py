@@ -11,6 +11,7 @@ from abduct._engine.models import load_model
 from abduct._registry.registry import Registry, get_registry
 from abduct._run.collect import EvalConfig, Prepared, build_run, identity, prepare, shard_identity
 from abduct._run.outdir import claimed, resumes
+from abduct._run.shards import finished_here
 from abduct._run.staged import evaluate_shard, evaluate_task
 from abduct._run.write import finished_run, finished_shard
 from abduct.contract.errors import AbductError
@@ -25,7 +26,10 @@ def run_evaluation(config: EvalConfig, registry: Registry | None = None) -> dict
     ``out_dir``. Under torchrun every rank calls this: the engines split the model's work,
     and rank 0 alone writes the outputs (the other ranks return the same results). With
     ``config.shard``, ``out_dir`` receives that shard's records and manifest for ``abduct merge``
-    (one process per shard: refused under torchrun)."""
+    (one process per shard: refused under torchrun; a shard that RANK/WORLD_SIZE named under
+    ``--shard auto`` is this process alone, which joins no process group)."""
+    if config.shard is not None and config.shard.from_ranks:
+        return _evaluate(config, registry or get_registry(), Ranks())
     if config.shard is not None and launched_world() > 1:
         raise AbductError(f"--shard {config.shard} splits a run across machines and torchrun across the "
                           f"{launched_world()} processes of one: use one of them (one process per shard, more shards "
@@ -44,6 +48,8 @@ def _evaluate(config: EvalConfig, registry: Registry, ranks: Ranks) -> dict[str,
     run_identity = identity(config, split)
     own = shard_identity(config, split, shard) if shard is not None else None
     with claimed(config.out_dir, run_identity, config.overwrite, ranks, own):
+        if own is not None and not config.overwrite and (done := finished_here(config.out_dir, own)) is not None:
+            return done  # evaluated before: a rerun (a resubmitted job) loads no model and changes nothing
         seed_everything(config.seed)
         loaded = load_model(config.model, config.settings, registry)
         run, known, examples = build_run(config, prepared, loaded, registry, split, ranks)

@@ -220,8 +220,9 @@ def merge_shards(out_dir: Path, shard_dirs: Sequence[Path], *, data_dir: Path | 
     shards = sorted((_open(Path(d)) for d in shard_dirs), key=lambda s: s.index)
     check_one_run(shards)
     first = shards[0].manifest
+    target = out_dir.resolve()  # once, not once per shard
     for shard in shards:
-        if out_dir.resolve() == shard.directory.resolve():
+        if target == shard.directory.resolve():
             raise AbductError(f"{out_dir} is shard {shard.name}'s folder; merge into another folder")
     if out_dir.exists() and not out_dir.is_dir():
         raise AbductError(f"--out {out_dir} is a file, not a directory")
@@ -289,6 +290,8 @@ def merge_shards(out_dir: Path, shard_dirs: Sequence[Path], *, data_dir: Path | 
         **_resumed_units(shards),
         "processes": sum(int(s.manifest["processes"]) for s in shards),
         "shards": len(shards),
+        # where each shard came from (--shard, or the variables --shard auto read); an older manifest's was --shard
+        "shard_sources": [str(s.manifest["shard"].get("source", "--shard")) for s in shards],
         "timings": {
             "total_seconds": _added(shards, "total_seconds") + merge_seconds,  # the work of every shard, and the merge
             "model_seconds": _added(shards, "model_seconds"),

@@ -134,7 +134,7 @@ def finished_shard(config: EvalConfig, prepared: Prepared, shard: Shard, run_ide
     manifest says all that ``abduct merge`` needs besides the dataset: no model is loaded there."""
     manifest: dict[str, Any] = {
         "format": SHARD_FORMAT,
-        "shard": {"index": shard.index, "count": shard.count},
+        "shard": {"index": shard.index, "count": shard.count, "source": shard.source},
         "run": run_identity,
         "task": str(prepared.spec),
         "task_text": config.task,
