@@ -263,3 +263,60 @@ def test_a_served_model_with_log_probabilities_chooses_by_likelihood(corpus: Pat
     assert results["details"]["answered_by"] == "scores" and results["metrics"]["unparsed"] == 0
     assert all(len(r["scores"]) == 3 and r["answer"] == max(range(3), key=lambda k: (r["scores"][k], -k))
                for r in records)
+
+
+def _reasoned(body: dict[str, Any], how: str) -> str | dict[str, Any]:
+    """A reasoning model's reply whose reasoning names another answer than its final one: C
+    inside the reasoning, B (or "yes") after it; ``how`` says where the reasoning goes."""
+    final = "Yes" if "yes or no" in request_text(body).lower() else "B"
+    thought = "The clips suggest... Answer: C. No, wait; yes or no? no."
+    if how == "field":  # as vLLM's and SGLang's reasoning parsers return it
+        return {"content": final, "reasoning_content": thought}
+    if how == "unfinished":  # stopped at the token limit inside the block
+        return {"content": f"<think>{thought} Answer: C", "finish_reason": "length"}
+    if how == "unfinished_field":
+        return {"content": None, "reasoning_content": thought, "finish_reason": "length"}
+    return f"<think>{thought}</think>{final}"
+
+
+@pytest.mark.parametrize("how", ["tag", "field"])
+def test_the_official_parsers_never_see_the_reasoning(corpus: Path, cache: dict[str, str], tmp_path: Path,
+                                                      how: str) -> None:
+    """`<think>... Answer: C ...</think>B` and `reasoning_content` alike: MCQ reads B, YN yes; the
+    reasoning is kept per sample in predictions.jsonl and folded in samples.html."""
+    with FakeOpenAIServer(reply=lambda body: _reasoned(body, how)) as fake:
+        for task, answer in (("blackswan-mcq", 1), ("blackswan-yn", "yes")):
+            results = _eval(f"{task},setup=text", f"openai:fake,base_url={fake.base_url}", corpus, tmp_path / task,
+                            cache)
+            records = _records(tmp_path / task)
+            assert results["metrics"]["unparsed"] == 0
+            assert {r["answer"] for r in records} == {answer}, task
+            assert all(r["reasoning"].startswith("The clips suggest") and "think>" not in r["output"] for r in records)
+            page = (tmp_path / task / "samples.html").read_text()  # the views' JSON, drawn by its script
+            assert '"reasoning":"The clips suggest' in page and 'el("details"' in page
+
+
+@pytest.mark.parametrize("how", ["unfinished", "unfinished_field"])
+def test_an_unfinished_reasoning_is_unparsed_with_its_reason(corpus: Path, cache: dict[str, str], tmp_path: Path,
+                                                             how: str) -> None:
+    with FakeOpenAIServer(reply=lambda body: _reasoned(body, how)) as fake:
+        results = _eval("blackswan-mcq,setup=text", f"openai:fake,base_url={fake.base_url}", corpus, tmp_path / "r",
+                        cache)
+    records = _records(tmp_path / "r")
+    assert results["metrics"]["unparsed"] == len(records) and {r["answer"] for r in records} == {-1}
+    assert all(r["reasoning_finished"] is False and r["output"] == "" for r in records)
+    assert results["metrics"]["unparsed_reasons"] == {"reasoning not finished": len(records)}
+    assert {r["unparsed"] for r in records} == {"reasoning not finished"}
+    assert '"flags":{"unparsed":true}' in (tmp_path / "r" / "samples.html").read_text()  # a filter of the page
+
+
+def test_reasoning_none_and_a_bad_pattern(corpus: Path, cache: dict[str, str], tmp_path: Path) -> None:
+    """reasoning=none parses the whole text (C, as before the split); a broken pattern is one line."""
+    with FakeOpenAIServer(reply=lambda body: _reasoned(body, "tag")) as fake:
+        spec = f"openai:fake,base_url={fake.base_url}"
+        results = _eval("blackswan-mcq,setup=text", f"{spec},reasoning=none", corpus, tmp_path / "n", cache)
+        assert {r["answer"] for r in _records(tmp_path / "n")} == {2} and "reasoning" not in _records(tmp_path / "n")[0]
+        assert results["metrics"]["unparsed"] == 0
+        bad = abduct("eval", "blackswan-mcq,setup=text", "--model", f"{spec},reasoning=(", "--data", str(corpus),
+                     "--out", str(tmp_path / "b"), "--quiet", env=cache)
+        assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "reasoning='('" in bad.stderr

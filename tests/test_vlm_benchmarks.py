@@ -69,7 +69,7 @@ def test_nleye_triplet_and_sherlock_generation_from_the_cli(nleye: Path, sherloc
     assert triplet["details"]["answered_by"] == "generation" and triplet["model"]["abilities"] == ["score", "generate"]
     records = _records(tmp_path / "t")
     assert len(records) == 6 and all(len(r["outputs"]) == 2 for r in records)
-    assert triplet["metrics"]["unparseable"] == sum(r["unparseable"] for r in records)
+    assert triplet["metrics"]["unparsed"] == sum(len(r.get("unparsed", [])) for r in records)
     built = Path(cache["ABDUCT_CACHE_DIR"]) / "vlm" / "tiny-llava-v1"  # vlm:tiny, as a model directory
     generation = _cli("sherlock-generation", f"vlm:{built},max_new_tokens=6", sherlock, tmp_path / "g", cache,
                       "--limit", "8")
@@ -117,7 +117,7 @@ def test_a_served_model_runs_and_a_rerun_sends_nothing(nleye: Path, cache: dict[
         spec = f"openai:fake,base_url={fake.base_url},concurrency=4"
         first = _cli("nleye-triplet", spec, nleye, tmp_path / "a", cache)
         sent = len(fake.requests)
-        assert sent == 12 and first["metrics"]["unparseable"] == 0  # the fake answers 1 or 2 to this prompt
+        assert sent == 12 and first["metrics"]["unparsed"] == 0  # the fake answers 1 or 2 to this prompt
         again = _cli("nleye-triplet", spec, nleye, tmp_path / "b", cache)
         assert len(fake.requests) == sent and again["metrics"] == first["metrics"]
         uncached = _cli("nleye-triplet", spec, nleye, tmp_path / "c", cache, "--no-cache")
@@ -186,8 +186,15 @@ def test_a_video_is_shown_as_sampled_frames(tmp_path: Path, cache: dict[str, str
     os.environ.update(cache)
     model = load_model("vlm:tiny", Settings(), build_registry()).model
     assert "video" in model.accepts
+    # what it records of its inputs (results.json's model.inputs): no video decoded, nothing said of one
+    assert model.describe_inputs() == {"image": {
+        "processor": "CLIPImageProcessor", "do_resize": True, "size": {"shortest_edge": 28},
+        "crop_size": {"height": 28, "width": 28}, "do_center_crop": True, "resample": "bicubic", "max_images": None}}
     clip = VisualInput.video(str(path), ((0.0, 2.0),))
     shown = model.images(clip)
+    said = model.describe_inputs()["video"]
+    assert said == {"frames_per_clip": 8, "sampling": "uniform", "frame_size": "as decoded",
+                    "decode_backend": said["decode_backend"]} and said["decode_backend"] in ("decord", "pyav")
     assert len(shown) == 8 and shown[0].getpixel((16, 16))[0] < shown[-1].getpixel((16, 16))[0]
     text = model.generate([GenerationRequest(clip, "What happens?")], Decoding(max_new_tokens=3), None)
     assert len(text) == 1

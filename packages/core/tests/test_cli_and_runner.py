@@ -25,7 +25,7 @@ def test_eval_writes_results(toy_registry: Registry, toy_data: Path, tmp_path: P
     results = json.loads((out / "results.json").read_text())
     assert printed == results
     assert results["task"] == "toy-choice" and results["seed"] == 4
-    assert results["model"] == {"spec": "random", "fingerprint": "random-seed4", "abilities": ["score", "generate"],
+    assert results["model"] == {"spec": "random", "label": "random", "fingerprint": "random-seed4", "abilities": ["score", "generate"],
                                 "decoding": "max_new_tokens=32|num_beams=1|do_sample=False|temperature=1.0|top_p=1.0|seed=4"}
     assert results["inputs"] == {"ignored": ["context"]}
     assert list(results["data"]["files"]) == ["toy.json"] and len(results["data"]["files"]["toy.json"]) == 64

@@ -348,3 +348,31 @@ def test_score_files_gets_the_metrics_of_the_registry_running_the_command(tmp_pa
     finally:
         reset_registry()
     assert json.loads(capsys.readouterr().out) == {"hits": 1.0}
+
+
+def test_what_a_model_says_shaped_its_inputs_is_checked_and_recorded(tmp_path: Path) -> None:
+    """``describe_inputs()``: a mapping of JSON values, recorded as results.json's ``model.inputs``
+    with the run's ``label`` (``--label``, else the spec without URL-valued options); a model
+    that says nothing records nothing; anything else is one line naming the model."""
+    from abduct._declare.traits import input_facts
+    from abduct._engine.models import load_model
+    from abduct._run.write import default_label, model_block
+
+    class Saying:
+        def __init__(self, said: object) -> None:
+            self.said = said
+
+        def describe_inputs(self) -> object:
+            return self.said
+
+    assert input_facts(object()) is None and input_facts(Saying({})) is None
+    assert input_facts(Saying({"video": {"frames_per_clip": 8}})) == {"video": {"frames_per_clip": 8}}
+    for bad in ([1], {"x": float("nan")}, {"x": object()}):
+        with pytest.raises(PluginError, match="model 'm': describe_inputs\\(\\) returned .* not a mapping of JSON"):
+            input_facts(Saying(bad), "m")
+    assert default_label(Spec.parse("openai:m,base_url=http://127.0.0.1:1/v1,mirrors=https://h/v1,concurrency=2")) \
+        == "openai:m,concurrency=2"
+    loaded = load_model("random", Settings(), build_registry())
+    block = model_block(loaded)
+    assert block["label"] == "random" and "inputs" not in block
+    assert model_block(loaded, "mine")["label"] == "mine"

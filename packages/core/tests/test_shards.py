@@ -93,9 +93,11 @@ def _eval(task: str, data: Path, out: Path, *extra: str) -> list[str]:
 def _same_run(one: Path, merged: Path) -> None:
     """``merged`` holds the run ``one`` holds: metrics, intervals and what they were computed
     from exactly; predictions as sets; units.json equal; every output and artifact there (the
-    model's spec aside: shards of models with one fingerprint are one run, as a resume is)."""
+    model's spec and the label made from it aside: shards of models with one fingerprint are one run,
+    as a resume is)."""
     a, b = (json.loads((d / "results.json").read_text()) for d in (one, merged))
-    a["model"].pop("spec"), b["model"].pop("spec")
+    for block in (a["model"], b["model"]):
+        block.pop("spec"), block.pop("label")
     for key in ("task", "model", "data", "split", "seed", "limit", "limit_unit", "inputs", "metrics", "metric_info",
                 "intervals", "details"):
         assert a[key] == b[key], key
@@ -339,3 +341,17 @@ def test_a_finished_shard_run_again_is_not_evaluated_again(registry: Registry, d
     assert main([*argv, "--overwrite"]) == 0  # evaluated again, to the same records
     assert (out / RECORDS_FILE).stat().st_mtime_ns != before[RECORDS_FILE][1]
     assert (out / RECORDS_FILE).read_bytes() == before[RECORDS_FILE][0]
+
+
+def test_merged_inputs_keep_what_shards_agree_on_and_list_what_differs() -> None:
+    """results.json's ``model.inputs`` after ``abduct merge``: the facts every shard gives alike as
+    they are, the served facts replicas reported differently as the list of them."""
+    from abduct._run.merge import combined
+
+    one = {"image": {"max_images": None}, "served": {"model_id": "m", "system_fingerprint": "fp_a", "concurrency": 4}}
+    two = {"image": {"max_images": None}, "served": {"model_id": "m", "system_fingerprint": ["fp_a", "fp_b"],
+                                                     "concurrency": 4}}
+    assert combined([one, two]) == {"image": {"max_images": None},
+                                    "served": {"model_id": "m", "system_fingerprint": ["fp_a", "fp_b"],
+                                               "concurrency": 4}}
+    assert combined([one, {"video": {"frames_per_clip": 8}}]) == {**one, "video": {"frames_per_clip": 8}}

@@ -59,9 +59,9 @@ def test_categories_are_bars_or_points_never_a_line() -> None:
 
 
 def test_a_metric_the_same_in_every_group_gets_no_panel_and_counts_none_at_all() -> None:
-    groups = {g: {"specificity": s, "ties": 0.0, "unparseable": 0.0, "n": 3} for g, s in (("a", 40.0), ("b", 70.0))}
+    groups = {g: {"specificity": s, "ties": 0.0, "unparsed": 0.0, "n": 3} for g, s in (("a", 40.0), ("b", 70.0))}
     figure = draw_bars("t", groups, info={"specificity": PERCENT, "ties": COUNT})
-    assert _panels(figure) == [["specificity"]]  # ties: a count; unparseable: 0 everywhere
+    assert _panels(figure) == [["specificity"]]  # ties: a count; unparsed: 0 everywhere
     only_zeros = {g: {"ties": 0.0} for g in "ab"}
     assert draw_bars("t", only_zeros) is None
     results = _results(details={"by_fold": {g: {"accuracy": 50.0, "n": 2} for g in "ab"}})

@@ -29,6 +29,15 @@ if TYPE_CHECKING:
     from abduct._run.shards import Shard
 
 
+def _label(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """``--label NAME``: a name of one line with some text in it, trimmed."""
+    if value is None:
+        return None
+    if not value.strip() or any(c in value for c in "\n\r"):
+        raise click.BadParameter(f"{value!r} is not a name: give some text on one line", ctx, param)
+    return value.strip()
+
+
 def _shard(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
     """``--shard I/N``: shard I (from 0) of N, or a usage error saying what is wrong; ``auto``
     as it is (the environment is read once --shards is known)."""
@@ -40,6 +49,20 @@ def _shard(ctx: click.Context, param: click.Parameter, value: str | None) -> Any
         return Shard.parse(value)
     except ValueError as exc:
         raise click.BadParameter(str(exc), ctx, param) from None
+
+
+BUDGET_SPENT = 3  # the exit status of a run --budget stopped (1: check problems, 2: user errors, 130/143: signals)
+
+
+def _budget(ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
+    """``--budget tokens=N``: N, or a usage error saying what is wrong."""
+    if value is None:
+        return None
+    name, _, count = value.strip().partition("=")
+    if name != "tokens" or not count.strip().isdigit() or int(count) < 1:
+        raise click.BadParameter(f"'{value}' is not tokens=N with N a whole number of at least 1 "
+                                 "(e.g. --budget tokens=200000)", ctx, param)
+    return int(count)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -152,10 +175,19 @@ def echo_values(values: dict[str, Any], indent: str = "", metric_info: dict[str,
 @click.option("--shards", "shard_count", type=click.IntRange(min=1), default=None, metavar="N",
               help="With --shard auto: the number of shards, where the environment does not give it (Kubernetes) "
                    "or to confirm it (refused when it differs).")
+@click.option("--label", default=None, metavar="NAME", callback=_label,
+              help="What compare and the pages call this run (recorded in results.json as model.label); default: "
+                   "the model spec without URL-valued options (openai:MODEL for openai:MODEL,base_url=URL).")
+@click.option("--budget", default=None, metavar="tokens=N", callback=_budget,
+              help="Send nothing more once the model and the judge have spent N tokens (prompt and completion, "
+                   "as the server's usage counts them; a local generator: prompt and generated tokens) in this "
+                   "command; checked before each unit and each --batch-size batch, so N is passed by at most one "
+                   "batch. The finished units are kept, the line says what was spent, and a rerun with a larger "
+                   f"budget (or none) resumes. Exit status {BUDGET_SPENT}.")
 @quiet_and_json
 def eval_cmd(task: str, model: str, data_dir: Path, out_dir: Path, split: str | None, limit: int | None,
              cache_dir: Path | None, no_cache: bool, judge: str | None, overwrite: bool, datasets: tuple[str, ...],
-             ci_resamples: int, shard: Any, shard_count: int | None, quiet: bool, as_json: bool,
+             ci_resamples: int, shard: Any, shard_count: int | None, label: str | None, budget: int | None, quiet: bool, as_json: bool,
              **shared: Any) -> None:
     """Evaluate MODEL on TASK (a spec too: name[,key=value...]); writes results.json,
     predictions.jsonl, units.json and (with abduct-report) report.md, report.html and samples.html into --out. Under
@@ -170,12 +202,17 @@ def eval_cmd(task: str, model: str, data_dir: Path, out_dir: Path, split: str | 
         task=task, model=model, data_dir=data_dir, out_dir=out_dir, split=split, limit=limit,
         seed=settings.seed, batch_size=settings.batch_size, device=settings.device, quiet=quiet,
         cache_dir=cache_dir, use_cache=not no_cache, judge=judge, overwrite=overwrite,
-        datasets=datasets, ci_resamples=ci_resamples, shard=shard,
+        datasets=datasets, ci_resamples=ci_resamples, shard=shard, label=label, budget_tokens=budget,
     )
+    from abduct._run.runner import BudgetSpent
+
     try:
         results = run_evaluation(config)
     except KeyboardInterrupt:
         raise Interrupted(_resume_hint(out_dir)) from None
+    except BudgetSpent as exc:
+        click.echo(f"stopped: {exc}; {_budget_hint(out_dir)}", err=True)
+        click.get_current_context().exit(BUDGET_SPENT)
     if results.get("processes", 1) > 1 and not _is_main_process():
         return
     if results.get("resumed"):  # on stderr, also under --quiet and --json
@@ -204,6 +241,7 @@ def eval_cmd(task: str, model: str, data_dir: Path, out_dir: Path, split: str | 
         verdicts = results["judge"]
         click.echo(f"  judged by {verdicts['spec']}: {verdicts['judged']} items, "
                    f"{verdicts['parse_failures']} unparseable verdicts")
+    echo_tokens(results)
     echo_written(out_dir, results)
 
 
@@ -239,6 +277,23 @@ def _resume_hint(out_dir: Path) -> str:
     if not kept:
         return "no unit had finished, so nothing was kept; the same command starts again"
     return f"rerun the same command to resume ({units_phrase(kept)} kept in {out_dir / PARTIAL_DIR})"
+
+
+def _budget_hint(out_dir: Path) -> str:
+    """What rerunning an ``abduct eval`` that ``--budget`` stopped does."""
+    from abduct._run.runner import PARTIAL_DIR, stored_units, units_phrase
+
+    kept = stored_units(out_dir / PARTIAL_DIR)
+    kept_part = f"{units_phrase(kept)} kept in {out_dir / PARTIAL_DIR}" if kept else "no unit finished"
+    return f"{kept_part} (and the answers received are cached); the same command with a larger --budget (or none) resumes"
+
+
+def echo_tokens(results: dict[str, Any]) -> None:
+    """The token ledger's line of the summary (``eval`` and ``merge``), where results.json has one."""
+    if isinstance(results.get("tokens"), dict):
+        from abduct._engine.tokens import summary_line
+
+        click.echo(f"  tokens: {summary_line(results['tokens'])}")
 
 
 def echo_written(out_dir: Path, results: dict[str, Any]) -> None:
@@ -351,6 +406,7 @@ def merge_cmd(out_dir: Path, shard_dirs: tuple[Path, ...], data_dir: Path | None
         return
     click.echo(f"{results['task']} / {results['model']['spec']} ({results['shards']} shards):")
     echo_values(results["metrics"], "  ", results.get("metric_info"), results.get("intervals"))
+    echo_tokens(results)
     echo_written(out_dir, results)
 
 

@@ -145,6 +145,7 @@ def test_pooled_accuracy_and_unparsed_answers_by_hand(tmp_path: Path, capsys: py
     assert found["accuracy"] == 50.0 and found["accuracy"] != (found["detective_accuracy"] + 100.0) / 2
     assert found["detective_accuracy"] == pytest.approx(100 / 3) and found["reporter_accuracy"] == 100.0
     assert found["unparsed"] == 1 and (found["n"], found["n_detective"], found["n_reporter"]) == (4, 3, 1)
+    assert found["unparsed_rate"] == 25.0 and found["unparsed_reasons"] == {"no option found": 1}
     assert found["by_difficulty"] == {"easy": {"accuracy": 100.0, "n": 2}, "hard": {"accuracy": 0.0, "n": 2}}
     assert json.loads((tmp_path / "run" / "challenge.json").read_text()) == {"10": 0, "11": 2, "12": -1, "13": 1}
     assert [(r["answer"], r["parsed"], r["correct"]) for r in _records(tmp_path / "run")] == [
@@ -166,19 +167,20 @@ def test_a_scoring_model_chooses_by_its_scores(tmp_path: Path) -> None:
 
 
 def test_hand_computed_metrics_and_their_units() -> None:
-    answers = [Answer("1", "Detective", "v1", "easy", True), Answer("2", "Detective", "v1", "easy", False, False),
+    answers = [Answer("1", "Detective", "v1", "easy", True), Answer("2", "Detective", "v1", "easy", False, "empty"),
                Answer("3", "Detective", "v2", "hard", False), Answer("4", "Reporter", "v2", "hard", True),
                Answer("5", "Reporter", "v3", "medium", True)]
     found = metrics(answers)
     assert found["accuracy"] == 60.0  # 3 of 5; the mean of Detective 33.3 and Reporter 100 would be 66.7
     assert found["detective_accuracy"] == pytest.approx(100 / 3) and found["reporter_accuracy"] == 100.0
     assert found["unparsed"] == 1 and found["by_difficulty"]["hard"] == {"accuracy": 50.0, "n": 2}
+    assert found["unparsed_rate"] == 20.0 and found["unparsed_reasons"] == {"empty": 1}
     declared = units(answers)
     assert declared["accuracy"].clusters == ("v1", "v1", "v2", "v2", "v3") and declared["accuracy"].cluster == "video"
     assert declared["reporter_accuracy"].ids == ("4", "5")
     assert declared["by_difficulty.easy.accuracy"].values == (1.0, 0.0)
     hidden = metrics([Answer("1", "Detective", "v1", None, None)])
-    assert hidden == {"n": 1, "n_detective": 1, "n_reporter": 0, "unparsed": 0} and units([]) == {}
+    assert hidden == {"n": 1, "n_detective": 1, "n_reporter": 0, "unparsed": 0, "unparsed_rate": 0.0} and units([]) == {}
 
 
 def test_yn_records_the_layout_it_read_and_the_test_split_gives_counts(corpus: Path, tmp_path: Path) -> None:

@@ -171,13 +171,14 @@ def test_parse_answer_is_strict() -> None:
     assert [parse_answer(t) for t in ("1 or 2", "the first", "12", "", "3")] == [None] * 5
 
 
-def test_generator_answers_both_orders_and_unparseable_is_counted(corpus: Path, tmp_path: Path) -> None:
+def test_generator_answers_both_orders_and_unparsed_is_counted(corpus: Path, tmp_path: Path) -> None:
     golds = [s.gold for s in load_csv(corpus / "test_set.csv")][:3]
-    # sample 0: right in both orders; sample 1: unparseable then right; sample 2: right then wrong
+    # sample 0: right in both orders; sample 1: unparsed then right; sample 2: right then wrong
     Parrot.answers = [str(golds[0]), str(3 - golds[0]), "maybe", str(3 - golds[1]), str(golds[2]), str(golds[2])]
     result = _eval(corpus, tmp_path / "g", "nleye-triplet", "parrot", limit=3)
     m = result["metrics"]
-    assert m["unparseable"] == 1 and m["n"] == 3
+    assert m["unparsed"] == 1 and m["n"] == 3
+    assert m["unparsed_rate"] == 100 / 6 and m["unparsed_reasons"] == {"no option found": 1}  # of 6 answers
     assert m["consistency_accuracy"] == 100 / 3 and m["order1_accuracy"] == 200 / 3 and m["order2_accuracy"] == 200 / 3
 
 
@@ -193,7 +194,7 @@ def test_constant_scorer_ties_hand_computed(corpus: Path, tmp_path: Path) -> Non
 
 def test_random_is_25_in_expectation_and_text_setup(corpus: Path, tmp_path: Path) -> None:
     m = _eval(corpus, tmp_path / "r", "nleye-triplet", "random")["metrics"]
-    assert m["unparseable"] == 0 and 0 <= m["consistency_accuracy"] <= min(m["order1_accuracy"], m["order2_accuracy"])
+    assert m["unparsed"] == 0 and 0 <= m["consistency_accuracy"] <= min(m["order1_accuracy"], m["order2_accuracy"])
     text = _eval(corpus, tmp_path / "x", "nleye-pairs,setup=text", "text-overlap")
     assert text["metrics"]["accuracy"] == 100.0  # the gold description repeats the premise's color
     assert set(text["metrics"]["by_reasoning_category"]) == {"physical", "functional", "logical", "emotional",
@@ -258,7 +259,7 @@ def test_captions_setup_for_a_generator_and_the_captions_cache(corpus: Path, tmp
     task = "nleye-triplet,setup=captions,captioner=color-captioner"
     kw: dict[str, Any] = {"use_cache": True, "cache_dir": tmp_path / "cache", "limit": 2}
     result = _eval(corpus, tmp_path / "t", task, "parrot", **kw)
-    assert result["metrics"]["consistency_accuracy"] == 50.0 and result["metrics"]["unparseable"] == 0
+    assert result["metrics"]["consistency_accuracy"] == 50.0 and result["metrics"]["unparsed"] == 0
     assert len(ColorCaptioner.requests) == 6 and {r.prompt for r in Parrot.seen} == {PROMPT_TEXT}
     color = samples[0].premise_text.split()[1] if samples[0].premise_text else ""
     assert Parrot.seen[0].visual.media is None and f"Premise: a {color} scene\n" in str(Parrot.seen[0].visual.context)

@@ -226,7 +226,7 @@ def test_identification_with_and_without_the_normal_release(corpus: Path, tmp_pa
                                                             capsys: pytest.CaptureFixture[str]) -> None:
     oracle = evaluate(corpus, tmp_path / "oracle", "whoops-identification", "oracle")
     assert oracle["metrics"]["accuracy"] == 100.0 and oracle["metrics"]["pairs"] == 20
-    assert oracle["details"]["answered_by"] == "generation" and oracle["metrics"]["unparseable"] == 0
+    assert oracle["details"]["answered_by"] == "generation" and oracle["metrics"]["unparsed"] == 0
     # a scorer: the longer text (WEIRD_TEXT) always wins, so every picture is called weird
     scored = evaluate(corpus, tmp_path / "scored", "whoops-identification", "length")
     records = _records(tmp_path / "scored")

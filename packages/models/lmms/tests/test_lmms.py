@@ -105,7 +105,7 @@ def test_lmms_eval_and_abduct_agree(model_dir: Path, corpus: Path, tmp_path: Pat
     assert [d["filtered_resps"] for d in docs] == predicted
     assert set(predicted) <= {"1", "2"} and len(set(predicted)) == 2  # the narrowed head answers, not always alike
     metrics = ours["metrics"]
-    for name in ("consistency_accuracy", "order1_accuracy", "order2_accuracy", "unparseable", "n"):
+    for name in ("consistency_accuracy", "order1_accuracy", "order2_accuracy", "unparsed", "n"):
         assert theirs[f"{name},none"] == pytest.approx(metrics[name]), name
     # (c): vlm: asks in the same words and chat format; only its left padding differs, and every row
     # of this task has the same length, so it agrees exactly

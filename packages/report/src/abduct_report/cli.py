@@ -30,6 +30,7 @@ def compare_cmd(run_dirs: tuple[Path, ...], html_out: Path | None, no_published:
     paired test on the units both scored (Holm-corrected within the headline metrics; each
     breakdown is a family of its own), and mean ± std over runs differing only in --seed."""
     from abduct_report.comparison import compare, disagreement_pages, html_page, text_table
+    from abduct_report.conditions import input_differences
 
     comparison = compare(run_dirs, published=not no_published, resamples=ci_resamples, seed=seed)
     if html_out is not None:
@@ -43,6 +44,8 @@ def compare_cmd(run_dirs: tuple[Path, ...], html_out: Path | None, no_published:
         emit_json({"runs": [{"dir": str(r.run), "task": r.task, "model": r.model, "split": r.split,
                              "conditions": r.conditions, "metrics": r.metrics, "intervals": r.intervals, "name": r.name,
                              "headline": comparison.headline(r.task), "breakdowns": comparison.breakdowns(r.task),
+                             # what shaped its inputs differently from the first run of its task
+                             "not_like_for_like": input_differences(comparison.baseline(r.task).results, r.results),
                              **({"versus": r.versus} if r.versus is not None else {})} for r in comparison.runs],
                    "seeds": comparison.seeds,
                    "published": [{"task": p.task, "model": p.model, "split": p.split, "metrics": p.metrics,

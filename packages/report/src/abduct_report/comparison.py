@@ -19,6 +19,9 @@ HTML: collapsed under the headline table) with each cell's n and interval. The t
 exceeds ``WIDTH`` (100) columns; the HTML tables scroll inside their box rather than widen the
 page. Runs that differ only in ``--seed`` are named ``SPEC (seed N)`` and get mean ± standard
 deviation, counts shown as they are. Paper rows have no per-unit data and are never tested.
+A run is named by results.json's ``model.label`` (``abduct eval --label``; by default the spec
+without URL-valued options); runs of a task whose recorded preprocessing differs from the first's
+get one "not like for like" line per fact (``conditions.unlike_notes``).
 """
 
 from __future__ import annotations
@@ -40,7 +43,9 @@ from abduct_report.conditions import (
     fitted_names,
     not_comparable_notes,
     run_conditions,
+    run_label,
     shown_conditions,
+    unlike_notes,
 )
 from abduct_report.markdown import flatten_metrics
 from abduct_report.paired import ALPHA, HEADLINE, breakdown_of, family_of, is_count, seed_groups, test_units
@@ -65,12 +70,13 @@ class Row:
     directions: dict[str, str] = field(default_factory=dict)
     results: dict[str, Any] = field(default_factory=dict)
     versus: dict[str, Any] | None = None
-    label: str | None = None  # what pages call the run (the demo's "fine_tuned"); default: the spec, paths cut
+    label: str | None = None  # what pages call the run (the demo's "fine_tuned"); default: its recorded label
     conditions: dict[str, Any] = field(default_factory=dict)  # data, candidates (``conditions.py``)
 
     @property
     def name(self) -> str:
-        return self.label or readable(self.model)
+        """The caller's label, else results.json's (``--label``, or the spec without URLs), paths cut."""
+        return self.label or readable(run_label(self.results) or self.model)
 
     @property
     def intervals(self) -> dict[str, Any]:
@@ -188,7 +194,7 @@ def compare(directories: Sequence[Path], registry: Registry | None = None, publi
         for directory, seed_value in zip(group["dirs"], group["seeds"]):
             row = by_dir[directory]
             if row.label is None:
-                row.label = f"{readable(row.model)} (seed {seed_value})"
+                row.label = f"{readable(run_label(row.results) or row.model)} (seed {seed_value})"
     return comparison
 
 
@@ -419,6 +425,8 @@ def text_table(comparison: Comparison, breakdowns: bool = False) -> str:
             lines += _wrapped(f"[paper]: {citation}")
         for note in not_comparable_notes(comparison.task_runs(task), comparison.task_papers(task)):
             lines += _wrapped(note)
+        for note in unlike_notes(comparison.task_runs(task)):
+            lines += _wrapped(note)
         lines += paired_note(comparison, task)
         found = comparison.breakdowns(task)
         if found and breakdowns:
@@ -641,7 +649,8 @@ def html_page(comparison: Comparison, disagreements: Sequence[str] = (), title: 
     for task in comparison.tasks:
         body.append(f"<h2>{html.escape(task)}</h2>")
         body += [f"<p class=\"note\"><strong>{html.escape(note)}</strong></p>"  # before the numbers it qualifies
-                 for note in not_comparable_notes(comparison.task_runs(task), comparison.task_papers(task))]
+                 for note in [*not_comparable_notes(comparison.task_runs(task), comparison.task_papers(task)),
+                              *unlike_notes(comparison.task_runs(task))]]
         body.append(_html_headline(comparison, task))
         citations = sorted({p.citation for p in comparison.task_papers(task) if p.citation})
         body += [f"<p class=\"note\">Paper rows: {html.escape(c)}</p>" for c in citations]

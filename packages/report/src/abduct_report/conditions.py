@@ -17,16 +17,25 @@ state is no conflict: nothing is known against it. A split that differs is shown
 (the papers' tables put val and test side by side); where the paper has rows on the runs' split,
 only those are drawn (``chart_papers``). Pages never draw a run and a paper row it is not
 comparable with on one bar chart, and say why (``not_comparable_notes``).
+
+Two runs are **not like for like** when what shaped their inputs differs: results.json's
+``model.inputs`` (what the model's ``describe_inputs`` said), its ``image`` and ``video`` facts
+(resize rule, sizes, frames per clip, sampling, decode backend), compared fact by fact where both
+runs state it (``input_differences``; one line each, ``unlike_notes``). Who served the answers
+(``served``: reported model id, ``system_fingerprint``, endpoints, concurrency) is shown, not
+flagged: it changes no input.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 SYNTHETIC_MARK = "SYNTHETIC"  # a file in a corpus folder that a synthesiser wrote
 CANDIDATE_TOLERANCE = 0.10  # candidate sets within 10% of each other give ranks on one scale
+PREPROCESSING = ("image", "video")  # the parts of model.inputs that change what a model is shown
 
 
 class Conditioned(Protocol):
@@ -116,6 +125,53 @@ def not_comparable_notes(runs: Sequence[Conditioned], papers: Sequence[Condition
         notes.append(f"Not comparable with {which}: {', '.join(names)}: {'; '.join(key)}. "
                      "Those rows are listed for reference and left off the bar charts.")
     return notes
+
+
+def run_label(results: Mapping[str, Any]) -> str | None:
+    """The name results.json gives the run (``model.label``: ``--label``, or the spec without
+    URL-valued options); None for a results file written before it had one."""
+    model = results.get("model")
+    label = model.get("label") if isinstance(model, Mapping) else None
+    return label if isinstance(label, str) and label else None
+
+
+def input_facts(results: Mapping[str, Any], parts: Sequence[str] | None = None) -> dict[str, str]:
+    """results.json's ``model.inputs`` (``parts`` of it: all by default) flattened to
+    ``{"video.frames_per_clip": "8"}``, each value as text."""
+    model = results.get("model")
+    inputs = model.get("inputs") if isinstance(model, Mapping) else None
+    out: dict[str, str] = {}
+
+    def walk(value: Any, prefix: str) -> None:
+        if isinstance(value, Mapping) and value:
+            for key, inner in value.items():
+                walk(inner, f"{prefix}.{key}" if prefix else str(key))
+        else:
+            out[prefix] = value if isinstance(value, str) else json.dumps(value)
+
+    if isinstance(inputs, Mapping):
+        walk({k: v for k, v in inputs.items() if parts is None or k in parts}, "")
+    return out
+
+
+def input_differences(first: Mapping[str, Any], other: Mapping[str, Any]) -> list[str]:
+    """``"video.frames_per_clip 8 vs 16"`` for each preprocessing fact both results state and
+    state differently (``first``'s value first)."""
+    mine, theirs = input_facts(first, PREPROCESSING), input_facts(other, PREPROCESSING)
+    return [f"{key} {mine[key]} vs {theirs[key]}" for key in mine if key in theirs and mine[key] != theirs[key]]
+
+
+class Recorded(Protocol):
+    results: dict[str, Any]
+
+    @property
+    def name(self) -> str: ...
+
+
+def unlike_notes(runs: Sequence[Recorded]) -> list[str]:
+    """One line per preprocessing fact in which a run differs from the first of ``runs``."""
+    return [f"not like for like: {runs[0].name} vs {run.name}: {difference}"
+            for run in runs[1:] for difference in input_differences(runs[0].results, run.results)]
 
 
 def distinct_names(names: Sequence[str], details: Sequence[Sequence[str]]) -> list[str]:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from abduct import MetricInfo
+from abduct_report.conditions import input_facts, run_label
 from abduct_report.metric_names import breakdown_of, is_count
 
 
@@ -116,10 +117,18 @@ def _markdown_table(header: list[str], rows: list[list[str]]) -> list[str]:
             *["| " + " | ".join(map(cell, row)) + " |" for row in rows]]
 
 
+def shaped_inputs(results: dict[str, Any]) -> str:
+    """What shaped the model's inputs and who served it (results.json's ``model.inputs``), one line."""
+    return "; ".join(f"{key} {value}" for key, value in input_facts(results).items())
+
+
 def markdown_report(results: dict[str, Any]) -> str:
+    spec = results["model"]["spec"]
     lines = [
-        f"# {results['task']} — {results['model']['spec']}",
+        f"# {results['task']} — {run_label(results) or spec}",
         "",
+        f"- model: `{spec}`",
+        *(f"- what shaped the inputs: {facts}" for facts in [shaped_inputs(results)] if facts),
         f"- data: `{results['data']['dir']}` (split `{results['split']}`)",
         f"- seed: {results['seed']}, limit: {_limit(results)}",
         f"- inputs the model went without (the task allows it): {', '.join(results['inputs']['ignored']) or 'none'}",

@@ -22,6 +22,7 @@ def render_run_pages(results: Mapping[str, Any], predictions: Sequence[Mapping[s
     """report.md, report.html and samples.html (its thumbnails in ``samples/``), rendered before
     the core writes anything."""
     # imported here, not when the plugin registers: every abduct command loads this module
+    from abduct_report.conditions import run_label
     from abduct_report.markdown import markdown_report
     from abduct_report.report_page import html_report
     from abduct_report.samples import SAMPLES_PAGE, render_samples
@@ -30,7 +31,7 @@ def render_run_pages(results: Mapping[str, Any], predictions: Sequence[Mapping[s
     run, records = dict(results), [dict(r) for r in predictions]
     files = {"report.md": markdown_report(run), "report.html": html_report(run, records, out_dir)}
     # rendered last: its thumbnails are files, staged in a folder the core publishes or the failure removes
-    files[SAMPLES_PAGE], thumbnails = render_samples(f"{run['task']} — {run['model']['spec']}", records,
+    files[SAMPLES_PAGE], thumbnails = render_samples(f"{run['task']} — {run_label(run) or run['model']['spec']}", records,
                                                      sample_view, out_dir, cache=cache_dir)
     return RunPages(files, {THUMB_DIR: thumbnails} if thumbnails is not None else {})
 

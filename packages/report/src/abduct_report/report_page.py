@@ -39,7 +39,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from abduct_report.markdown import _fmt, _limit, flatten_metrics, interval_note, split_breakdowns, with_interval
+from abduct_report.conditions import run_label
+from abduct_report.markdown import (
+    _fmt,
+    _limit,
+    flatten_metrics,
+    interval_note,
+    shaped_inputs,
+    split_breakdowns,
+    with_interval,
+)
 from abduct_report.panels import MAX_BARS, NARROW, WIDE, draw_panel, finish, label, plan_bars
 
 EXAMPLE_SIDE = 360
@@ -462,15 +471,36 @@ def metric_tables(results: dict[str, Any]) -> list[str]:
     return out
 
 
+TOKEN_COLUMNS = ("requests", "cached", "prompt", "completion", "reasoning")
+
+
+def token_table(results: dict[str, Any]) -> list[str]:
+    """results.json's ``tokens`` (the ledger): a row per stage, the judge's and the total; nothing
+    for a run without one (an older abduct's)."""
+    ledger = results.get("tokens")
+    if not isinstance(ledger, dict) or not isinstance(ledger.get("total"), dict):
+        return []
+    named = [(f"stage {stage}", counts) for stage, counts in (ledger.get("stages") or {}).items()]
+    named += [("judge", ledger["judge"])] if isinstance(ledger.get("judge"), dict) else []
+    rows = [[html.escape(name), *(f"{int(counts.get(c, 0)):,}" for c in TOKEN_COLUMNS)]
+            for name, counts in [*named, ("total", ledger["total"])]]
+    return ["<h2>Tokens</h2>", table(["", *TOKEN_COLUMNS], rows),
+            "<p class=\"note\">What this command spent, as the servers' usage (or a local generator) counts it; "
+            "cached answers and units kept from an interrupted run cost none.</p>"]
+
+
 def html_report(results: dict[str, Any], predictions: Sequence[dict[str, Any]], out_dir: Path | None = None) -> str:
     """The run's report.html (``out_dir`` only names where it sits)."""
-    title = f"{results['task']} — {results['model']['spec']}"
+    title = f"{results['task']} — {run_label(results) or results['model']['spec']}"
     timings = results.get("timings") or {}
     body = [f"<h1>{html.escape(title)}</h1>",
             "<p class=\"note\">" + html.escape(
-                f"data {results['data']['dir']} (split {results['split']}), seed {results['seed']}, "
+                f"model {results['model']['spec']}; data {results['data']['dir']} (split {results['split']}), "
+                f"seed {results['seed']}, "
                 f"limit {_limit(results)}, {results.get('processes', 1)} process(es), "
                 f"{timings.get('total_seconds', 0.0):.1f} s") + "</p>",
+            *(f"<p class=\"note\">{html.escape('what shaped the inputs: ' + facts)}</p>"
+              for facts in [shaped_inputs(results)] if facts),
             "<h2>Metrics</h2>", *metric_tables(results)]
     if (note := interval_note(results)) is not None:
         body.append(f"<p class=\"note\">{html.escape(note)}</p>")
@@ -483,6 +513,7 @@ def html_report(results: dict[str, Any], predictions: Sequence[dict[str, Any]], 
             body += ["<h2>Plots</h2>", *figures, *notes]
     else:
         body.append("<p class=\"note\">Plots need matplotlib: pip install matplotlib.</p>")
+    body += token_table(results)  # accounting, after the plots: they start near the top
     shown = list(examples(results.get("details") or {}))
     if shown:
         body += ["<h2>Examples</h2>", *shown]

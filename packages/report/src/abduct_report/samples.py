@@ -3,7 +3,9 @@
 Each record of ``predictions.jsonl`` becomes a *view*: ``{"id", "correct", "score",
 "score_name", "margin", "category", "flags": {name: bool}, "images": [{"path", "caption",
 "boxes": [[left, top, width, height, label], ...]}], "texts": [{"label", "text"}], "fields":
-{name: value}}``. A task's ``view(record, examples)`` (read by the core from the task's
+{name: value}, "reasoning"}``: a record's ``reasoning`` (what the model's ``reasoning=`` split
+off its answer) is shown folded, and a record with ``unparsed`` (its reason) has the flag
+``unparsed``, a filter of the page. A task's ``view(record, examples)`` (read by the core from the task's
 declarations) gives the rich view; without one, or where it returns None, the generic view
 reads the record's own fields. The task's fields come first and win over the record's of the
 same name; a field the task sets to None hides the record's (a per-sample metric the task shows
@@ -81,8 +83,12 @@ def generic_view(record: Mapping[str, Any]) -> dict[str, Any]:
         top = sorted(scores, reverse=True)
         view["margin"] = float(top[0] - top[1])
     view["category"] = next((str(record[k]) for k in CATEGORY_KEYS if isinstance(record.get(k), str)), None)
+    if isinstance(record.get("reasoning"), str):  # shown folded: a model's reasoning can be pages long
+        view["reasoning"] = record["reasoning"]
+    if record.get("unparsed"):  # a reason (or a count of unparsed answers): a filter of the page
+        view["flags"] = {"unparsed": True}
     for key, value in record.items():
-        if key in ("id",):
+        if key in ("id", "reasoning"):
             continue
         if isinstance(value, str) and len(value) >= TEXT_MIN:
             view["texts"].append({"label": key, "text": value})
@@ -111,7 +117,10 @@ def sample_views(predictions: Iterable[Mapping[str, Any]], hook: SampleView | No
                           **{k: v for k, v in view["fields"].items() if k not in shown}}
                 if rich.get("score") is not None and not rich.get("score_name"):
                     view["score_name"] = None  # the task's score, not the record's number of that name
+                flags = {**view.get("flags", {}), **(rich.get("flags") or {})}
                 view.update({k: v for k, v in rich.items() if v is not None}, fields=fields)
+                if flags:
+                    view["flags"] = flags
         view["fields"] = flat_fields(view["fields"])
         views.append(view)
     return views, failed

@@ -169,6 +169,11 @@
       v.texts.forEach(function (t) { dl.appendChild(el("dt", {text: t.label})); dl.appendChild(el("dd", {text: t.text})); });
       side.appendChild(dl);
     }
+    if (typeof v.reasoning === "string") {  // folded: read only when asked for
+      var unfinished = v.fields && v.fields.reasoning_finished === false;
+      side.appendChild(el("details", {"class": "reasoning"}, [
+        el("summary", {text: "reasoning" + (unfinished ? " (not finished)" : "")}), el("pre", {text: v.reasoning})]));
+    }
     var keys = Object.keys(v.fields || {});
     if (keys.length) {
       side.appendChild(el("table", {"class": "fields"}, keys.map(function (k) {

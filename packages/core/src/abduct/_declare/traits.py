@@ -11,7 +11,12 @@ A model may declare:
 - ``needs`` — features it cannot do without, a subset of ``accepts`` (default none);
 - ``fingerprint`` — a non-empty string that changes whenever its outputs may change
   (weights, preprocessing, prompt). Only a model with a fingerprint is cached on disk:
-  without one the runner cannot tell two models apart, and says so when it runs.
+  without one the runner cannot tell two models apart, and says so when it runs;
+- ``describe_inputs()`` — a method: what shaped its inputs and who answered, read when the run
+  ends and recorded as results.json's ``model.inputs`` (a mapping of JSON values: by convention
+  ``image`` — resize rule, sizes; ``video`` — frames per clip, sampling, decode backend; ``served``
+  — the server's reported model id and ``system_fingerprint``, endpoints, concurrency). ``abduct
+  compare`` flags runs whose ``image`` or ``video`` facts differ. A model without it records nothing.
 
 A task may declare:
 
@@ -37,6 +42,7 @@ A task may declare:
 from __future__ import annotations
 
 import inspect
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -90,6 +96,25 @@ def model_traits(model: object, name: str = "model") -> ModelTraits:
         raise PluginError(f"{owner} declares fingerprint = {fingerprint!r}; expected a non-empty string")
     return ModelTraits(accepts, needs, fingerprint, isinstance(model, SCORING_PROTOCOLS),
                        isinstance(model, Generator), isinstance(model, DualEncoder))
+
+
+def input_facts(model: object, name: str = "model") -> dict[str, Any] | None:
+    """``model.describe_inputs()`` (see the module docstring), checked: a mapping of JSON values,
+    else PluginError naming the model; None for a model without the method or with nothing to say."""
+    method = getattr(model, "describe_inputs", None)
+    if method is None:
+        return None
+    if not callable(method):
+        raise PluginError(f"model '{name}' declares describe_inputs = {method!r}; expected a method")
+    found = method()
+    try:
+        if not isinstance(found, Mapping):
+            raise TypeError(type(found).__name__)
+        facts = json.loads(json.dumps(dict(found), allow_nan=False))  # a copy: later changes stay out
+    except (TypeError, ValueError) as exc:
+        raise PluginError(f"model '{name}': describe_inputs() returned {str(found)[:80]!r}, not a mapping of "
+                          f"JSON values ({exc})") from None
+    return facts or None
 
 
 @dataclass(frozen=True)

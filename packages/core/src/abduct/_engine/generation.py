@@ -3,7 +3,10 @@
 Like scoring, it checks inputs against what the model accepts, generates each identical
 request (input, prompt, decoding options, text pool) once, in batches, with a progress bar,
 counts the model's time, and keeps the texts in a content-addressed cache, so a second run
-of the same requests costs no model call.
+of the same requests costs no model call. The cache keeps what the model returned (raw: a
+served reply's ``reasoning_content`` beside its content); a model's ``reasoning`` option
+(``abduct.kit.reasoning``) splits answer from reasoning on the way out, so a rerun with another
+``reasoning=`` reuses the cached replies.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from abduct.contract.protocols import Decoding, Generator, TextPool
 from abduct.contract.records import GenerationRequest
 from abduct.kit.cache import TextCache
 from abduct.kit.content import unique_index
+from abduct.kit.reasoning import Reasoning, ServedReply
 
 
 class GenerationEngine(ModelCalls):
@@ -33,6 +37,8 @@ class GenerationEngine(ModelCalls):
         if cache_dir is not None and not fingerprint:
             raise AbductError("a generation cache needs the model's fingerprint")
         self.cache = TextCache(cache_dir, fingerprint) if cache_dir is not None else None
+        reasoning = getattr(model, "reasoning", None)  # generating models declare reasoning=; others have none
+        self.reasoning = reasoning if isinstance(reasoning, Reasoning) else None
 
     def _cache_key(self, request: GenerationRequest, pool: TextPool | None) -> str:
         parts = [self.keys.visual(request.visual), request.prompt or "", self.decoding.describe(),
@@ -56,7 +62,11 @@ class GenerationEngine(ModelCalls):
             if wrong is not None:
                 raise self.fault(f"returned {type(made[wrong]).__name__} from generate for request {wrong + 1} of "
                                  f"{len(chunk)} (expected one string each)")
-            return [str(t) for t in made]
+            return [t if isinstance(t, ServedReply) else str(t) for t in made]
 
         texts = self._through_cache(unique, self.cache, lambda r: self._cache_key(r, pool), run, "generating")
+        if self.reasoning is not None:  # a Reply (a str) with its reasoning
+            texts = [self.reasoning.split(t) for t in texts]
+        else:
+            texts = [str(t) for t in texts]
         return [texts[i] for i in inverse]

@@ -17,6 +17,7 @@ from typing import Any, TypeVar, cast
 import numpy as np
 
 from abduct._engine.inputs import InputPolicy
+from abduct._engine.tokens import Tokens, model_usage
 from abduct._registry.contain import plugin_call
 from abduct.contract.errors import AbductError, PluginError
 from abduct.contract.protocols import SCORING_PROTOCOLS, DualEncoder, MatrixScorer, Scorer
@@ -64,6 +65,8 @@ class ModelCalls:
         self.keys = keys or ContentKeys()
         self.timer = timer or Timer()
         self.calls = 0
+        self.tokens = Tokens()  # this engine's part of the token ledger (abduct._engine.tokens)
+        self.before_batch: Callable[[], None] | None = None  # the run's budget check, before each batch is sent
 
     @property
     def who(self) -> str:
@@ -80,13 +83,22 @@ class ModelCalls:
         infinite, is refused here, where every task's numbers come from, rather than ranked as if
         it were one."""
         self.calls += 1
+        before = model_usage(self.model)
         start = time.perf_counter()
+        counted = False  # whether the model counted this call itself (its usage moved)
         try:
             returned = plugin_call(self.who, method, fn)
         finally:
             self.timer.seconds += time.perf_counter() - start
+            after = model_usage(self.model)
+            if before is not None and after is not None and not (cost := after.minus(before)).empty:
+                self.tokens.add(cost)  # what the call cost, as the model counts it
+                counted = True
         if not numeric:
-            return np.asarray(returned, dtype=object)
+            made = np.asarray(returned, dtype=object)
+            if not counted:  # a model that keeps no usage (or not for this method): each text is a request
+                self.tokens.requests += int(made.size)
+            return made
         try:
             out = np.asarray(returned)
         except ValueError as exc:  # ragged rows
@@ -97,6 +109,8 @@ class ModelCalls:
             bad = int(np.size(out) - np.isfinite(out).sum())
             raise self.fault(f"returned {bad} non-finite value(s) (NaN or infinity) among its scores or "
                              "embeddings; they must be finite numbers")
+        if not counted:  # a model that keeps no usage (or not for this method): each input or pair is a request
+            self.tokens.requests += int(out.shape[0] if method.startswith("encode") and out.ndim else out.size)
         return out
 
     def _each_batch(self, batches: Sequence[B], compute: Callable[[B], R], desc: str, unit: str = "batch") -> list[R]:
@@ -118,11 +132,14 @@ class ModelCalls:
         keys = [content_key(item) for item in items] if cache is not None else []
         found: list[V | None] = cache.get(keys) if cache is not None else [None] * len(items)
         todo = [i for i, value in enumerate(found) if value is None]
+        self.tokens.cached += len(items) - len(todo)
         if self.ranks.world > 1:
             todo = sorted(set().union(*gather_objects(todo, self.ranks)))
         batches = [todo[i : i + self.batch_size] for i in range(0, len(todo), self.batch_size)]
 
         def run(batch: list[int]) -> Sequence[V] | np.ndarray:
+            if self.before_batch is not None:
+                self.before_batch()
             values = compute([items[i] for i in batch])
             if cache is not None:
                 cache.put([keys[i] for i in batch], values)

@@ -46,6 +46,8 @@ class EvalConfig:
     datasets: tuple[str, ...] = ()  # dataset specs whose options apply when the task loads them
     ci_resamples: int = RESAMPLES  # bootstrap resamples per metric interval; 0: no intervals
     shard: Shard | None = None  # evaluate only this shard's share, into --out, for abduct merge
+    budget_tokens: int | None = None  # --budget tokens=N: stop before a unit once this many are spent
+    label: str | None = None  # what compare and the pages call the run (--label); default: the spec without URLs
 
     @property
     def settings(self) -> Settings:
@@ -204,7 +206,7 @@ def build_run(config: EvalConfig, prepared: Prepared, loaded: LoadedModel, regis
               limit=config.limit, quiet=config.quiet, out_dir=config.out_dir,
               cache_dir=(config.cache_dir or default_cache_dir()) if config.use_cache else None,
               signature=signature, ranks=ranks, limit_unit=data.limit_unit,
-              data_files=list(data.files))
+              data_files=list(data.files), budget_tokens=config.budget_tokens)
     known = RunInfo(split=split, model_name=run.model_name, scores=run.scores, generates=run.generates,
                     judged=run.judged, metric=run.metric, settings=run.settings, corpus=data.corpus)
     return run, known, data.examples

@@ -40,6 +40,9 @@ def run_evaluation(config: EvalConfig, registry: Registry | None = None) -> dict
 
 def _evaluate(config: EvalConfig, registry: Registry, ranks: Ranks) -> dict[str, Any]:
     started = time.perf_counter()
+    if config.budget_tokens is not None and ranks.world > 1:  # each rank would stop at a unit of its own
+        raise AbductError("--budget counts one process's tokens; under torchrun use --shard (a budget per shard) "
+                          "or no budget")
     require_dir(config.data_dir, "data directory")
     if config.cache_dir is not None and config.use_cache:
         ensure_writable_dir(config.cache_dir, "--cache-dir")
@@ -60,6 +63,7 @@ def _evaluate(config: EvalConfig, registry: Registry, ranks: Ranks) -> dict[str,
             parts = evaluate_shard(prepared, run, known, examples, shard)
             return finished_shard(config, prepared, shard, own, loaded, run, parts, resumed, started)
         outcome = evaluate_task(prepared, run, known, examples)
-        about = {"task": config.task, "split": split, "seed": config.seed, "limit": config.limit}
+        about = {"task": config.task, "split": split, "seed": config.seed, "limit": config.limit,
+                 "label": config.label}
         return finished_run(run, loaded, outcome.evaluation, prepared.traits, about, resumed, started,
                             config.ci_resamples, outcome.view, registry)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from abduct._declare.traits import task_traits
+from abduct._engine.tokens import added_blocks
 from abduct._registry.registry import Registry, get_registry
 from abduct._run.collect import build_dataset, collect_examples, load_task
 from abduct._run.outdir import (
@@ -175,6 +176,34 @@ def merged_stage(stage: str, keys: Sequence[str], shards: Sequence[ShardDir], st
     return merged
 
 
+def _inputs_block(shards: Sequence[ShardDir]) -> dict[str, Any]:
+    """``{"inputs": ...}`` over the shards' model blocks: each fact as the shards say it, the
+    distinct values as a list where they differ (shards served by replicas reporting other
+    fingerprints); nothing where no shard says anything."""
+    said = [s.manifest["model"].get("inputs") for s in shards]
+    if not any(said):
+        return {}
+    return {"inputs": combined([d for d in said if isinstance(d, dict)])}
+
+
+def combined(facts: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The mappings ``facts`` joined: nested mappings joined key by key, a value all give alike
+    kept, differing values listed (each once, in order: a list given is a list of values)."""
+    out: dict[str, Any] = {}
+    for key in dict.fromkeys(k for f in facts for k in f):
+        values = [f[key] for f in facts if key in f]
+        if all(isinstance(v, dict) for v in values):
+            out[key] = combined(values)
+            continue
+        distinct: list[Any] = []
+        for value in values:
+            for one in value if isinstance(value, list) else [value]:
+                if one not in distinct:
+                    distinct.append(one)
+        out[key] = values[0] if all(v == values[0] for v in values) else distinct
+    return out
+
+
 def _judge_block(shards: Sequence[ShardDir]) -> dict[str, Any] | None:
     """results.json's judge block over the shards: their counts and times added up."""
     blocks = [s.manifest["judge"] for s in shards]
@@ -238,7 +267,7 @@ def merge_shards(out_dir: Path, shard_dirs: Sequence[Path], *, data_dir: Path | 
     if data_dir is None and not data.is_dir():
         raise AbductError(f"the shards read their data in {data}, which this machine does not have: pass --data DIR")
     require_dir(data, "data directory")
-    model = first["model"]
+    model = {**first["model"], **_inputs_block(shards)}
     run_identity = {"task": first["task_text"], "model": str(Spec.parse(model["spec"])), "split": first["split"],
                     "data_dir": data_label, "limit": first["limit"], "seed": first["seed"]}
     if not overwrite:
@@ -289,6 +318,7 @@ def merge_shards(out_dir: Path, shard_dirs: Sequence[Path], *, data_dir: Path | 
         "resumed": any(bool(s.manifest["resumed"]) for s in shards),
         **_resumed_units(shards),
         "processes": sum(int(s.manifest["processes"]) for s in shards),
+        "tokens": added_blocks(s.manifest.get("tokens") for s in shards),  # an older manifest's: none, counted 0
         "shards": len(shards),
         # where each shard came from (--shard, or the variables --shard auto read); an older manifest's was --shard
         "shard_sources": [str(s.manifest["shard"].get("source", "--shard")) for s in shards],

@@ -33,6 +33,7 @@ from abduct.contract.stages import (
     Request,
     TwoWay,
 )
+from abduct.kit.reasoning import Reply, reasoning_fields
 from abduct.kit.shapes import batched, first_argmax, strictly_higher
 
 Stored = list[dict[str, Any]]  # a stage's records as the unit store keeps them
@@ -45,7 +46,8 @@ def typed(request: Request, records: Stored) -> Records:
     if isinstance(request, Compare):
         return [Compared(r["id"], list(r["scores"]), r["gold"], r["correct"]) for r in records]
     if isinstance(request, Generate):
-        return [Generated(r["id"], r["prediction"], list(r["references"])) for r in records]
+        return [Generated(r["id"], Reply(r["prediction"], r.get("reasoning"), r.get("reasoning_finished", True)),
+                          list(r["references"])) for r in records]
     if isinstance(request, Judge):
         return [Judged(r["id"], r["equivalent"], r["raw"], list(r["answers"])) for r in records]
     assert isinstance(request, Custom)
@@ -107,7 +109,7 @@ def generate(run: Run, stage: str, request: Generate) -> Stored:
 
     def write(batch: Sequence[GenerationItem]) -> list[dict[str, Any]]:
         texts = engine.generate([item.request for item in batch], request.pool)
-        return [{"id": item.id, "prediction": text, "references": list(item.references)}
+        return [{"id": item.id, "prediction": str(text), "references": list(item.references), **reasoning_fields(text)}
                 for item, text in zip(batch, texts)]
 
     return run.map_units(stage, units, write, expecting("id", "prediction", "references"))

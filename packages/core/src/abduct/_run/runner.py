@@ -24,7 +24,8 @@ from typing import Any, TypeVar
 from abduct._engine.generation import GenerationEngine
 from abduct._engine.judging import JudgeEngine
 from abduct._engine.models import engine_for
-from abduct._engine.scoring import ScoringEngine
+from abduct._engine.scoring import ModelCalls, ScoringEngine
+from abduct._engine.tokens import Tokens, total
 from abduct._registry.providers import UnknownNameError, not_installed
 from abduct._registry.registry import Registry, get_registry
 from abduct.contract.errors import AbductError
@@ -62,6 +63,11 @@ def expecting(*fields: str) -> UnitCheck:
                 return f"holds the record of '{record['id']}' where '{item.id}' belongs"
         return None
     return check
+
+
+class BudgetSpent(AbductError):
+    """``--budget tokens=N`` was reached: the run stopped before its next unit or batch, the
+    finished units kept (the command exits 3)."""
 
 
 class RepairWarning(UserWarning):
@@ -218,8 +224,18 @@ class Run:
     data_files: list[Path] = field(default_factory=list)  # what the task's dataset read, hashed into results.json
     units_kept: int = 0  # units of every stage so far taken from an earlier, interrupted run's store
     units_total: int = 0  # units of every stage so far, kept or computed
+    budget_tokens: int | None = None  # --budget: send nothing more once the model and the judge spent this many
+    stage_tokens: dict[str, Tokens] = field(default_factory=dict)  # the model's tokens, by the stage that spent them
+    model_engines: list[ModelCalls] = field(default_factory=list, repr=False)  # whose tokens are the stages' (not the judge's)
+    _unit: str = field(default="", repr=False)  # the unit being computed (the budget's line names it)
     _store: UnitStore | None = field(default=None, repr=False)
     _metrics: dict[tuple[str, str], Metric] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self.model_engines = [e for e in (self.generation, self.scoring) if e is not None]
+        for engine in (self.generation, self.scoring, self.judge.engine if self.judge is not None else None):
+            if engine is not None:
+                engine.before_batch = self._within_budget
 
     @property
     def scores(self) -> bool:
@@ -257,7 +273,28 @@ class Run:
                              cache_dir=cache_root, use_cache=cache_root is not None, quiet=self.quiet)
         if engines.generation is None:
             raise AbductError(f"{role} '{engines.loaded.spec.name}' does not generate text")
+        self.model_engines.append(engines.generation)  # its tokens count with the stage that asks it
+        engines.generation.before_batch = self._within_budget
         return engines.generation
+
+    def _model_tokens(self) -> Tokens:
+        return total(e.tokens for e in self.model_engines)
+
+    def _judge_tokens(self) -> Tokens:
+        return self.judge.engine.tokens if self.judge is not None else Tokens()
+
+    def _within_budget(self, key: str | None = None) -> None:
+        """``--budget``'s rule: nothing more is sent once the model and the judge have spent N
+        tokens or more. Checked before each unit and before each batch (``--batch-size``
+        requests) an engine sends, so a run spends at most one batch's tokens past N; with the
+        caches on, the batches before are kept, so a rerun does not ask them again."""
+        if self.budget_tokens is None:
+            return
+        spent = self._model_tokens().spent + self._judge_tokens().spent
+        if spent >= self.budget_tokens:
+            where = f"unit '{key}'" if key is not None else "the next batch" + (f" of unit '{self._unit}'" if self._unit else "")
+            raise BudgetSpent(f"budget spent: {spent:,} of {self.budget_tokens:,} tokens (prompt and completion, "
+                              f"this invocation); stopped before {where}")
 
     def write_artifact(self, name: str, content: Any) -> None:
         """Kept until the run ends; the outputs' writer puts it beside results.json (rank 0 only)."""
@@ -314,12 +351,15 @@ class Run:
         quiet = self.quiet or todo < 2 or not self.ranks.is_main
         ticks = iter(progress(range(todo), desc=stage, total=todo, quiet=quiet, unit="unit"))
         start = time.perf_counter()
+        spent_before = self._model_tokens()
         try:
             for uid, payload in units:
                 key = f"{stage}/{uid}"
                 if store is not None and key in done:
                     results.append(store.done[key])
                     continue
+                self._within_budget(key)
+                self._unit = key
                 try:
                     records = fn(payload)
                 except RankLost as exc:
@@ -336,6 +376,7 @@ class Run:
         finally:  # keep what finished, also on Ctrl-C or an error in a later unit
             if store is not None:
                 store.flush()
+            self.stage_tokens.setdefault(stage, Tokens()).add(self._model_tokens().minus(spent_before))
         for _ in ticks:  # close the bar
             pass
         self.timings[stage] = self.timings.get(stage, 0.0) + time.perf_counter() - start

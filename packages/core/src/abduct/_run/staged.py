@@ -29,6 +29,7 @@ from abduct.contract.stages import (
     Compare,
     Custom,
     Generate,
+    Generated,
     Generating,
     Judge,
     Records,
@@ -39,6 +40,7 @@ from abduct.contract.stages import (
 )
 from abduct.contract.task import Evaluation, Task
 from abduct.kit.progress_bars import progress
+from abduct.kit.reasoning import reasoning_fields
 
 T = TypeVar("T")
 
@@ -220,7 +222,7 @@ def finish_task(task: Task, run: Run, traits: TaskTraits, name: str, examples: S
     evaluation = plugin_call(who, "finish()", lambda: task.finish(examples, records, known))
     if not isinstance(evaluation, Evaluation):
         raise PluginError(f"{who}: finish() returned {type(evaluation).__name__}; expected an Evaluation")
-    evaluation.predictions = [as_line(record) for record in evaluation.predictions]
+    evaluation.predictions = with_reasoning([as_line(record) for record in evaluation.predictions], records)
     evaluation.data_files = list(dict.fromkeys([*run.data_files, *evaluation.data_files]))
     for artifact, content in evaluation.artifacts.items():
         run.write_artifact(artifact, content)  # its name checked, written with the outputs
@@ -231,6 +233,20 @@ def finish_task(task: Task, run: Run, traits: TaskTraits, name: str, examples: S
 def as_line(record: Any) -> Any:
     """A prediction line: a typed record (``Chosen``, ...) as its fields; any other as it is."""
     return dataclasses.asdict(record) if dataclasses.is_dataclass(record) and not isinstance(record, type) else record
+
+
+def with_reasoning(lines: list[Any], records: Mapping[str, Records]) -> list[Any]:
+    """Each prediction line (a dict with an ``id``) given the reasoning its generated record
+    carries, unless the task wrote one itself: kept per sample without every task copying it."""
+    found = {str(r.id): r.prediction for stage in records.values() for r in stage
+             if isinstance(r, Generated) and reasoning_fields(r.prediction)}
+    if not found:
+        return lines
+    for line in lines:
+        answer = found.get(str(line.get("id"))) if isinstance(line, dict) else None
+        if answer is not None and "reasoning" not in line:
+            line.update(reasoning_fields(answer))
+    return lines
 
 
 def evaluate_shard(prepared: Prepared, run: Run, known: RunInfo, examples: list[Any], shard: Shard

@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from abduct._declare.metrics import declared_info, resolve
-from abduct._declare.traits import TaskTraits
+from abduct._declare.traits import TaskTraits, input_facts
 from abduct._engine.models import LoadedModel
+from abduct._engine.tokens import run_ledger
 from abduct._registry.registry import Registry, get_registry
 from abduct._run.collect import EvalConfig, Prepared
 from abduct._run.outdir import replace_outputs
@@ -26,6 +27,7 @@ from abduct._run.shards import Parts, Shard, write_shard
 from abduct._stats.resampling import interval
 from abduct._stats.unitsfile import UNITS_FILE, checked, encode
 from abduct.contract.errors import AbductError, PluginError
+from abduct.contract.spec import Spec
 from abduct.contract.task import Evaluation
 from abduct.contract.units import UnitScores
 from abduct.kit.distributed import gather_objects
@@ -38,7 +40,8 @@ def finished_run(run: Run, loaded: LoadedModel, evaluation: Evaluation, traits: 
                  registry: Registry) -> dict[str, Any]:
     """A whole run's results (every rank), its outputs written by rank 0 and its stored units let go."""
     check_outcome(about["task"], run.data_dir, run.split, evaluation)
-    about = {"task": about["task"], "model": model_block(loaded), **about, "limit_unit": run.limit_unit,
+    label = about.get("label")
+    about = {"task": about["task"], "model": model_block(loaded, label), **about, "limit_unit": run.limit_unit,
              "ignored": _ignored(run)}
     results, units, interval_seconds = results_of(traits, evaluation, about, run.data_dir, ci_resamples)
     results.update({**_run_facts(run, resumed, started, interval_seconds=interval_seconds),
@@ -70,6 +73,8 @@ def _run_facts(run: Run, resumed: bool, started: float, **timings: float) -> dic
         "resumed": resumed,
         "resumed_units": {"kept": run.units_kept, "of": run.units_total},
         "processes": run.ranks.world,
+        "tokens": run_ledger(run.stage_tokens, [e.tokens for e in run.model_engines],
+                             run.judge.engine.tokens if run.judge is not None else None),
         "timings": {
             "total_seconds": time.perf_counter() - started,
             "model_seconds": engine.timer.seconds if engine is not None else 0.0,
@@ -111,12 +116,24 @@ def results_of(traits: TaskTraits, evaluation: Evaluation, about: dict[str, Any]
     return results, units, interval_seconds
 
 
-def model_block(loaded: LoadedModel) -> dict[str, Any]:
-    """results.json's ``model``: spec, fingerprint, abilities, and decoding for a generator."""
-    model: dict[str, Any] = {"spec": str(loaded.spec), "fingerprint": loaded.fingerprint, "abilities": loaded.abilities}
+def model_block(loaded: LoadedModel, label: str | None = None) -> dict[str, Any]:
+    """results.json's ``model``: spec, the run's ``label`` (``--label``, else ``default_label``),
+    fingerprint, abilities, decoding for a generator, and ``inputs``: what the model says shaped
+    its inputs (``describe_inputs``, read now that it has run), where it says anything."""
+    model: dict[str, Any] = {"spec": str(loaded.spec), "label": label or default_label(loaded.spec),
+                             "fingerprint": loaded.fingerprint, "abilities": loaded.abilities}
     if loaded.generates:
         model["decoding"] = loaded.decoding.describe()
+    facts = input_facts(loaded.model, loaded.spec.name)
+    if facts is not None:
+        model["inputs"] = facts
     return model
+
+
+def default_label(spec: Spec) -> str:
+    """A run's name when ``--label`` gives none: its spec without the options whose value is a URL
+    (``openai:MODEL,base_url=http://...`` is ``openai:MODEL``): where a model is served is not what it is."""
+    return str(Spec(spec.name, spec.argument, spec.tag, tuple((k, v) for k, v in spec.options if "://" not in v)))
 
 
 def add_tail(results: dict[str, Any], judge: dict[str, Any] | None) -> None:
@@ -138,7 +155,7 @@ def finished_shard(config: EvalConfig, prepared: Prepared, shard: Shard, run_ide
         "run": run_identity,
         "task": str(prepared.spec),
         "task_text": config.task,
-        "model": model_block(loaded),
+        "model": model_block(loaded, config.label),
         "model_name": loaded.spec.name,
         "data": {"dir": str(config.data_dir), "resolved": str(config.data_dir.resolve()),
                  "files": file_hashes(run.data_files, config.data_dir)},

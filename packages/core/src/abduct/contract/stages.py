@@ -106,7 +106,9 @@ class Compared:
 
 @dataclass(frozen=True)
 class Generated:
-    """A ``GenerationItem``'s text, with the item's references (for the metrics)."""
+    """A ``GenerationItem``'s text, with the item's references (for the metrics). ``prediction``
+    is the answer; from a model with ``reasoning=``, an ``abduct.kit.reasoning.Reply`` (a str)
+    that also carries the reasoning split off it and whether that reasoning finished."""
 
     id: str
     prediction: str

@@ -16,9 +16,11 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Mapping, Sequence
 
+from abduct.contract.metric_info import COUNT, MetricInfo, lower
 from abduct.contract.protocols import MetricResult
 from abduct.contract.spec import Settings, Spec
 from abduct.kit.metric_inputs import validate_inputs
+from abduct.kit.reasoning import NOT_FINISHED, Reply
 
 ARTICLES = frozenset({"a", "an", "the"})
 NUMBER_WORDS = {
@@ -65,3 +67,35 @@ class ExactMatch:
 
 def make_exact_match(spec: Spec, settings: Settings) -> ExactMatch:
     return ExactMatch()
+
+
+# -- answers read from text that could not be read ----------------------------------------------
+# Every task that reads an answer from a model's text reports ``unparsed`` (count, lower is
+# better), ``unparsed_rate`` (percent of the answers read) and ``unparsed_reasons.<reason>``
+# (counts), the reasons being these; how an unparsed answer is scored stays the official code's.
+UNPARSED_REASONS = ("empty", NOT_FINISHED, "no option found", "several options")
+UNPARSED_INFO: dict[str, MetricInfo] = {"unparsed": lower(0.0), "unparsed_rate": lower(0.0, 100.0),
+                                        "unparsed_reasons.*": COUNT}
+
+
+def unparsed_reason(text: str, *, parsed: bool, several: bool = False) -> str | None:
+    """Why ``text`` gave no answer (None: it gave one): a ``Reply`` whose reasoning never closed
+    (``abduct.kit.reasoning``), an empty text, or ``several``: the task's reading found more than
+    one answer; else no option found."""
+    if parsed:
+        return None
+    if isinstance(text, Reply) and not text.finished:
+        return NOT_FINISHED
+    if not text.strip():
+        return "empty"
+    return "several options" if several else "no option found"
+
+
+def unparsed_metrics(reasons: Sequence[str | None]) -> dict[str, object]:
+    """``unparsed``, ``unparsed_rate`` and ``unparsed_reasons`` of the answers' reasons (None: parsed)."""
+    found = [r for r in reasons if r is not None]
+    out: dict[str, object] = {"unparsed": len(found),
+                              "unparsed_rate": 100.0 * len(found) / len(reasons) if reasons else 0.0}
+    if found:  # only the reasons that occurred
+        out["unparsed_reasons"] = {r: found.count(r) for r in dict.fromkeys(found)}
+    return out

@@ -26,6 +26,7 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 
 from abduct.kit.io import atomic_write_bytes
+from abduct.kit.reasoning import ServedReply
 
 V = TypeVar("V")
 
@@ -223,7 +224,9 @@ class EmbeddingCache(ShardCache[np.ndarray]):
 
 
 class TextCache(ShardCache[str]):
-    """Texts: a shard is a JSON object of key -> text (a value of any other type is damage)."""
+    """Texts: a shard is a JSON object of key -> text, or -> ``{content, reasoning_content,
+    truncated}`` for a served reply whose server gave its reasoning apart (kept raw, split on
+    read: ``abduct.kit.reasoning``); a value of any other shape is damage."""
 
     kind, suffix = "generations", ".json"
 
@@ -235,9 +238,16 @@ class TextCache(ShardCache[str]):
         if not isinstance(table, dict):
             raise ValueError(f"holds a JSON {type(table).__name__}, not an object of texts")
         for key, value in table.items():
-            if not isinstance(value, str):
+            if isinstance(value, dict) and _served_reply(value):  # a served reply with its reasoning_content
+                table[key] = ServedReply(value["content"], value["reasoning_content"], value["truncated"])
+            elif not isinstance(value, str):
                 raise ValueError(f"holds a {type(value).__name__} for key {key[:16]}..., not a text")
         return table
 
     def _write(self, keys: Sequence[str], values: Sequence[str] | np.ndarray) -> bytes:
-        return json.dumps(dict(zip(keys, values))).encode()
+        return json.dumps({k: v.raw() if isinstance(v, ServedReply) else v for k, v in zip(keys, values)}).encode()
+
+
+def _served_reply(value: dict[str, Any]) -> bool:
+    return (set(value) == {"content", "reasoning_content", "truncated"} and isinstance(value["content"], str)
+            and isinstance(value["reasoning_content"], str) and isinstance(value["truncated"], bool))

@@ -8,7 +8,9 @@
 - ``by_difficulty.<easy|medium|hard>``: accuracy and count per difficulty (the video's, shared
   by all its questions), where the file gives one;
 - an answer that could not be parsed counts as wrong and in the total, and is counted in
-  ``unparsed``; ``n``, ``n_detective``, ``n_reporter``: the questions.
+  ``unparsed`` (``unparsed_rate``, ``unparsed_reasons``: ``abduct.kit.answers``; the official
+  parsers take the first option named, so "several options" never occurs here; a submission
+  file's -1 is "no option found"); ``n``, ``n_detective``, ``n_reporter``: the questions.
 
 Without labels (the test split) only the counts are given. Each question is a unit of the
 accuracies (their intervals and paired tests), clustered by its video: a video's questions
@@ -21,7 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from abduct import COUNT, MetricInfo, UnitScores, lower, percent
+from abduct import COUNT, MetricInfo, UnitScores, percent
+from abduct.kit.answers import UNPARSED_INFO, unparsed_metrics
 from abduct_blackswan.records import DIFFICULTIES
 
 TASKS = ("Detective", "Reporter")
@@ -29,15 +32,19 @@ TASKS = ("Detective", "Reporter")
 
 @dataclass(frozen=True)
 class Answer:
-    """One question's outcome: ``correct`` None without a label; ``parsed`` False for an answer
-    the parser could not read (then ``correct`` is False where there is a label)."""
+    """One question's outcome: ``correct`` None without a label; ``unparsed`` why the parser
+    could not read the answer (then ``correct`` is False where there is a label), None when it could."""
 
     id: str
     task: str
     video: str
     difficulty: str | None
     correct: bool | None
-    parsed: bool = True
+    unparsed: str | None = None
+
+    @property
+    def parsed(self) -> bool:
+        return self.unparsed is None
 
 
 def _percent(answers: Sequence[Answer]) -> float:
@@ -61,7 +68,7 @@ def metrics(answers: Sequence[Answer]) -> dict[str, Any]:
     out["n"] = len(answers)
     for task in TASKS:
         out[f"n_{task.lower()}"] = sum(a.task == task for a in answers)
-    out["unparsed"] = sum(not a.parsed for a in answers)
+    out.update(unparsed_metrics([a.unparsed for a in answers]))
     return out
 
 
@@ -90,4 +97,4 @@ def metric_info(chance: float) -> dict[str, MetricInfo]:
     accuracy = percent(chance=chance)
     return {"accuracy": accuracy, "detective_accuracy": accuracy, "reporter_accuracy": accuracy,
             "by_difficulty.*.accuracy": accuracy, "by_difficulty.*.n": COUNT, "n": COUNT, "n_detective": COUNT,
-            "n_reporter": COUNT, "unparsed": lower(0.0)}
+            "n_reporter": COUNT, **UNPARSED_INFO}

@@ -41,6 +41,7 @@ from abduct import (
     TextPool,
 )
 from abduct.kit import scored_texts
+from abduct.kit.answers import unparsed_reason
 from abduct_blackswan import challenge
 from abduct_blackswan.inputs import INPUT_OPTIONS, MCQ_PROMPT, SETUPS, YN_PROMPT, Setup, question_input, yn_question
 from abduct_blackswan.parsing import LETTERS, letter_list, parse_choice, parse_yes_no
@@ -117,15 +118,19 @@ class _QuestionTask:
         predictions, outcomes, answers = [], [], {}
         for q in questions:
             asked, record = self.asked(q), found[q.id]
+            reason = None
             if generated:
                 index = asked.parse(record.prediction)
                 kept = {"output": record.prediction}
+                reason = unparsed_reason(record.prediction, parsed=index is not None)
+                if reason:
+                    kept["unparsed"] = reason
             else:
                 index = record.choice
                 kept = {"scores": record.scores}
             correct = None if asked.label is None else index == asked.label
             answers[q.id] = -1 if index is None else index
-            outcomes.append(Answer(q.id, q.task, q.video, q.difficulty, correct, index is not None))
+            outcomes.append(Answer(q.id, q.task, q.video, q.difficulty, correct, reason))
             predictions.append({"id": q.id, "q_id": q.q_id, "task": q.task, "difficulty": q.difficulty,
                                 "video": q.video, "label": self.shown(asked.label),
                                 "answer": self.unanswered if index is None else self.shown(index),
@@ -150,7 +155,8 @@ class _QuestionTask:
         texts += scored_texts("option" if len(asked.candidates) == 3 else list(asked.candidates), asked.candidates,
                               record.get("scores"), asked.label)
         if "output" in record:
-            texts.append({"label": "answer given" + ("" if record.get("parsed") else " (not parsed: wrong)"),
+            texts.append({"label": "answer given" + ("" if record.get("parsed") else
+                                                     f" (not parsed: {record.get('unparsed', 'no option found')}; wrong)"),
                           "text": str(record["output"])})
         clips = {role: Path(path).name for role, path in
                  (("pre-event", question.clips.pre), ("event", question.clips.event),
@@ -192,8 +198,8 @@ class McqTask(_QuestionTask):
             raise AbductError(f"{key}: the answer key hides its labels; score a split with labels (validation)")
         challenge.require_run(predictions, "validation")
         answers = challenge.read_challenge(predictions, [q.id for q in questions])
-        return metrics([Answer(q.id, q.task, q.video, q.difficulty, answers[q.id] == q.label, answers[q.id] != -1)
-                        for q in questions])
+        return metrics([Answer(q.id, q.task, q.video, q.difficulty, answers[q.id] == q.label,
+                               "no option found" if answers[q.id] == -1 else None) for q in questions])
 
 
 class YnTask(_QuestionTask):

@@ -17,7 +17,8 @@ generates (``answer=auto``, the default, also ``random``) or any model with
 ``answer=generate`` is asked twice (a ``Generate`` of two requests per sample), with the
 premise and both hypotheses in each order and ``PROMPT``; its answer must be ``1`` or ``2``
 (optionally ``Hypothesis 2``, ``Image 1``, a final dot; case and spaces ignored): anything else
-is wrong and counted in ``unparseable``. ``answer=score`` makes a model that does both score
+is wrong and counted in ``unparsed`` with its reason (``unparsed_rate`` over the answers read,
+``unparsed_reasons``: ``abduct.kit.answers``; "several options" when it names both 1 and 2). ``answer=score`` makes a model that does both score
 instead. In ``setup=text`` (and ``captions``) the descriptions are the request's context, which
 ``random`` does not read: its picks are then the same for every request (use ``nleye-pairs``
 for its chance row).
@@ -59,10 +60,11 @@ from abduct import (
     TwoWay,
     UnitScores,
     VisualInput,
-    lower,
     percent,
 )
 from abduct.kit import batched
+from abduct.kit.answers import UNPARSED_INFO, unparsed_metrics, unparsed_reason
+from abduct.kit.reasoning import reasoning_fields
 from abduct_nleye.captions import CAPTION_PROMPT, answering, check_captioner, with_captions
 from abduct_nleye.loader import load_csv, require_descriptions
 from abduct_nleye.records import NleyeSample, Setup
@@ -185,7 +187,7 @@ class TripletTask(_NleyeTask):
 
     metric_info = _with_tables({
         "consistency_accuracy": percent(chance=25.0), "order1_accuracy": percent(chance=50.0),
-        "order2_accuracy": percent(chance=50.0), "n": COUNT, "unparseable": lower(0.0),
+        "order2_accuracy": percent(chance=50.0), "n": COUNT, **UNPARSED_INFO,
     })
 
     def __init__(self, setup: Setup = "images", score_by: ScoreBy = "pair",
@@ -224,7 +226,8 @@ class TripletTask(_NleyeTask):
         table = {r["id"]: (r["gold"], r["order1"], r["order2"]) for r in answers}
         metrics = with_tables(examples, table, triplet_values)
         if asked:
-            metrics["unparseable"] = sum(r["unparseable"] for r in answers)
+            metrics.update(unparsed_metrics([self._reason(generated[s.sample_id + suffix])
+                                             for s in examples for suffix in ("", SWAPPED)]))
         details = self._details(answered_by="generation" if asked else f"scores ({self.score_by})")
         unit = "triplet (both orders)"  # a triplet's two presentations stay together when resampled
         per_triplet = {"consistency_accuracy": UnitScores.means(unit, {r["id"]: r["order1"] == r["order2"] == r["gold"]
@@ -248,9 +251,24 @@ class TripletTask(_NleyeTask):
         shown1, shown2 = parse_answer(raw1), parse_answer(raw2)
         order1 = shown1  # shown (1, 2): position = hypothesis
         order2 = None if shown2 is None else 3 - shown2  # shown (2, 1): position 1 = hypothesis 2
-        return {"id": sample.sample_id, "gold": sample.gold, "outputs": [raw1, raw2], "order1": order1,
-                "order2": order2, "unparseable": int(shown1 is None) + int(shown2 is None),
-                "consistent": order1 == order2 == sample.gold}
+        row = {"id": sample.sample_id, "gold": sample.gold, "outputs": [raw1, raw2], "order1": order1,
+               "order2": order2, "consistent": order1 == order2 == sample.gold}
+        ordered = (generated[sample.sample_id], generated[sample.sample_id + SWAPPED])
+        reasons = [f"order {k}: {r}" for k, r in ((1, TripletTask._reason(ordered[0])),
+                                                  (2, TripletTask._reason(ordered[1]))) if r]
+        if reasons:
+            row["unparsed"] = reasons
+        thoughts = [f"order {k}: {kept['reasoning']}" for k, g in enumerate(ordered, 1)
+                    if (kept := reasoning_fields(g.prediction))]
+        if thoughts:  # both presentations' reasoning, in one folded text
+            row["reasoning"] = "\n\n".join(thoughts)
+        return row
+
+    @staticmethod
+    def _reason(made: Generated) -> str | None:
+        """Why a generated answer was not read (None: it was)."""
+        return unparsed_reason(made.prediction, parsed=parse_answer(made.prediction) is not None,
+                               several={"1", "2"} <= set(made.prediction))
 
     def score_files(self, predictions: Path, answer_key: Path, instance_ids: Path | None = None) -> dict[str, Any]:
         """``{sample_id: [a, b]}`` against ``test_set.csv``."""

@@ -29,7 +29,7 @@ from abduct_whoops.records import WhoopsImage
 from abduct_whoops.splits import N_FOLDS, parse_split
 
 Records = list[dict[str, Any]]
-COUNTS = frozenset({"ties", "unparseable", "judge_parse_failures"})  # counts get no fold mean or std
+COUNTS = frozenset({"ties", "unparsed", "judge_parse_failures"})  # counts get no fold mean or std
 
 
 def pool_groups(examples: Sequence[WhoopsExample], run: RunInfo) -> list[tuple[str, list[WhoopsExample],

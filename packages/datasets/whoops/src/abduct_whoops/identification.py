@@ -5,8 +5,10 @@ normal) pair of the authors' identification release (``normals.py``) are classif
 
 - A model that generates (``answer=auto``, the default; ``random`` too) is asked ``PROMPT``;
   an answer starting with ``weird``/``strange``/``unusual`` is weird, with
-  ``normal``/``ordinary``/``natural`` normal, anything else is wrong and counted
-  (``unparseable``). Generators that choose are offered ``weird`` and ``normal``.
+  ``normal``/``ordinary``/``natural`` normal, anything else is wrong and counted in
+  ``unparsed`` with its reason (``unparsed_rate``, ``unparsed_reasons``: ``abduct.kit.answers``;
+  "several options" when it names both sides). Generators that choose are offered ``weird`` and
+  ``normal``.
 - A scorer (``answer=score``, or any model that only scores) rates each picture with
   ``WEIRD_TEXT`` and ``NORMAL_TEXT``: weird when the first scores strictly higher, normal when
   the second does, wrong on a tie. ``pair_accuracy`` adds the pairwise view: the weird
@@ -42,6 +44,8 @@ from abduct import (
     percent,
 )
 from abduct.kit import batched
+from abduct.kit.answers import UNPARSED_INFO, unparsed_metrics, unparsed_reason
+from abduct.kit.reasoning import reasoning_fields
 from abduct_whoops.common import declare, fold_groups, group_tables
 from abduct_whoops.dataset import IdentificationExample
 from abduct_whoops.normals import Pair
@@ -77,8 +81,8 @@ def identification_values(records: Sequence[Mapping[str, Any]]) -> dict[str, flo
     complete = [m for m in margins.values() if len(m) == 2]
     if complete:
         out["pair_accuracy"] = 100.0 * sum(m["weird"] > m["normal"] for m in complete) / len(complete)
-    if any("unparseable" in r for r in records):
-        out["unparseable"] = float(sum(int(r.get("unparseable", 0)) for r in records))
+    if any("unparsed" in r for r in records):  # read from generated text: how many could not be
+        out["unparsed"] = float(sum(r.get("unparsed") is not None for r in records))
     return out
 
 
@@ -92,7 +96,7 @@ class IdentificationTask:
     limit_unit = "pairs"
     metric_info = declare({name: percent(chance=50.0) for name in
                            ("accuracy", "weird_accuracy", "normal_accuracy", "pair_accuracy")},
-                          ("unparseable", "pairs"))
+                          ("pairs",)) | UNPARSED_INFO
 
     def __init__(self, answer: Answer = "auto") -> None:
         self.answer: Answer = answer
@@ -114,6 +118,8 @@ class IdentificationTask:
         metrics, details = group_tables(category, folds, classified, identification_values)
         metrics["pairs"] = len(examples)
         generate = self._generates(run)
+        if generate:
+            metrics.update(unparsed_metrics([r.get("unparsed") for r in classified]))
         details["answered_by"] = "generation" if generate else "scores"
         if examples:
             details.update(counterpart=examples[0].counterpart, identification_file=examples[0].file)
@@ -153,9 +159,13 @@ def classify_generated(models: RunModels, batch: Sequence[Pair]) -> Records:
     out = []
     for (pair, label, _), raw in zip(shown, answers):
         predicted = parse_label(raw)
+        lowered = raw.lower()
+        several = bool(re.search(r"\b(weird|strange|unusual)\b", lowered)
+                       and re.search(r"\b(normal|ordinary|natural)\b", lowered))
         out.append({"id": f"{pair.pair_id}/{label}", "pair": pair.pair_id, "image_id": pair.image_id,
-                    "label": label, "output": raw, "prediction": predicted, "correct": predicted == label,
-                    "unparseable": int(predicted is None)})
+                    "label": label, "output": str(raw), "prediction": predicted, "correct": predicted == label,
+                    "unparsed": unparsed_reason(raw, parsed=predicted is not None, several=several),
+                    **reasoning_fields(raw)})
     return out
 
 

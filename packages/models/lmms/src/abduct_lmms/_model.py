@@ -18,6 +18,7 @@ import numpy as np
 
 from abduct import AbductError, Decoding, GenerationRequest, Settings, Spec, TextPool, VisualInput
 from abduct.kit import install_command
+from abduct.kit.reasoning import Reasoning
 from abduct_lmms.docs import doc_to_target, doc_to_text, doc_to_visual, generation_doc, scoring_doc
 from abduct_lmms.hooks import answer_of
 from abduct_lmms.replay import ACCEPTS
@@ -53,6 +54,7 @@ class LmmsModel:
     """Generates through ``generate_until`` (see the module docstring)."""
 
     accepts = ACCEPTS
+    reasoning = Reasoning("auto")  # reasoning=: how the generation engine splits each reply
 
     def __init__(self, lm: Any, name: str, fingerprint: str) -> None:
         self.lm = lm
@@ -101,14 +103,16 @@ class LmmsScoringModel(LmmsModel):
         return np.array([answer_of("loglikelihood", m) for m in made], dtype=np.float64)
 
 
-def make_lmms(spec: Spec, settings: Settings, **model_args: str) -> LmmsModel:
-    """``lmms:MODEL[,key=value...]``: the lmms-eval model MODEL (``llava_hf``, ``qwen2_vl``, ...)
-    built with its own model_args (``pretrained=DIR``, ``batch_size=1``, ...), on ``--device``
-    unless ``device=`` is given."""
+def make_lmms(spec: Spec, settings: Settings, *, reasoning: str = "auto", **model_args: str) -> LmmsModel:
+    """``lmms:MODEL[,reasoning=auto|none|TAG|REGEX][,key=value...]``: the lmms-eval model MODEL
+    (``llava_hf``, ``qwen2_vl``, ...) built with its own model_args (``pretrained=DIR``,
+    ``batch_size=1``, ...), on ``--device`` unless ``device=`` is given; ``reasoning=`` is
+    abduct's own (``abduct.kit.reasoning``), not passed to lmms-eval."""
     if spec.tag is not None:
         raise AbductError(f"lmms takes no @tag (got '@{spec.tag}'); name the model as lmms:MODEL")
     if not spec.argument:
         raise AbductError("lmms needs an lmms-eval model name: lmms:MODEL[,key=value...] (e.g. lmms:llava_hf,pretrained=DIR)")
+    split = Reasoning.parse(reasoning, str(spec))
     try:
         from lmms_eval import models
     except ImportError as exc:  # a declared dependency, but an environment can lack it or break it
@@ -128,4 +132,6 @@ def make_lmms(spec: Spec, settings: Settings, **model_args: str) -> LmmsModel:
     lm = cls.create_from_arg_string(arg_string)
     fingerprint = f"lmms|{spec.argument}|{cls.__module__}.{cls.__name__}|{arg_string}"
     made = LmmsScoringModel if implements(cls, "loglikelihood") else LmmsModel
-    return made(lm, str(spec), fingerprint)
+    model = made(lm, str(spec), fingerprint)
+    model.reasoning = split
+    return model

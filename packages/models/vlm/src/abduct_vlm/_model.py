@@ -25,6 +25,7 @@ import torch
 from PIL import Image
 
 from abduct import AbductError, Decoding, GenerationRequest, Range, Settings, Spec, TextPool, VisualInput
+from abduct.kit.reasoning import Reasoning
 from abduct_modelkit import is_small_on_cpu, one_thread_if, torch_seeded
 from abduct_vlm._loading import Loaded, chat_prompt, first_line, load
 from abduct_vlm.images import input_images
@@ -39,8 +40,44 @@ def video_available() -> bool:
     return importlib.util.find_spec("abduct_video") is not None
 
 
+# The image processor's settings that decide the pixels a model sees (Qwen2-VL's pixel bounds,
+# LLaVA's shortest edge and crop, LLaVA-NeXT's grid), as transformers names them.
+IMAGE_RULE = ("do_resize", "size", "crop_size", "do_center_crop", "min_pixels", "max_pixels", "patch_size",
+              "merge_size", "image_grid_pinpoints", "do_pad")
+
+
+def image_processor_facts(processor: Any) -> dict[str, Any]:
+    """The image processor's class and its resize rule (``IMAGE_RULE``), unset values left out."""
+    images = getattr(processor, "image_processor", None)
+    if images is None:
+        return {}
+    facts: dict[str, Any] = {"processor": type(images).__name__}
+    for name in IMAGE_RULE:
+        value = _plain(getattr(images, name, None))
+        if value is not None and value != {}:
+            facts[name] = value
+    resample = getattr(images, "resample", None)
+    if isinstance(resample, int):
+        facts["resample"] = Image.Resampling(resample).name.lower()
+    return facts
+
+
+def _plain(value: Any) -> Any:
+    """A processor setting as JSON values: a SizeDict or dict without its unset entries."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    items = value.items() if hasattr(value, "items") else vars(value).items() if hasattr(value, "__dict__") else None
+    if items is None:
+        return str(value)
+    return {str(k): _plain(v) for k, v in items if v is not None}
+
+
 class VisionLanguageModel:
     """A generating and scoring VLM (see the module docstring)."""
+
+    reasoning = Reasoning("auto")  # reasoning=: how the generation engine splits each reply
 
     def __init__(self, loaded: Loaded, prompts: Prompts, *, batch_size: int = 8, max_images: int | None = None,
                  reduce: Literal["mean", "sum"] = "mean", name: str = "vlm", decode_timeout: float = 120.0) -> None:
@@ -48,6 +85,7 @@ class VisionLanguageModel:
         self.processor: Any = loaded.processor
         self.tokenizer: Any = getattr(self.processor, "tokenizer", self.processor)
         self.tokenizer.padding_side = "left"  # every row's last token is at the last position
+        self.usage = {"requests": 0, "prompt": 0, "completion": 0}  # generate's tokens (``_count``)
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self.device = next(self.model.parameters()).device
@@ -82,6 +120,17 @@ class VisionLanguageModel:
         clips = self._sampler.frames(VisualInput.video(str(part.media), part.spans))
         return [Image.fromarray(frame) for clip in clips for frame in clip]
 
+    def describe_inputs(self) -> dict[str, Any]:
+        """What shaped the inputs (results.json's ``model.inputs``): the processor's image rule and,
+        once a video was decoded, how its frames were sampled and by which backend."""
+        facts: dict[str, Any] = {"image": {**image_processor_facts(self.processor), "max_images": self.max_images}}
+        if self._sampler is not None:
+            settings = self._sampler.settings
+            facts["video"] = {"frames_per_clip": settings.frames_per_span, "sampling": settings.mode,
+                              "frame_size": settings.size if settings.size is not None else "as decoded",
+                              "decode_backend": self._sampler.backend}
+        return facts
+
     def chat(self, text: str, images: int) -> str:
         """The model's own chat format for one user turn: ``images`` images, then ``text``."""
         try:
@@ -108,7 +157,19 @@ class VisionLanguageModel:
         with torch.inference_mode(), one_thread_if(self._small):
             made = self.model.generate(**batch, **kwargs)
         new = made[:, batch["input_ids"].shape[1] :]
+        self._count(batch, new)
         return [t.strip() for t in self.tokenizer.batch_decode(new, skip_special_tokens=True)]
+
+    def _count(self, batch: Any, new: Any) -> None:
+        """The token ledger (read as ``usage`` by the run): the prompt's tokens, padding left out,
+        and the tokens generated up to the padding that follows an ended row."""
+        mask = batch.get("attention_mask")
+        prompt = int(mask.sum()) if mask is not None else int(batch["input_ids"].numel())
+        pad = getattr(self.tokenizer, "pad_token_id", None)
+        completion = int((new != pad).sum()) if pad is not None else int(new.numel())
+        self.usage["requests"] += int(new.shape[0])
+        self.usage["prompt"] += prompt
+        self.usage["completion"] += completion
 
     def generate(self, requests: Sequence[GenerationRequest], decoding: Decoding, pool: TextPool | None) -> list[str]:
         """Greedy and beam search run in batches of ``batch_size`` (left padding is masked, so a
@@ -169,16 +230,19 @@ def make_vlm(spec: Spec, settings: Settings, *, template: str | None = None, sco
              answer_template: str | None = None, question: str | None = None, answer: str = "yes",
              score: ScoreMode = "auto", reduce: Literal["mean", "sum"] = "mean",
              max_images: Annotated[int | None, Range(ge=1)] = None, dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto", device_map: str | None = None,
-             decode_timeout: Annotated[float, Range(gt=0)] = 120.0) -> VisionLanguageModel:
+             decode_timeout: Annotated[float, Range(gt=0)] = 120.0, reasoning: str = "auto") -> VisionLanguageModel:
     """``vlm:DIR|NAME|tiny[,template=...][,score_template=...][,answer_template=...][,question=...]
     [,answer=yes][,score=auto|text|answer][,reduce=mean|sum][,max_images=N][,dtype=auto|float32|bfloat16|float16]
-    [,device_map=auto][,decode_timeout=120]``; ``--batch-size`` rows go through the model at once (see the package README for the templates' defaults)."""
+    [,device_map=auto][,decode_timeout=120][,reasoning=auto|none|TAG|REGEX]``; ``--batch-size`` rows go through the model at once (see the package README for the templates' defaults)."""
     if spec.tag is not None:
         raise AbductError(f"vlm takes no @tag (got '@{spec.tag}'); name the model as vlm:DIR or vlm:NAME")
     given = {k: v for k, v in (("template", template), ("score_template", score_template),
                                ("answer_template", answer_template), ("question", question)) if v is not None}
     prompts = Prompts(**given, answer=answer, score=score)  # checked before any weight is read
+    split = Reasoning.parse(reasoning, str(Spec(spec.name, spec.argument)))
     device = "cpu" if device_map is not None else settings.torch_device()
     loaded = load(spec.argument, device=device, dtype=dtype, device_map=device_map)
-    return VisionLanguageModel(loaded, prompts, batch_size=settings.batch_size, max_images=max_images, reduce=reduce,
+    made = VisionLanguageModel(loaded, prompts, batch_size=settings.batch_size, max_images=max_images, reduce=reduce,
                                name=str(Spec(spec.name, spec.argument)), decode_timeout=decode_timeout)
+    made.reasoning = split  # read by the generation engine, which splits every reply (abduct.kit.reasoning)
+    return made

@@ -17,6 +17,13 @@
 - Every response is written to disk as soon as it arrives (``cache_dir``, default
   ``$ABDUCT_CACHE_DIR/served``), keyed by the endpoint and the exact request body: a rerun,
   or a run resumed after a failure, sends only what never came back.
+- ``usage``: the token ledger of the run (results.json's ``tokens``) reads what each answered
+  request cost as the server's ``usage`` says (``prompt_tokens``, ``completion_tokens``,
+  ``completion_tokens_details.reasoning_tokens``); an answer from the cache costs no tokens and
+  counts as cached.
+- A reply's ``reasoning_content`` (or ``reasoning``), as vLLM's and SGLang's reasoning parsers
+  return it, is kept beside its content (a ``ServedReply``, cached raw); ``reasoning=`` splits
+  answer from reasoning in the generation engine (``abduct.kit.reasoning``).
 - The API key is read from the environment variable ``ABDUCT_OPENAI_API_KEY`` (else
   ``OPENAI_API_KEY``; ``api_key_env=NAME`` picks another) and sent as a bearer token; it is
   never part of a fingerprint, a cache key or any output.
@@ -51,6 +58,7 @@ from PIL import Image
 from abduct import AbductError, Decoding, GenerationRequest, Range, Settings, Spec, TextPool, VisualInput
 from abduct.kit import atomic_write_json, default_cache_dir, progress
 from abduct.kit.cache import cache_damaged, read_cache_file
+from abduct.kit.reasoning import Reasoning, ServedReply
 from abduct_vlm.images import input_images
 from abduct_vlm.prompts import DEFAULT_ANSWER_TEMPLATE, Prompts, ScoreMode
 
@@ -137,6 +145,10 @@ class ChatClient:
         self.sleep = sleep
         self.sent = 0  # HTTP requests sent, retries included
         self._lock = threading.Lock()
+        self.reported: set[tuple[str, str]] = set()  # (model, system_fingerprint) the responses named
+        # the token ledger (abduct._engine.tokens reads it as the model's ``usage``): answers from the
+        # server with its ``usage``, answers from the cache (no tokens)
+        self.usage = {"requests": 0, "cached": 0, "prompt": 0, "completion": 0, "reasoning": 0}
 
     def _send(self, url: str, body: dict[str, Any]) -> dict[str, Any]:
         headers = {"Content-Type": "application/json"}
@@ -199,6 +211,8 @@ class ChatClient:
         """The response to ``body``: from the cache, else from the server (retried), then cached."""
         key = ResponseCache.key(self.url, body)
         if self.cache is not None and (found := self.cache.get(key)) is not None:
+            with self._lock:
+                self.usage["cached"] += 1
             return found
         delay = self.backoff
         first = self._preferred
@@ -217,9 +231,23 @@ class ChatClient:
                 wait = delay if exc.wait is None else min(max(exc.wait, 0.0), self.max_backoff)
                 self.sleep(wait)
                 delay = min(delay * 2, self.max_backoff)
+        self._count(response)
         if self.cache is not None:
             self.cache.put(key, response)
         return response
+
+    def _count(self, response: dict[str, Any]) -> None:
+        """One answered request and the tokens the server says it cost (0 where it gives no ``usage``)."""
+        given = response.get("usage")
+        usage: dict[str, Any] = given if isinstance(given, dict) else {}
+        details = usage.get("completion_tokens_details")
+        counts = {"prompt": usage.get("prompt_tokens"), "completion": usage.get("completion_tokens"),
+                  "reasoning": details.get("reasoning_tokens") if isinstance(details, dict) else None}
+        with self._lock:
+            self.usage["requests"] += 1
+            for name, value in counts.items():
+                if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                    self.usage[name] += value
 
     def post_many(self, bodies: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         """Responses in order, ``concurrency`` at a time. Each is cached when it arrives, so a
@@ -239,7 +267,14 @@ class ChatClient:
         if errors:  # the answered ones are cached: a rerun sends only these
             raise ServedError(f"{len(errors)} of {len(bodies)} requests failed (first: {errors[0]}); the "
                               f"{len(bodies) - len(errors)} answered are cached, so a rerun sends only the failed ones")
+        self.reported.update(reported_by(r) for r in results if r is not None)  # cached ones: who answered then
         return [r for r in results if r is not None]
+
+
+def reported_by(response: dict[str, Any]) -> tuple[str, str]:
+    """(the model id, the ``system_fingerprint``) a response names; "" for what it leaves out."""
+    model, fingerprint = response.get("model"), response.get("system_fingerprint")
+    return (model if isinstance(model, str) else "", fingerprint if isinstance(fingerprint, str) else "")
 
 
 def _endpoint(base_url: str) -> str:
@@ -291,7 +326,12 @@ def reply_text(response: dict[str, Any], url: str) -> str:
         content = response["choices"][0]["message"]["content"]
     except (KeyError, IndexError, TypeError):
         raise ServedError(f"{url}: a response without choices[0].message.content") from None
-    return "" if content is None else str(content).strip()
+    text = "" if content is None else str(content).strip()
+    message = response["choices"][0]["message"]
+    thought = message.get("reasoning_content") or message.get("reasoning")  # vLLM/SGLang reasoning parsers
+    if isinstance(thought, str) and thought.strip():  # kept beside the answer; split by the model's reasoning=
+        return ServedReply(text, thought, response["choices"][0].get("finish_reason") == "length")
+    return text
 
 
 def answer_logprob(response: dict[str, Any], answer: str, url: str) -> float:
@@ -314,6 +354,7 @@ class ServedModel:
     """Generates through a chat-completions endpoint (see the module docstring)."""
 
     accepts = frozenset({"image", "region", "context", "related"})
+    reasoning = Reasoning("auto")  # reasoning=: how the generation engine splits each reply
 
     def __init__(self, model: str, client: ChatClient, prompts: Prompts, *, max_images: int | None = None,
                  name: str = "openai") -> None:
@@ -324,6 +365,26 @@ class ServedModel:
         self.name = name
         # What makes an answer: the served model's name and endpoint, and our prompts (no key).
         self.fingerprint = f"openai|{model}|{client.url}|{prompts.describe()}|max_images={max_images}"
+
+    def describe_inputs(self) -> dict[str, Any]:
+        """What shaped the inputs and who answered (results.json's ``model.inputs``): images go as
+        PNG at their own size (the server's processor resizes them); the model ids and
+        ``system_fingerprint`` values the responses reported (a list when they changed mid-run);
+        the URLs and the concurrency used."""
+        facts: dict[str, Any] = {"image": {"encoding": "png", "client_resize": "none", "max_images": self.max_images}}
+        served: dict[str, Any] = {"endpoints": 1, "mirrors": len(self.client.urls) - 1,
+                                  "concurrency": self.client.concurrency}
+        for index, name in ((0, "model_id"), (1, "system_fingerprint")):
+            seen = sorted({pair[index] for pair in self.client.reported} - {""})
+            if seen:
+                served[name] = seen[0] if len(seen) == 1 else seen
+        facts["served"] = served
+        return facts
+
+    @property
+    def usage(self) -> dict[str, int]:
+        """The token ledger so far (requests, cached, prompt, completion, reasoning; see ``ChatClient``)."""
+        return dict(self.client.usage)
 
     def _message(self, visual: VisualInput, text: str) -> dict[str, Any]:
         images = input_images(visual, model=self.name, max_images=self.max_images)
@@ -383,13 +444,14 @@ def make_openai(spec: Spec, settings: Settings, *, base_url: str | None = None, 
                 cache: bool = True, cache_dir: Path | None = None, template: str | None = None,
                 score_template: str | None = None, answer_template: str | None = None,
                 question: str | None = None, answer: str = "yes", score: ScoreMode = "answer",
-                max_images: Annotated[int | None, Range(ge=1)] = None) -> ServedModel:
+                max_images: Annotated[int | None, Range(ge=1)] = None, reasoning: str = "auto") -> ServedModel:
     """``openai:MODEL,base_url=URL[,mirrors=URL|URL...][,concurrency=8][,timeout=60][,retries=5][,backoff=1][,max_backoff=30]
     [,logprobs=false][,top_logprobs=20][,api_key_env=NAME][,cache=true][,cache_dir=DIR][,template=...]
-    [,answer_template=...][,question=...][,answer=yes][,score=answer][,max_images=N]``."""
+    [,answer_template=...][,question=...][,answer=yes][,score=answer][,max_images=N][,reasoning=auto|none|TAG|REGEX]``."""
     if not spec.argument:
         raise AbductError("openai needs the served model's name: openai:MODEL,base_url=URL")
     primary, *others = _base_urls(spec.argument, base_url, mirrors)
+    split = Reasoning.parse(reasoning, f"openai:{spec.argument}")
     given = {k: v for k, v in (("template", template), ("score_template", score_template),
                                ("question", question)) if v is not None}
     prompts = Prompts(**given, answer_template=answer_template or DEFAULT_ANSWER_TEMPLATE, answer=answer, score=score)
@@ -398,6 +460,9 @@ def make_openai(spec: Spec, settings: Settings, *, base_url: str | None = None, 
                         max_backoff=max_backoff, concurrency=concurrency, cache=store)
     name = str(Spec(spec.name, spec.argument))
     if logprobs:
-        return ScoringServedModel(spec.argument, client, prompts, max_images=max_images, name=name,
-                                  top_logprobs=top_logprobs)
-    return ServedModel(spec.argument, client, prompts, max_images=max_images, name=name)
+        made: ServedModel = ScoringServedModel(spec.argument, client, prompts, max_images=max_images, name=name,
+                                               top_logprobs=top_logprobs)
+    else:
+        made = ServedModel(spec.argument, client, prompts, max_images=max_images, name=name)
+    made.reasoning = split
+    return made

@@ -23,10 +23,15 @@ log-probabilities when asked, waits ``latency`` seconds per request, serves at m
 - ``"oversized_stream"``: the same body without a length (it ends when the connection
   closes), so only counting the bytes can stop it.
 
-``raw`` queues whole replies, bytes written as they are (status line, headers, body: anything a
+``reply(body)`` gives the answer's text, or the message's fields as a dict (``content``,
+``reasoning_content`` as a reasoning parser returns it, ``finish_reason``: "length" for a reply
+cut at the token limit). ``raw`` queues whole replies, bytes written as they are (status line, headers, body: anything a
 broken or hostile server could send), one per request before any fault; the property tests
 draw them from ``http_replies`` (abduct-vlm's tests/test_served_properties.py). ``always`` makes one fault permanent.
 ``requests`` holds every body received, ``served`` the number answered normally, ``peak`` the most requests in flight at once.
+Each normal answer carries a ``usage`` counted in words (``token_usage``; ``usage=False``: none), added up in ``tokens``.
+It reports ``model_id`` as its model (default: the request's) and, when set, a ``system_fingerprint``;
+both may be changed while it runs, as a redeployed server's change.
 
     with FakeOpenAIServer(latency=0.05) as server:
         spec = f"openai:fake,base_url={server.base_url}"
@@ -72,6 +77,23 @@ def _parity(body: dict[str, Any]) -> int:
     return hashlib.sha256(json.dumps(body.get("messages"), sort_keys=True).encode()).digest()[0] % 2
 
 
+def _words(text: object) -> int:
+    return len(text.split()) if isinstance(text, str) else 0
+
+
+def token_usage(body: dict[str, Any], message: dict[str, Any]) -> dict[str, Any]:
+    """A deterministic ``usage``: prompt tokens are the request's words plus one per image;
+    completion tokens the reply's words, reasoning (``reasoning_content`` and a ``<think>`` block)
+    included, as the OpenAI API counts them."""
+    content = str(message.get("content") or "").replace("<think>", " ").replace("</think>", " </think> ")
+    thought = content.split("</think>")[0] if "</think>" in content else ""
+    reasoning = _words(message.get("reasoning_content")) + _words(thought)
+    completion = _words(content.replace("</think>", " ")) + _words(message.get("reasoning_content"))
+    prompt = _words(request_text(body)) + image_count(body)
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
+            "completion_tokens_details": {"reasoning_tokens": reasoning}}
+
+
 def default_reply(body: dict[str, Any]) -> str:
     text = request_text(body).lower()
     if "1 or 2" in text:
@@ -87,8 +109,9 @@ class _Server(ThreadingHTTPServer):
 
 
 class FakeOpenAIServer:
-    def __init__(self, *, latency: float = 0.0, capacity: int = 64, reply: Callable[[dict[str, Any]], str] = default_reply,
-                 faults: list[str] | tuple[str, ...] = (), always: str | None = None, hang: float = 5.0) -> None:
+    def __init__(self, *, latency: float = 0.0, capacity: int = 64, reply: Callable[[dict[str, Any]], str | dict[str, Any]] = default_reply,
+                 faults: list[str] | tuple[str, ...] = (), always: str | None = None, hang: float = 5.0,
+                 usage: bool = True, model_id: str | None = None, system_fingerprint: str | None = None) -> None:
         for fault in (*faults, *([always] if always else [])):
             if fault not in FAULTS:
                 raise ValueError(f"unknown fault {fault!r} (known: {', '.join(FAULTS)})")
@@ -100,6 +123,10 @@ class FakeOpenAIServer:
         self.hang = hang
         self.requests: list[dict[str, Any]] = []
         self.served = 0
+        self.usage = usage
+        self.model_id = model_id  # the model id responses report (None: the request's); change it to "redeploy"
+        self.system_fingerprint = system_fingerprint  # reported when set, as vLLM and hosted APIs do
+        self.tokens = {"prompt": 0, "completion": 0, "reasoning": 0}  # what the normal answers' usage says
         self.peak = 0
         self._in_flight = 0
         self._lock = threading.Lock()
@@ -132,15 +159,24 @@ class FakeOpenAIServer:
         return self.always
 
     def completion(self, body: dict[str, Any]) -> dict[str, Any]:
-        text = self.reply(body)
-        choice: dict[str, Any] = {"index": 0, "message": {"role": "assistant", "content": text},
-                                  "finish_reason": "stop"}
+        made = self.reply(body)
+        # a reply function may give the message's fields itself (content, reasoning_content, finish_reason)
+        message = dict(made) if isinstance(made, dict) else {"content": made}
+        finish = message.pop("finish_reason", "stop")
+        text = message.get("content") or ""
+        choice: dict[str, Any] = {"index": 0, "message": {"role": "assistant", **message}, "finish_reason": finish}
         if body.get("logprobs"):
             yes = -0.1 - 2.0 * (_parity(body) + len(request_text(body)) % 7 / 7.0)
             tops = [{"token": "Yes", "logprob": yes}, {"token": "No", "logprob": math.log1p(-math.exp(yes))}]
             choice["logprobs"] = {"content": [{"token": text, "logprob": 0.0,
                                                "top_logprobs": tops[: int(body.get("top_logprobs") or 1)]}]}
-        return {"id": "fake", "object": "chat.completion", "model": body.get("model"), "choices": [choice]}
+        response: dict[str, Any] = {"id": "fake", "object": "chat.completion",
+                                    "model": self.model_id or body.get("model"), "choices": [choice]}
+        if self.system_fingerprint is not None:
+            response["system_fingerprint"] = self.system_fingerprint
+        if self.usage:
+            response["usage"] = token_usage(body, choice["message"])
+        return response
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
@@ -256,8 +292,13 @@ class FakeOpenAIServer:
                 if fault in STREAMED:
                     self._misbehave(fault)
                     return None
+                answer = server.completion(body)
                 with server._lock:
                     server.served += 1
-                return 200, json.dumps(server.completion(body)).encode(), {}
+                    usage = answer.get("usage") or {}
+                    server.tokens["prompt"] += usage.get("prompt_tokens", 0)
+                    server.tokens["completion"] += usage.get("completion_tokens", 0)
+                    server.tokens["reasoning"] += usage.get("completion_tokens_details", {}).get("reasoning_tokens", 0)
+                return 200, json.dumps(answer).encode(), {}
 
         return Handler
