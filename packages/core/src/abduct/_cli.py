@@ -240,7 +240,7 @@ def eval_cmd(task: str, model: str, data_dir: Path, out_dir: Path, split: str | 
     if "judge" in results:
         verdicts = results["judge"]
         click.echo(f"  judged by {verdicts['spec']}: {verdicts['judged']} items, "
-                   f"{verdicts['parse_failures']} unparseable verdicts")
+                   f"{verdicts['parse_failures']} unparsed verdicts")
     echo_tokens(results)
     echo_written(out_dir, results)
 
