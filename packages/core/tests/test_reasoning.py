@@ -65,3 +65,14 @@ def test_the_cache_keeps_the_raw_reply_and_another_split_reuses_it(tmp_path: Pat
     again = Served("think")  # another reasoning=: the cached raw reply, split anew, no model call
     made = GenerationEngine(again, cache_dir=tmp_path, fingerprint=again.fingerprint, quiet=True).generate(requests)
     assert again.calls == 0 and (made[0], made[0].reasoning) == ("B", "inner")
+
+
+def test_replies_cross_a_process_boundary_whole() -> None:
+    """Under torchrun the ranks' answers are pickled to rank 0: a reply keeps its reasoning."""
+    import pickle
+
+    served = pickle.loads(pickle.dumps(ServedReply("B", "Answer: C? No.", truncated=True)))
+    assert (type(served), str(served), served.reasoning_content, served.truncated) == \
+        (ServedReply, "B", "Answer: C? No.", True)
+    reply = pickle.loads(pickle.dumps(Reply("", "cut off", finished=False)))
+    assert (type(reply), str(reply), reply.reasoning, reply.finished) == (Reply, "", "cut off", False)

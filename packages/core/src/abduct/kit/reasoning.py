@@ -51,6 +51,9 @@ class ServedReply(str):
         made.truncated = truncated
         return made
 
+    def __reduce__(self) -> tuple[Any, ...]:  # pickled whole (torchrun's gather, worker processes)
+        return (ServedReply, (str(self), self.reasoning_content, self.truncated))
+
     def raw(self) -> dict[str, Any]:
         """What the generation cache keeps for it (a plain text is kept as the text)."""
         return {"content": str(self), "reasoning_content": self.reasoning_content, "truncated": self.truncated}
@@ -68,6 +71,9 @@ class Reply(str):
         made.reasoning = reasoning
         made.finished = finished
         return made
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickled whole (torchrun's gather, worker processes)
+        return (Reply, (str(self), self.reasoning, self.finished))
 
 
 @dataclass(frozen=True)
