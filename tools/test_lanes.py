@@ -36,7 +36,7 @@ EXPECTED = {
     "integration": 600, "abduct-var": 200, "abduct-whoops": 110, "abduct-clip": 100, "abduct-t5": 90,
     "abduct-metrics": 90, "wheels": 45, "abduct-vlm": 80, "abduct-core": 80, "abduct-nleye": 70, "abduct-lxmert": 60,
     "abduct-lmms": 60, "abduct-sherlock": 60, "abduct-uniter": 40, "abduct-video": 40, "abduct-regions": 30,
-    "abduct-cosim": 30, "abduct-blackswan": 60, "slurm": 70, "lint": 20, "abduct-testing": 15, "abduct-plugin-example": 10, "abduct-tutorial": 10,
+    "abduct-cosim": 30, "abduct-blackswan": 60, "abduct-visualriddles": 35, "abduct-nycc": 25, "slurm": 70, "lint": 20, "abduct-testing": 15, "abduct-plugin-example": 10, "abduct-tutorial": 10,
 }
 DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s (?:call|setup|teardown)\s+(\S+)")
 
