@@ -53,6 +53,7 @@ QUICK: dict[str, list[str]] = {
     "merge_scaling": ["--units", "5000", "--repeats", "3"],
     "blackswan_frames": ["--videos", "8", "--repeat", "1"],
     "clustered_bootstrap": ["--repeats", "3"],
+    "served_throughput": ["--requests", "60", "--rounds", "1", "--overhead-requests", "500", "--repeats", "3"],
 }
 SCRIPTS = tuple(QUICK)
 
@@ -74,6 +75,7 @@ HEADLINES: dict[str, tuple[str, ...]] = {
     "merge_scaling": ("ratio", "per_extra_shard_ms"),
     "blackswan_frames": ("speedup", "run.total_over_model"),
     "clustered_bootstrap": ("cost.ratio", "cost.paired_ratio"),
+    "served_throughput": ("replicas.vs_*", "auto.vs_best_fixed", "grouping.speedup", "overhead.overhead"),
 }
 
 

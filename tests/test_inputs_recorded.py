@@ -45,7 +45,7 @@ def test_served_facts_labels_and_compare_flags_what_differs(nleye: Path, env: di
     assert model["inputs"] == {
         "image": {"encoding": "png", "client_resize": "none", "max_images": None},
         "served": {"endpoints": 1, "mirrors": 0, "concurrency": 3, "model_id": "fake-ckpt-1",
-                   "system_fingerprint": "fp_a"}}
+                   "system_fingerprint": "fp_a", "grouping": {"by": "media", "groups": 8, "shared": 0}}}
     assert second["model"]["label"] == "three images at most"
     on_disk = json.loads((tmp_path / "b" / "results.json").read_text())
     assert on_disk["model"]["label"] == "three images at most" and on_disk["model"]["inputs"] == second["model"]["inputs"]

@@ -15,7 +15,7 @@ VIOLATIONS = list(declared_violations(get_registry()))
 
 def test_the_packages_declare_ranges_for_their_numeric_options() -> None:
     declared = {(v.name, v.option) for v in VIOLATIONS}
-    for expected in [("openai", "timeout"), ("openai", "backoff"), ("openai", "retries"), ("openai", "concurrency"),
+    for expected in [("openai", "timeout"), ("openai", "backoff"), ("openai", "retries"),
                      ("decoding", "num_beams"), ("decoding", "top_p"), ("decoding", "max_new_tokens")]:
         assert expected in declared, expected
     assert any(option == "max_boxes" for _, option in declared) and any(option == "max_text" for _, option in declared)
@@ -36,6 +36,8 @@ def test_a_value_outside_a_declared_range_is_refused_before_the_factory_runs(vio
                                    "openai:m,base_url=http://127.0.0.1:9/v1,timeout=nan",
                                    "openai:m,base_url=http://127.0.0.1:9/v1,backoff=-1",
                                    "openai:m,base_url=http://127.0.0.1:9/v1,top_p=5",
+                                   "openai:m,base_url=http://127.0.0.1:9/v1,concurrency=0",  # N or auto[:MAX]: checked by the factory
+                                   "openai:m,base_url=http://127.0.0.1:9/v1,concurrency=auto:0",
                                    "t5:tiny,max_new_tokens=-1", "vlm:tiny,max_new_tokens=0", "t5:tiny,num_beams=0",
                                    "lxmert:tiny,max_boxes=0", "uniter:tiny,max_text=0", "constant:nan"])
 def test_bad_option_values_from_the_cli_exit_2_in_one_line(tmp_path: object, model: str) -> None:

@@ -109,11 +109,55 @@ def test_a_budget_stops_before_the_batch_that_would_pass_it_and_a_larger_one_res
         assert code == 0, err
         assert len(fake.requests) == before + 96  # nothing asked twice: the stopped run's answers were kept
     assert resumed["metrics"] == whole["metrics"] and resumed["resumed"] is True
-    assert resumed["tokens"]["total"]["prompt"] + resumed["tokens"]["total"]["completion"] == total - spent[-1]
+    # the ledger adds up over the invocations (kept in .partial/tokens.json): the run's whole cost
+    assert resumed["tokens"]["total"]["prompt"] + resumed["tokens"]["total"]["completion"] == total
+    assert resumed["tokens"]["total"]["requests"] == 96
 
 
-@pytest.mark.parametrize("value", ["tokens=0", "tokens=x", "cost=3", "1000"])
+def test_a_cost_budget_stops_as_a_token_budget_at_the_models_prices(nleye: Path, tmp_path: Path) -> None:
+    """At 2 per million prompt tokens and 4 per million completion tokens, a run costs what the
+    server counted at those prices; a budget of half that stops as ``tokens=`` does and resumes."""
+    priced = ",price_in=2,price_out=4"
+    with FakeOpenAIServer() as fake:
+        code, whole, err = _eval("nleye-triplet", _served(fake) + priced, nleye, tmp_path / "whole", tmp_path / "c0")
+        assert code == 0, err
+        cost = (2 * fake.tokens["prompt"] + 4 * fake.tokens["completion"]) / 1e6
+        assert whole["tokens"]["cost"] == pytest.approx(cost)
+        before = len(fake.requests)
+        code, _, err = _eval("nleye-triplet", _served(fake) + priced, nleye, tmp_path / "run", tmp_path / "c1",
+                             "--budget", f"cost={cost / 2}")
+        sent = fake.requests[before:]
+        costs = [sum(_cost2(body) for body in sent[: i + BATCH]) / 1e6 for i in range(0, len(sent), BATCH)]
+        assert code == 3 and costs[-1] >= cost / 2 > costs[-2], err
+        assert f"budget spent: {costs[-1]:.6g} of {cost / 2:g} at the given prices" in err
+        code, resumed, err = _eval("nleye-triplet", _served(fake) + priced, nleye, tmp_path / "run", tmp_path / "c1",
+                                   "--budget", f"tokens=10000000,cost={cost * 2}")
+        assert code == 0, err
+    assert resumed["metrics"] == whole["metrics"] and resumed["tokens"]["cost"] == pytest.approx(cost)
+
+
+def _cost2(body: dict[str, Any]) -> int:
+    usage = token_usage(body, {"content": default_reply(body)})
+    return int(2 * usage["prompt_tokens"] + 4 * usage["completion_tokens"])
+
+
+def test_a_cost_budget_needs_every_models_prices(nleye: Path, tmp_path: Path) -> None:
+    with FakeOpenAIServer() as fake:
+        code, _, err = _eval("nleye-triplet", _served(fake), nleye, tmp_path / "o", tmp_path / "c", "--budget", "cost=1")
+    assert code == 2 and err.count("\n") == 1 and "give model 'openai' (plugin 'vlm') price_in= and price_out=" in err, err
+    assert fake.requests == []
+
+
+@pytest.mark.parametrize("value", ["tokens=0", "tokens=x", "cost=0", "cost=x", "cost=nan", "1000"])
 def test_a_bad_budget_is_one_line(value: str, nleye: Path, tmp_path: Path) -> None:
     run = abduct("eval", "nleye-triplet", "--model", "random", "--data", str(nleye), "--out", str(tmp_path / "o"),
                  "--budget", value)
     assert run.returncode == 2 and "--budget" in run.stderr and "Traceback" not in run.stderr
+
+
+@pytest.mark.parametrize(("prices", "says"), [(",price_in=1", "price_in= needs price_out= too"),
+                                              (",price_in=1,price_out=-2", "price_out=-2 is not a price")])
+def test_a_bad_price_is_one_line(prices: str, says: str, nleye: Path, tmp_path: Path) -> None:
+    run = abduct("eval", "nleye-triplet", "--model", f"random{prices}", "--data", str(nleye), "--out",
+                 str(tmp_path / "o"))
+    assert run.returncode == 2 and says in run.stderr and run.stderr.count("\n") == 1, run.stderr

@@ -177,3 +177,36 @@ def test_a_killed_judged_run_resumes_without_asking_again(toy_data: Path, tmp_pa
     assert len(asked_after) <= 12 - len(finished)
     results = json.loads((out / "results.json").read_text())
     assert results["resumed"] is True and results["judge"]["judged"] == 12
+
+
+def test_further_judges_are_asked_the_same_items_and_counted_against_the_first(
+        toy_registry: Registry, toy_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--judge`` twice: the second judge's verdicts reach the task (``Judged.others``), its own
+    block says on how many items it agreed with the first; the same spec twice is refused."""
+    base = ["eval", "toy-judged", "--model", "random", "--data", str(toy_data), "--quiet", "--no-cache"]
+    second = "literal-judge,delay=0"  # another spec of the same literal judge: it agrees on every item
+    assert main([*base, "--out", str(tmp_path / "o"), "--judge", "literal-judge", "--judge", second]) == 0
+    assert f"also judged by {second}: 12 items" in capsys.readouterr().out
+    results = json.loads((tmp_path / "o" / "results.json").read_text())
+    records = [json.loads(line) for line in (tmp_path / "o" / "predictions.jsonl").read_text().splitlines()]
+    read = [v for v in _expected(records) if v is not None]
+    other = results["judge"]["others"][0]
+    assert other["spec"] == second and other["judged"] == 12
+    assert other["same_verdicts"] == other["both_read"] == len(read)
+    assert other["prompts"] == {"judge~judge2": hashlib.sha256(JUDGE_TEMPLATE.encode()).hexdigest()}
+
+    assert main([*base, "--out", str(tmp_path / "p"), "--judge", "literal-judge", "--judge", "literal-judge"]) == 2
+    assert "--judge literal-judge is given twice" in capsys.readouterr().err
+
+
+def test_the_task_reads_each_further_judges_record() -> None:
+    from abduct._run.requests import typed
+    from abduct.contract.stages import Judge, Judged
+
+    item = {"id": "a", "equivalent": True, "raw": "Yes", "answers": ["Yes"],
+            "others": {"b": {"equivalent": None, "raw": "Perhaps", "answers": ["Perhaps"]}}}
+    request = Judge([JudgeItem("a", "x", ("x",))], JUDGE_TEMPLATE)
+    [record] = typed(request, [item])
+    assert isinstance(record, Judged) and (record.id, record.equivalent, record.raw) == ("a", True, "Yes")
+    assert record.others == {"b": Judged("a", None, "Perhaps", ["Perhaps"])}
+    assert type(typed(request, [{k: v for k, v in item.items() if k != "others"}])[0]) is Judged  # one judge

@@ -76,3 +76,29 @@ def test_replies_cross_a_process_boundary_whole() -> None:
         (ServedReply, "B", "Answer: C? No.", True)
     reply = pickle.loads(pickle.dumps(Reply("", "cut off", finished=False)))
     assert (type(reply), str(reply), reply.reasoning, reply.finished) == (Reply, "", "cut off", False)
+
+
+class _RecordsOrder:
+    """A generator that asks for media grouping and records the order it is asked in."""
+
+    group_media = True
+    accepts = frozenset({"image", "context"})
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def generate(self, requests: Sequence[GenerationRequest], decoding: Decoding, pool: TextPool | None) -> list[str]:
+        self.seen += [f"{r.visual.media}:{r.visual.context}" for r in requests]
+        return [f"{r.visual.media}/{r.visual.context}" for r in requests]
+
+
+def test_a_model_asking_for_media_grouping_gets_requests_sharing_an_image_together_across_batches() -> None:
+    requests = [GenerationRequest(VisualInput(media=m, context=str(i)), "p") for i, m in enumerate("abab" "cab")]
+    model = _RecordsOrder()
+    made = GenerationEngine(model, batch_size=2, quiet=True).generate(requests)
+    assert made == [f"{r.visual.media}/{r.visual.context}" for r in requests]  # answers keep the run's order
+    assert model.seen == ["a:0", "a:2", "a:5", "b:1", "b:3", "b:6", "c:4"]  # groups by first appearance, stable
+    model.group_media = False  # type: ignore[misc]
+    model.seen = []
+    GenerationEngine(model, batch_size=2, quiet=True).generate(requests)
+    assert model.seen == [f"{r.visual.media}:{r.visual.context}" for r in requests]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import signal
 import sys
@@ -54,15 +55,27 @@ def _shard(ctx: click.Context, param: click.Parameter, value: str | None) -> Any
 BUDGET_SPENT = 3  # the exit status of a run --budget stopped (1: check problems, 2: user errors, 130/143: signals)
 
 
-def _budget(ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
-    """``--budget tokens=N``: N, or a usage error saying what is wrong."""
+def _budget(ctx: click.Context, param: click.Parameter, value: str | None) -> dict[str, float] | None:
+    """``--budget tokens=N`` and/or ``cost=X`` (comma-separated): ``{"tokens": N, "cost": X}``, or a
+    usage error saying what is wrong."""
     if value is None:
         return None
-    name, _, count = value.strip().partition("=")
-    if name != "tokens" or not count.strip().isdigit() or int(count) < 1:
-        raise click.BadParameter(f"'{value}' is not tokens=N with N a whole number of at least 1 "
-                                 "(e.g. --budget tokens=200000)", ctx, param)
-    return int(count)
+    found: dict[str, float] = {}
+    for part in value.split(","):
+        name, _, amount = part.strip().partition("=")
+        if name == "tokens" and amount.strip().isdigit() and int(amount) >= 1:
+            found["tokens"] = int(amount)
+            continue
+        try:
+            cost = float(amount)
+        except ValueError:
+            cost = math.nan
+        if name != "cost" or not math.isfinite(cost) or cost <= 0:
+            raise click.BadParameter(f"'{value}' is not tokens=N (N a whole number of at least 1) or cost=X (X a "
+                                     "number above 0, at the models' price_in=/price_out=), e.g. --budget "
+                                     "tokens=200000 or --budget cost=5", ctx, param)
+        found["cost"] = cost
+    return found
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -155,9 +168,10 @@ def echo_values(values: dict[str, Any], indent: str = "", metric_info: dict[str,
 @click.option("--cache-dir", type=click.Path(path_type=Path), default=None,
               help="Cache location for embeddings and generations (default ~/.cache/abduct).")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the caches.")
-@click.option("--judge", default=None, metavar="SPEC",
+@click.option("--judge", "judges", multiple=True, metavar="SPEC",
               help="A generating model that judges generations against references, for tasks that ask for one "
-                   "(e.g. openai:MODEL,base_url=URL or vlm:DIR).")
+                   "(e.g. openai:MODEL,base_url=URL or vlm:DIR). Repeatable: the first judge's verdicts make the "
+                   "task's numbers; each further judge is asked the same items, for the judges' agreement.")
 @click.option("--overwrite", is_flag=True,
               help="Replace a finished run of another configuration in --out (refused otherwise).")
 @click.option("--dataset", "datasets", multiple=True, metavar="SPEC",
@@ -178,16 +192,17 @@ def echo_values(values: dict[str, Any], indent: str = "", metric_info: dict[str,
 @click.option("--label", default=None, metavar="NAME", callback=_label,
               help="What compare and the pages call this run (recorded in results.json as model.label); default: "
                    "the model spec without URL-valued options (openai:MODEL for openai:MODEL,base_url=URL).")
-@click.option("--budget", default=None, metavar="tokens=N", callback=_budget,
+@click.option("--budget", default=None, metavar="tokens=N|cost=X", callback=_budget,
               help="Send nothing more once the model and the judge have spent N tokens (prompt and completion, "
                    "as the server's usage counts them; a local generator: prompt and generated tokens) in this "
-                   "command; checked before each unit and each --batch-size batch, so N is passed by at most one "
-                   "batch. The finished units are kept, the line says what was spent, and a rerun with a larger "
-                   f"budget (or none) resumes. Exit status {BUDGET_SPENT}.")
+                   "command, or cost X at their prices (price_in=, price_out= per million tokens on each --model "
+                   "and --judge spec); both: tokens=N,cost=X. Checked before each unit and each --batch-size batch, "
+                   "so the budget is passed by at most one batch. The finished units are kept, the line says what "
+                   f"was spent, and a rerun with a larger budget (or none) resumes. Exit status {BUDGET_SPENT}.")
 @quiet_and_json
 def eval_cmd(task: str, model: str, data_dir: Path, out_dir: Path, split: str | None, limit: int | None,
-             cache_dir: Path | None, no_cache: bool, judge: str | None, overwrite: bool, datasets: tuple[str, ...],
-             ci_resamples: int, shard: Any, shard_count: int | None, label: str | None, budget: int | None, quiet: bool, as_json: bool,
+             cache_dir: Path | None, no_cache: bool, judges: tuple[str, ...], overwrite: bool, datasets: tuple[str, ...],
+             ci_resamples: int, shard: Any, shard_count: int | None, label: str | None, budget: dict[str, float] | None, quiet: bool, as_json: bool,
              **shared: Any) -> None:
     """Evaluate MODEL on TASK (a spec too: name[,key=value...]); writes results.json,
     predictions.jsonl, units.json and (with abduct-report) report.md, report.html and samples.html into --out. Under
@@ -201,8 +216,11 @@ def eval_cmd(task: str, model: str, data_dir: Path, out_dir: Path, split: str | 
     config = EvalConfig(
         task=task, model=model, data_dir=data_dir, out_dir=out_dir, split=split, limit=limit,
         seed=settings.seed, batch_size=settings.batch_size, device=settings.device, quiet=quiet,
-        cache_dir=cache_dir, use_cache=not no_cache, judge=judge, overwrite=overwrite,
-        datasets=datasets, ci_resamples=ci_resamples, shard=shard, label=label, budget_tokens=budget,
+        cache_dir=cache_dir, use_cache=not no_cache, judge=judges[0] if judges else None,
+        other_judges=tuple(judges[1:]), overwrite=overwrite,
+        datasets=datasets, ci_resamples=ci_resamples, shard=shard, label=label,
+        budget_tokens=int(budget["tokens"]) if budget and "tokens" in budget else None,
+        budget_cost=budget.get("cost") if budget else None,
     )
     from abduct._run.runner import BudgetSpent
 
@@ -221,6 +239,7 @@ def eval_cmd(task: str, model: str, data_dir: Path, out_dir: Path, split: str | 
                    f"{out_dir}", err=True)
     if as_json:
         emit_json(results)
+        echo_unparsed(results)
         return
     if shard is not None and results.get("already_finished"):
         click.echo(f"{task} / {results['model']['spec']}: shard {shard.described} was already finished in {out_dir}; "
@@ -241,8 +260,13 @@ def eval_cmd(task: str, model: str, data_dir: Path, out_dir: Path, split: str | 
         verdicts = results["judge"]
         click.echo(f"  judged by {verdicts['spec']}: {verdicts['judged']} items, "
                    f"{verdicts['parse_failures']} unparsed verdicts")
+        for other in verdicts.get("others", []):
+            click.echo(f"  also judged by {other['spec']}: {other['judged']} items, "
+                       f"{other['parse_failures']} unparsed verdicts, the same verdict as the first on "
+                       f"{other['same_verdicts']} of {other['both_read']} read by both")
     echo_tokens(results)
     echo_written(out_dir, results)
+    echo_unparsed(results)  # last: what a reader of the run must not miss
 
 
 def _resolved_shard(shard: Shard | str | None, count: int | None) -> Shard | None:
@@ -286,6 +310,14 @@ def _budget_hint(out_dir: Path) -> str:
     kept = stored_units(out_dir / PARTIAL_DIR)
     kept_part = f"{units_phrase(kept)} kept in {out_dir / PARTIAL_DIR}" if kept else "no unit finished"
     return f"{kept_part} (and the answers received are cached); the same command with a larger --budget (or none) resumes"
+
+
+def echo_unparsed(results: dict[str, Any]) -> None:
+    """On stderr (also under --quiet and --json): a loud line where most answers could not be read."""
+    from abduct.kit.answers import unparsed_warnings
+
+    for line in unparsed_warnings(results.get("metrics") or {}):
+        click.secho(line, err=True, fg="yellow", bold=True)
 
 
 def echo_tokens(results: dict[str, Any]) -> None:
@@ -403,11 +435,13 @@ def merge_cmd(out_dir: Path, shard_dirs: tuple[Path, ...], data_dir: Path | None
         raise Interrupted("the merge did not finish; rerun the same command to merge (it starts again)") from None
     if as_json:
         emit_json(results)
+        echo_unparsed(results)
         return
     click.echo(f"{results['task']} / {results['model']['spec']} ({results['shards']} shards):")
     echo_values(results["metrics"], "  ", results.get("metric_info"), results.get("intervals"))
     echo_tokens(results)
     echo_written(out_dir, results)
+    echo_unparsed(results)  # last: what a reader of the run must not miss
 
 
 class _Commands(click.Group):

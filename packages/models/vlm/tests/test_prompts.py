@@ -7,6 +7,7 @@ import pytest
 from abduct import AbductError, Box, Region, VisualInput
 from abduct.host import build_registry
 from abduct_vlm.prompts import REGION_NOTE, Prompts, media_count, tidy, visual_parts
+from abduct_vlm.testing import FakeOpenAIServer
 
 
 def test_an_unknown_placeholder_is_one_line_before_loading() -> None:
@@ -24,7 +25,8 @@ def test_an_unknown_placeholder_is_one_line_before_loading() -> None:
 def test_the_spec_overrides_a_template() -> None:
     with pytest.raises(AbductError, match="unknown placeholder '{nope}'"):
         build_registry().create("model", 'openai:m,base_url=http://x/v1,template="{nope}"')
-    model = build_registry().create("model", 'openai:m,base_url=http://x/v1,template="Q: {prompt}"')
+    with FakeOpenAIServer() as server:  # the model asks the server what it serves when built
+        model = build_registry().create("model", f'openai:m,base_url={server.base_url},template="Q: {{prompt}}"')
     assert model.prompts.generation(VisualInput(context="c"), "why?") == "Q: why?"
 
 

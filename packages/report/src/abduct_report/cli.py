@@ -31,6 +31,7 @@ def compare_cmd(run_dirs: tuple[Path, ...], html_out: Path | None, no_published:
     breakdown is a family of its own), and mean ± std over runs differing only in --seed."""
     from abduct_report.comparison import compare, disagreement_pages, html_page, text_table
     from abduct_report.conditions import input_differences
+    from abduct_report.parity import identical
 
     comparison = compare(run_dirs, published=not no_published, resamples=ci_resamples, seed=seed)
     if html_out is not None:
@@ -46,6 +47,9 @@ def compare_cmd(run_dirs: tuple[Path, ...], html_out: Path | None, no_published:
                              "headline": comparison.headline(r.task), "breakdowns": comparison.breakdowns(r.task),
                              # what shaped its inputs differently from the first run of its task
                              "not_like_for_like": input_differences(comparison.baseline(r.task).results, r.results),
+                             # the share of answers identical to the first run's (the parity of two setups)
+                             **({"same_answers": same} if r is not comparison.baseline(r.task) and r.run is not None
+                                and (same := identical(comparison.baseline(r.task).run or r.run, r.run)) else {}),
                              **({"versus": r.versus} if r.versus is not None else {})} for r in comparison.runs],
                    "seeds": comparison.seeds,
                    "published": [{"task": p.task, "model": p.model, "split": p.split, "metrics": p.metrics,

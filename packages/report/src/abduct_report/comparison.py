@@ -47,9 +47,13 @@ from abduct_report.conditions import (
     shown_conditions,
     unlike_notes,
 )
+from abduct_report.judge_agreement import across_runs_html, across_runs_lines
+from abduct_report.judge_agreement import compare_html as judge_agreement_html
+from abduct_report.judge_agreement import compare_rows as judge_agreement_rows
 from abduct_report.markdown import flatten_metrics
 from abduct_report.paired import ALPHA, HEADLINE, breakdown_of, family_of, is_count, seed_groups, test_units
 from abduct_report.paired import versus as paired_versus
+from abduct_report.parity import parity_lines
 from abduct_report.report_page import bars, figure_html, have_matplotlib, page
 from abduct_report.samples import disagreement, readable, samples_page
 
@@ -428,6 +432,10 @@ def text_table(comparison: Comparison, breakdowns: bool = False) -> str:
         for note in unlike_notes(comparison.task_runs(task)):
             lines += _wrapped(note)
         lines += paired_note(comparison, task)
+        lines += _judge_agreement_lines(comparison, task)
+        lines += across_runs_lines([(r.name, r.results, r.run) for r in comparison.task_runs(task) if r.run is not None])
+        lines += [part for line in parity_lines([(r.name, r.run) for r in comparison.task_runs(task) if r.run])
+                  for part in (_wrapped(line) if line else [line])]
         found = comparison.breakdowns(task)
         if found and breakdowns:
             for name in found:
@@ -449,6 +457,15 @@ def text_table(comparison: Comparison, breakdowns: bool = False) -> str:
     while lines and not lines[-1]:
         lines.pop()
     return "".join(shorten(line, WIDTH) + "\n" for line in lines)
+
+
+def _judge_agreement_lines(comparison: Comparison, task: str) -> list[str]:
+    """The runs' judge agreement (``abduct_report.judge_agreement``), a row per run and judge."""
+    header, rows = judge_agreement_rows([(r.name, r.results) for r in comparison.task_runs(task) if r.run is not None])
+    if not rows:
+        return []
+    table = _layout(header, [("", rows)])
+    return ["", "### Judge agreement", table[0], *table[2:]]  # table[1]: the untitled block's empty title
 
 
 RUN_COLOUR, PAPER_COLOUR = "C0", "#aaaaaa"  # paper rows grey, as in the table
@@ -655,6 +672,8 @@ def html_page(comparison: Comparison, disagreements: Sequence[str] = (), title: 
         citations = sorted({p.citation for p in comparison.task_papers(task) if p.citation})
         body += [f"<p class=\"note\">Paper rows: {html.escape(c)}</p>" for c in citations]
         body += _html_tests(comparison, task)
+        body += judge_agreement_html([(r.name, r.results) for r in comparison.task_runs(task) if r.run is not None])
+        body += across_runs_html([(r.name, r.results, r.run) for r in comparison.task_runs(task) if r.run is not None])
         breakdowns = comparison.breakdowns(task)
         if breakdowns:
             body.append("<h3>Breakdowns</h3>")

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from abduct_report.conditions import run_label
+from abduct_report.judge_agreement import agreement_html
 from abduct_report.markdown import (
     _fmt,
     _limit,
@@ -504,6 +505,7 @@ def html_report(results: dict[str, Any], predictions: Sequence[dict[str, Any]], 
             "<h2>Metrics</h2>", *metric_tables(results)]
     if (note := interval_note(results)) is not None:
         body.append(f"<p class=\"note\">{html.escape(note)}</p>")
+    body += agreement_html(results)
     if have_matplotlib():
         drawn = list(plots(results, predictions))
         figures = [figure_html(caption, png, alt=name) for name, caption, png in drawn if png is not None]

@@ -25,6 +25,12 @@ from abduct.kit.content import unique_index
 from abduct.kit.reasoning import Reasoning, ServedReply
 
 
+def _media(request: GenerationRequest) -> str:
+    """The files a request shows (its image or video and its related inputs'), without the texts."""
+    visual = request.visual
+    return "\x00".join(str(v.media) for v in (visual, *visual.related))
+
+
 class GenerationEngine(ModelCalls):
     def __init__(self, model: object, *, decoding: Decoding | None = None, batch_size: int = 16,
                  cache_dir: Path | None = None, fingerprint: str = "", **shared: Any) -> None:
@@ -64,7 +70,8 @@ class GenerationEngine(ModelCalls):
                                  f"{len(chunk)} (expected one string each)")
             return [t if isinstance(t, ServedReply) else str(t) for t in made]
 
-        texts = self._through_cache(unique, self.cache, lambda r: self._cache_key(r, pool), run, "generating")
+        group_by = _media if getattr(self.model, "group_media", False) is True else None
+        texts = self._through_cache(unique, self.cache, lambda r: self._cache_key(r, pool), run, "generating", group_by)
         if self.reasoning is not None:  # a Reply (a str) with its reasoning
             texts = [self.reasoning.split(t) for t in texts]
         else:

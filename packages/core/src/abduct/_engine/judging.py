@@ -132,6 +132,8 @@ class JudgeEngine:
         self.judged = 0
         self.parse_failures = 0
         self.prompts: dict[str, str] = {}
+        self.same_verdicts = 0  # a further --judge: items on which its verdict is the first judge's
+        self.both_read = 0  # ... of the items whose verdict both read
         self._map_units: MapUnits = _plain_units
 
     def bind(self, map_units: MapUnits) -> JudgeEngine:
@@ -186,11 +188,32 @@ class JudgeEngine:
         asked = [{**values, "reference": ref} for ref in item.references] if per_reference else [values]
         return [template.format_map({**one, "boundary": boundary(one)}) for one in asked]
 
-    def describe(self) -> dict[str, Any]:
-        """The ``judge`` block of results.json. ``prompt_sha256`` hashes the one template used
+    def compare_with(self, first: Sequence[Verdict], mine: Sequence[Verdict]) -> None:
+        """Count, for a further ``--judge``, the items it judged as the first judge did."""
+        both = [(a.equivalent, b.equivalent) for a, b in zip(first, mine)
+                if a.equivalent is not None and b.equivalent is not None]
+        self.both_read += len(both)
+        self.same_verdicts += sum(a == b for a, b in both)
+
+    def describe(self, further: bool = False) -> dict[str, Any]:
+        """The ``judge`` block of results.json (``further``: a further ``--judge``'s, with
+        ``same_verdicts`` of ``both_read``). ``prompt_sha256`` hashes the one template used
         (several templates: the hash of their hashes, each listed under ``prompts``)."""
         hashes = sorted(set(self.prompts.values()))
         prompt = hashes[0] if len(hashes) == 1 else (_sha256("\n".join(hashes)) if hashes else None)
-        return {"spec": self.spec, "fingerprint": self.fingerprint, "prompt_sha256": prompt,
-                "prompts": dict(sorted(self.prompts.items())), "judged": self.judged,
-                "parse_failures": self.parse_failures, "model_seconds": self.engine.timer.seconds}
+        block = {"spec": self.spec, "fingerprint": self.fingerprint, "prompt_sha256": prompt,
+                 "prompts": dict(sorted(self.prompts.items())), "judged": self.judged,
+                 "parse_failures": self.parse_failures, "model_seconds": self.engine.timer.seconds}
+        if further:
+            block.update(same_verdicts=self.same_verdicts, both_read=self.both_read)
+        return block
+
+
+def judges_block(first: JudgeEngine | None, others: Sequence[JudgeEngine]) -> dict[str, Any] | None:
+    """results.json's ``judge``: the first judge's block, and ``others``, each further judge's."""
+    if first is None:
+        return None
+    block = first.describe()
+    if others:
+        block["others"] = [other.describe(further=True) for other in others]
+    return block

@@ -2,7 +2,8 @@
 
 Decoding options (``max_new_tokens``, ``num_beams``, ``do_sample``, ``temperature``,
 ``top_p``) are the core's: they are taken out of the spec before the model's own options are
-checked, and given only to models that generate.
+checked, and given only to models that generate. So are the prices (``price_in``,
+``price_out``, per million tokens: ``abduct._engine.tokens.Prices``), which the engines carry.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from abduct._declare.traits import ModelTraits, model_traits
 from abduct._engine.generation import GenerationEngine
 from abduct._engine.inputs import InputPolicy
 from abduct._engine.scoring import ScoringEngine, Timer
+from abduct._engine.tokens import Prices
 from abduct._registry.registry import Registry, get_registry
 from abduct.contract.errors import AbductError
 from abduct.contract.protocols import Decoding
@@ -35,6 +37,7 @@ class LoadedModel:
     decoding: Decoding
     traits: ModelTraits = None  # type: ignore[assignment]  # read off the model when not given
     plugin: str | None = None  # the plugin that registered it, named with it in its faults
+    prices: Prices | None = None  # price_in=, price_out= (per million tokens), when the spec gave them
 
     def __post_init__(self) -> None:
         if self.traits is None:
@@ -62,11 +65,13 @@ def load_model(spec: Spec | str, settings: Settings, registry: Registry) -> Load
     """Build the model ``spec`` names; its decoding options are split off for generation."""
     spec = Spec.parse(spec) if isinstance(spec, str) else spec
     options = spec.option_dict()
+    prices = Prices.pop(options, str(spec))
     decoding_given = {k: options.pop(k) for k in DECODING_KEYS if k in options}
     decoding = Decoding(seed=settings.seed, **bind_options("model", spec.name, Decoding, decoding_given))
     model_spec = Spec(spec.name, spec.argument, spec.tag, tuple(options.items()))
     model = registry.create("model", model_spec, settings)
-    loaded = LoadedModel(spec, model, decoding, model_traits(model, spec.name), registry.get("model", spec.name).plugin)
+    loaded = LoadedModel(spec, model, decoding, model_traits(model, spec.name), registry.get("model", spec.name).plugin,
+                         prices)
     if decoding_given and not loaded.generates:
         raise AbductError(f"model '{spec.name}' does not generate; decoding options "
                           f"{', '.join(sorted(decoding_given))} do not apply")
@@ -119,5 +124,8 @@ def engine_for(
         generation = GenerationEngine(loaded.model, decoding=decoding or loaded.decoding,
                                       cache_dir=root if cached else None, fingerprint=loaded.fingerprint,
                                       **shared)
+    for engine in (scoring, generation):
+        if engine is not None:
+            engine.prices = loaded.prices
     return Engines(loaded, scoring, generation, policy)
 

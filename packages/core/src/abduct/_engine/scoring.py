@@ -17,7 +17,7 @@ from typing import Any, TypeVar, cast
 import numpy as np
 
 from abduct._engine.inputs import InputPolicy
-from abduct._engine.tokens import Tokens, model_usage
+from abduct._engine.tokens import Prices, Tokens, model_usage
 from abduct._registry.contain import plugin_call
 from abduct.contract.errors import AbductError, PluginError
 from abduct.contract.protocols import SCORING_PROTOCOLS, DualEncoder, MatrixScorer, Scorer
@@ -66,6 +66,9 @@ class ModelCalls:
         self.timer = timer or Timer()
         self.calls = 0
         self.tokens = Tokens()  # this engine's part of the token ledger (abduct._engine.tokens)
+        self.planned = 0  # items its calls were given to compute, cache hits apart (progress's estimate)
+        self.prices: Prices | None = None  # what its tokens cost (the spec's price_in=, price_out=)
+        self._call_usage: Tokens | None = None  # the model's usage when the call in flight began
         self.before_batch: Callable[[], None] | None = None  # the run's budget check, before each batch is sent
 
     @property
@@ -83,7 +86,7 @@ class ModelCalls:
         infinite, is refused here, where every task's numbers come from, rather than ranked as if
         it were one."""
         self.calls += 1
-        before = model_usage(self.model)
+        before = self._call_usage = model_usage(self.model)
         start = time.perf_counter()
         counted = False  # whether the model counted this call itself (its usage moved)
         try:
@@ -91,6 +94,7 @@ class ModelCalls:
         finally:
             self.timer.seconds += time.perf_counter() - start
             after = model_usage(self.model)
+            self._call_usage = None
             if before is not None and after is not None and not (cost := after.minus(before)).empty:
                 self.tokens.add(cost)  # what the call cost, as the model counts it
                 counted = True
@@ -113,6 +117,15 @@ class ModelCalls:
             self.tokens.requests += int(out.shape[0] if method.startswith("encode") and out.ndim else out.size)
         return out
 
+    def live(self) -> Tokens:
+        """``tokens`` with what the call in flight has cost so far, for a model that counts each
+        answer as it comes (a served model); read by the run's progress from another thread."""
+        out = Tokens(**self.tokens.as_dict())
+        before, now = self._call_usage, model_usage(self.model)
+        if before is not None and now is not None:
+            out.add(now.minus(before))
+        return out
+
     def _each_batch(self, batches: Sequence[B], compute: Callable[[B], R], desc: str, unit: str = "batch") -> list[R]:
         """``compute`` of every batch, in order, with a progress bar. Under torchrun the ranks
         split the batches (``abduct.kit.distributed.shard_map``) and all receive every result."""
@@ -124,17 +137,24 @@ class ModelCalls:
         return shard_map(batches, compute, self.ranks, bar)
 
     def _through_cache(self, items: Sequence[K], cache: ShardCache[V] | None, content_key: Callable[[K], str],
-                       compute: Callable[[list[K]], Sequence[V] | np.ndarray], desc: str) -> list[V]:
+                       compute: Callable[[list[K]], Sequence[V] | np.ndarray], desc: str,
+                       group_by: Callable[[K], str] | None = None) -> list[V]:
         """``compute`` of each item, in order: read from ``cache`` by the item's content key, else
         computed in batches (``_each_batch``) and stored. Under torchrun every rank computes (its
         share of) the items some rank lacks, whatever its own cache holds, and takes the computed
-        values over its cached ones, so that all ranks hold the same numbers."""
+        values over its cached ones, so that all ranks hold the same numbers. With ``group_by``,
+        items are computed grouped by its key (groups in order of first appearance), so items
+        sharing an image reach a served model's replicas together; results keep their order."""
         keys = [content_key(item) for item in items] if cache is not None else []
         found: list[V | None] = cache.get(keys) if cache is not None else [None] * len(items)
         todo = [i for i, value in enumerate(found) if value is None]
         self.tokens.cached += len(items) - len(todo)
+        self.planned += len(todo)
         if self.ranks.world > 1:
             todo = sorted(set().union(*gather_objects(todo, self.ranks)))
+        if group_by is not None:
+            first: dict[str, int] = {}
+            todo.sort(key=lambda i: first.setdefault(group_by(items[i]), len(first)))
         batches = [todo[i : i + self.batch_size] for i in range(0, len(todo), self.batch_size)]
 
         def run(batch: list[int]) -> Sequence[V] | np.ndarray:

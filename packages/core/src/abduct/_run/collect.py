@@ -42,11 +42,13 @@ class EvalConfig:
     cache_dir: Path | None = None
     use_cache: bool = True
     judge: str | None = None
+    other_judges: tuple[str, ...] = ()  # further --judge specs: asked the same items, for their agreement
     overwrite: bool = False
     datasets: tuple[str, ...] = ()  # dataset specs whose options apply when the task loads them
     ci_resamples: int = RESAMPLES  # bootstrap resamples per metric interval; 0: no intervals
     shard: Shard | None = None  # evaluate only this shard's share, into --out, for abduct merge
     budget_tokens: int | None = None  # --budget tokens=N: stop before a unit once this many are spent
+    budget_cost: float | None = None  # --budget cost=X: the same at the models' prices (price_in=, price_out=)
     label: str | None = None  # what compare and the pages call the run (--label); default: the spec without URLs
 
     @property
@@ -164,7 +166,24 @@ def build_judge(config: EvalConfig, registry: Registry) -> JudgeEngine | None:
     judged items (a text-only judge reads just the prompt)."""
     if config.judge is None:
         return None
-    loaded = load_model(config.judge, config.settings, registry)
+    return judge_engine(config.judge, config, registry)
+
+
+def build_other_judges(config: EvalConfig, first: JudgeEngine | None, registry: Registry) -> list[JudgeEngine]:
+    """The further ``--judge`` specs, each a judge as the first is; the same spec twice is refused
+    (two copies of one judge agree by construction)."""
+    others = [judge_engine(spec, config, registry) for spec in config.other_judges]
+    seen: set[str] = set()
+    for judge in [*([first] if first is not None else []), *others]:
+        if judge.spec in seen:
+            raise AbductError(f"--judge {judge.spec} is given twice; give each judge once")
+        seen.add(judge.spec)
+    return others
+
+
+def judge_engine(spec: str, config: EvalConfig, registry: Registry) -> JudgeEngine:
+    """One ``--judge`` spec as a judge (see ``build_judge``)."""
+    loaded = load_model(spec, config.settings, registry)
     name = loaded.spec.name
     if not loaded.generates:
         raise AbductError(f"--judge {loaded.spec}: model '{name}' does not generate, and a judge answers in text")
@@ -197,16 +216,20 @@ def build_run(config: EvalConfig, prepared: Prepared, loaded: LoadedModel, regis
         signature["decoding"] = loaded.decoding.describe()
     if judge is not None:
         signature["judge"] = {"spec": judge.spec, "fingerprint": judge.fingerprint}
+    other_judges = build_other_judges(config, judge, registry)
+    if other_judges:  # only then: a run with one judge keeps the signature it always had
+        signature["other_judges"] = [{"spec": j.spec, "fingerprint": j.fingerprint} for j in other_judges]
     datasets = prepared.datasets
     if config.shard is not None:  # a shard's stored units resume only that shard of that run
         signature.update(shard=str(config.shard), datasets=datasets)
     data = collect_examples(prepared.task, prepared.dataset, config.data_dir, split, config.limit, prepared.traits)
     run = Run(data_dir=config.data_dir, split=split, scoring=engines.scoring, generation=engines.generation,
-              judge=judge, model_name=loaded.spec.name, settings=config.settings, registry=registry,
+              judge=judge, other_judges=other_judges, model_name=loaded.spec.name, settings=config.settings, registry=registry,
               limit=config.limit, quiet=config.quiet, out_dir=config.out_dir,
               cache_dir=(config.cache_dir or default_cache_dir()) if config.use_cache else None,
               signature=signature, ranks=ranks, limit_unit=data.limit_unit,
-              data_files=list(data.files), budget_tokens=config.budget_tokens)
+              data_files=list(data.files), budget_tokens=config.budget_tokens,
+              budget_cost=config.budget_cost)
     known = RunInfo(split=split, model_name=run.model_name, scores=run.scores, generates=run.generates,
                     judged=run.judged, metric=run.metric, settings=run.settings, corpus=data.corpus)
     return run, known, data.examples

@@ -15,6 +15,7 @@ from abduct._run.shards import finished_here
 from abduct._run.staged import evaluate_shard, evaluate_task
 from abduct._run.write import finished_run, finished_shard
 from abduct.contract.errors import AbductError
+from abduct.kit.cache import run_caches
 from abduct.kit.distributed import Ranks, eval_timeout_seconds, launched_world, process_group, seed_everything
 from abduct.kit.io import ensure_writable_dir, require_dir
 
@@ -28,19 +29,20 @@ def run_evaluation(config: EvalConfig, registry: Registry | None = None) -> dict
     ``config.shard``, ``out_dir`` receives that shard's records and manifest for ``abduct merge``
     (one process per shard: refused under torchrun; a shard that RANK/WORLD_SIZE named under
     ``--shard auto`` is this process alone, which joins no process group)."""
-    if config.shard is not None and config.shard.from_ranks:
-        return _evaluate(config, registry or get_registry(), Ranks())
-    if config.shard is not None and launched_world() > 1:
+    if config.shard is not None and launched_world() > 1 and not config.shard.from_ranks:
         raise AbductError(f"--shard {config.shard} splits a run across machines and torchrun across the "
                           f"{launched_world()} processes of one: use one of them (one process per shard, more shards "
                           "for more GPUs)")
-    with process_group(eval_timeout_seconds()) as ranks:
-        return _evaluate(config, registry or get_registry(), ranks)
+    with run_caches(config.cache_dir, config.use_cache):  # the caches plugins keep follow these too
+        if config.shard is not None and config.shard.from_ranks:
+            return _evaluate(config, registry or get_registry(), Ranks())
+        with process_group(eval_timeout_seconds()) as ranks:
+            return _evaluate(config, registry or get_registry(), ranks)
 
 
 def _evaluate(config: EvalConfig, registry: Registry, ranks: Ranks) -> dict[str, Any]:
     started = time.perf_counter()
-    if config.budget_tokens is not None and ranks.world > 1:  # each rank would stop at a unit of its own
+    if (config.budget_tokens is not None or config.budget_cost is not None) and ranks.world > 1:  # each rank would stop at a unit of its own
         raise AbductError("--budget counts one process's tokens; under torchrun use --shard (a budget per shard) "
                           "or no budget")
     require_dir(config.data_dir, "data directory")

@@ -78,7 +78,8 @@ def identity(manifest: dict[str, Any]) -> dict[str, Any]:
         "task": manifest["task"],
         "model fingerprint": manifest["model"]["fingerprint"],
         "decoding": manifest["model"].get("decoding"),
-        "judge": None if judge is None else {"fingerprint": judge["fingerprint"], "prompts": judge["prompts"]},
+        "judge": None if judge is None else {"fingerprint": judge["fingerprint"], "prompts": judge["prompts"],
+                                             "others": [o["fingerprint"] for o in judge.get("others", [])]},
         "data files": manifest["data"]["files"],
         "dataset options": manifest["datasets"],
         "split": manifest["split"],
@@ -215,10 +216,15 @@ def _judge_block(shards: Sequence[ShardDir]) -> dict[str, Any] | None:
     hashes = sorted(set(prompts.values()))
     prompt = hashes[0] if len(hashes) == 1 else (
         hashlib.sha256("\n".join(hashes).encode()).hexdigest() if hashes else None)
-    return {"spec": blocks[0]["spec"], "fingerprint": blocks[0]["fingerprint"], "prompt_sha256": prompt,
-            "prompts": dict(sorted(prompts.items())), "judged": sum(int(b["judged"]) for b in blocks),
-            "parse_failures": sum(int(b["parse_failures"]) for b in blocks),
-            "model_seconds": sum(float(b["model_seconds"]) for b in blocks)}
+    block = {"spec": blocks[0]["spec"], "fingerprint": blocks[0]["fingerprint"], "prompt_sha256": prompt,
+             "prompts": dict(sorted(prompts.items())), "judged": sum(int(b["judged"]) for b in blocks),
+             "parse_failures": sum(int(b["parse_failures"]) for b in blocks),
+             "model_seconds": sum(float(b["model_seconds"]) for b in blocks)}
+    if blocks[0].get("others"):  # further --judge specs: each one's counts added up the same way
+        block["others"] = [{**other, **{key: sum(b["others"][k][key] for b in blocks) for key in
+                                        ("judged", "parse_failures", "model_seconds", "same_verdicts", "both_read")}}
+                           for k, other in enumerate(blocks[0]["others"])]
+    return block
 
 
 def _resumed_units(shards: Sequence[ShardDir]) -> dict[str, Any]:

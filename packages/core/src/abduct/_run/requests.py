@@ -14,6 +14,7 @@ stage's stored records the typed results its request promises (``Chosen``, ``Com
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from abduct._run.runner import Run, expecting
@@ -39,6 +40,16 @@ from abduct.kit.shapes import batched, first_argmax, strictly_higher
 Stored = list[dict[str, Any]]  # a stage's records as the unit store keeps them
 
 
+@dataclass(frozen=True)
+class JudgedBy(Judged):
+    """A ``Judged`` record that also carries, with several ``--judge`` specs, each further
+    judge's record of the same item by its spec (``others``; with one judge, a plain ``Judged``). The contract's
+    ``Judged`` is unchanged: a task reads it as ``getattr(record, "others", {})``, as
+    ``abduct_metrics.agreement.judge_agreement`` does."""
+
+    others: dict[str, Judged] = field(default_factory=dict)
+
+
 def typed(request: Request, records: Stored) -> Records:
     """``records`` (as stored) as ``request``'s results; a ``Custom`` step's stay its dicts."""
     if isinstance(request, Choose):
@@ -49,7 +60,10 @@ def typed(request: Request, records: Stored) -> Records:
         return [Generated(r["id"], Reply(r["prediction"], r.get("reasoning"), r.get("reasoning_finished", True)),
                           list(r["references"])) for r in records]
     if isinstance(request, Judge):
-        return [Judged(r["id"], r["equivalent"], r["raw"], list(r["answers"])) for r in records]
+        return [JudgedBy(r["id"], r["equivalent"], r["raw"], list(r["answers"]),
+                         {spec: Judged(r["id"], o["equivalent"], o["raw"], list(o["answers"]))
+                          for spec, o in r["others"].items()}) if "others" in r  # several --judge specs
+                else Judged(r["id"], r["equivalent"], r["raw"], list(r["answers"])) for r in records]
     assert isinstance(request, Custom)
     return records
 
@@ -62,10 +76,30 @@ def answer(run: Run, stage: str, request: Choose | Compare | Generate | Judge) -
         return compare_two(run, stage, request.items, request.per_unit)
     if isinstance(request, Generate):
         return generate(run, stage, request)
+    return judged(run, stage, request)
+
+
+def judged(run: Run, stage: str, request: Judge) -> Stored:
+    """Records ``{id, equivalent, raw, answers}``; with further ``--judge`` specs, ``others``:
+    each one's ``{equivalent, raw, answers}`` by its spec (its judgments stored as stage
+    ``STAGE~judge2``, ``~judge3``..., so that a killed run resumes them too)."""
+    read = request.answers == "verdict"
     verdicts = run.require_judge().judge(request.items, request.template, stage=stage, per_unit=request.per_unit,
-                                         verdicts=request.answers == "verdict")
-    return [{"id": item.id, "equivalent": v.equivalent, "raw": v.raw, "answers": list(v.answers)}
-            for item, v in zip(request.items, verdicts)]
+                                         verdicts=read)
+    others = {other.spec: other.judge(request.items, request.template, stage=f"{stage}~judge{k}",
+                                      per_unit=request.per_unit, verdicts=read)
+              for k, other in enumerate(run.bound_other_judges(), start=2)}
+    if read:
+        for other in run.other_judges:
+            other.compare_with(verdicts, others[other.spec])
+    records: Stored = []
+    for index, (item, v) in enumerate(zip(request.items, verdicts)):
+        record: dict[str, Any] = {"id": item.id, "equivalent": v.equivalent, "raw": v.raw, "answers": list(v.answers)}
+        if others:
+            record["others"] = {spec: {"equivalent": o[index].equivalent, "raw": o[index].raw,
+                                       "answers": list(o[index].answers)} for spec, o in others.items()}
+        records.append(record)
+    return records
 
 
 def multiple_choice(run: Run, stage: str, items: Sequence[Choice], per_unit: int) -> Stored:

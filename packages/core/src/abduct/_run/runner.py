@@ -25,19 +25,29 @@ from abduct._engine.generation import GenerationEngine
 from abduct._engine.judging import JudgeEngine
 from abduct._engine.models import engine_for
 from abduct._engine.scoring import ModelCalls, ScoringEngine
-from abduct._engine.tokens import Tokens, total
+from abduct._engine.tokens import Tokens, added_blocks, run_ledger, total
 from abduct._registry.providers import UnknownNameError, not_installed
 from abduct._registry.registry import Registry, get_registry
+from abduct._run.pace import Pace, paced
 from abduct.contract.errors import AbductError
 from abduct.contract.protocols import Metric
 from abduct.contract.records import FEATURES
 from abduct.contract.spec import Settings, Spec
 from abduct.kit.distributed import RankLost, Ranks, gather_objects
 from abduct.kit.io import atomic_write_json, atomic_write_jsonl
-from abduct.kit.progress_bars import progress
 
 T = TypeVar("T")
 PARTIAL_DIR = ".partial"
+LEDGER_FILE = "tokens.json"  # in PARTIAL_DIR: the token ledger of the invocations so far
+
+
+def _read_ledger(path: Path) -> dict[str, Any] | None:
+    """The ledger an earlier invocation left (None: none, or not one: the count starts again)."""
+    try:
+        found = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return found if isinstance(found, dict) and isinstance(found.get("stages"), dict) else None
 OUTPUT_NAMES = ("results.json", "predictions.jsonl", "report.md", "report.html")
 FLUSH_SECONDS = 1.0
 
@@ -209,6 +219,7 @@ class Run:
     scoring: ScoringEngine | None = None
     generation: GenerationEngine | None = None
     judge: JudgeEngine | None = None
+    other_judges: list[JudgeEngine] = field(default_factory=list)  # further --judge specs, asked the same items
     model_name: str = "model"
     settings: Settings = field(default_factory=Settings)
     registry: Registry | None = None
@@ -225,15 +236,18 @@ class Run:
     units_kept: int = 0  # units of every stage so far taken from an earlier, interrupted run's store
     units_total: int = 0  # units of every stage so far, kept or computed
     budget_tokens: int | None = None  # --budget: send nothing more once the model and the judge spent this many
+    budget_cost: float | None = None  # --budget cost=X: the same, for what they cost at their prices
     stage_tokens: dict[str, Tokens] = field(default_factory=dict)  # the model's tokens, by the stage that spent them
     model_engines: list[ModelCalls] = field(default_factory=list, repr=False)  # whose tokens are the stages' (not the judge's)
     _unit: str = field(default="", repr=False)  # the unit being computed (the budget's line names it)
     _store: UnitStore | None = field(default=None, repr=False)
+    _earlier: dict[str, Any] | None = field(default=None, repr=False)  # the ledger of the invocations resumed
     _metrics: dict[tuple[str, str], Metric] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         self.model_engines = [e for e in (self.generation, self.scoring) if e is not None]
-        for engine in (self.generation, self.scoring, self.judge.engine if self.judge is not None else None):
+        for engine in (self.generation, self.scoring, self.judge.engine if self.judge is not None else None,
+                       *(other.engine for other in self.other_judges)):
             if engine is not None:
                 engine.before_batch = self._within_budget
 
@@ -266,6 +280,11 @@ class Run:
                               "(e.g. --judge openai:MODEL,base_url=URL or --judge vlm:DIR)")
         return self.judge.bind(functools.partial(self.map_units, check=expecting("id", "equivalent", "raw")))
 
+    def bound_other_judges(self) -> list[JudgeEngine]:
+        """The further ``--judge`` models, their judgments stored with the run's units as the first's are."""
+        return [other.bind(functools.partial(self.map_units, check=expecting("id", "equivalent", "raw")))
+                for other in self.other_judges]
+
     def generator_for(self, spec: str, role: str = "model") -> GenerationEngine:
         """Another generating model (e.g. NL-EYE's captioner) with this run's settings and cache root."""
         cache_root = next((e.cache.root for e in (self.generation, self.scoring) if e is not None and e.cache), None)
@@ -280,21 +299,51 @@ class Run:
     def _model_tokens(self) -> Tokens:
         return total(e.tokens for e in self.model_engines)
 
+    def _engines(self) -> list[ModelCalls]:
+        """Every engine that asks a model for the run: the model's, then the judges'."""
+        judges = [*([self.judge] if self.judge is not None else []), *self.other_judges]
+        return [*self.model_engines, *(j.engine for j in judges)]
+
     def _judge_tokens(self) -> Tokens:
-        return self.judge.engine.tokens if self.judge is not None else Tokens()
+        judges = [*([self.judge] if self.judge is not None else []), *self.other_judges]
+        return total(j.engine.tokens for j in judges) if judges else Tokens()
+
+    def _cost(self) -> float | None:
+        """What the model and the judges spent at their prices; None unless every one has prices."""
+        engines = self._engines()
+        if not engines or any(e.prices is None for e in engines):
+            return None
+        return sum(e.prices.cost(e.tokens) for e in engines if e.prices is not None)
+
+    def ledger(self) -> dict[str, Any]:
+        """results.json's ``tokens``: what this invocation spent, added to what the invocations before
+        it spent (a resumed run's, kept in ``.partial/tokens.json``), so a run that stopped and resumed
+        says what it cost in all."""
+        now = run_ledger(self.stage_tokens, [e.tokens for e in self.model_engines],
+                         self.judge.engine.tokens if self.judge is not None else None, self._cost())
+        return added_blocks([self._earlier, now]) if self._earlier is not None else now
 
     def _within_budget(self, key: str | None = None) -> None:
         """``--budget``'s rule: nothing more is sent once the model and the judge have spent N
-        tokens or more. Checked before each unit and before each batch (``--batch-size``
-        requests) an engine sends, so a run spends at most one batch's tokens past N; with the
-        caches on, the batches before are kept, so a rerun does not ask them again."""
-        if self.budget_tokens is None:
-            return
-        spent = self._model_tokens().spent + self._judge_tokens().spent
-        if spent >= self.budget_tokens:
-            where = f"unit '{key}'" if key is not None else "the next batch" + (f" of unit '{self._unit}'" if self._unit else "")
-            raise BudgetSpent(f"budget spent: {spent:,} of {self.budget_tokens:,} tokens (prompt and completion, "
-                              f"this invocation); stopped before {where}")
+        tokens (or cost X at their prices) or more. Checked before each unit and before each batch
+        (``--batch-size`` requests) an engine sends, so a run spends at most one batch's tokens past
+        N; with the caches on, the batches before are kept, so a rerun does not ask them again."""
+        where = f"unit '{key}'" if key is not None else "the next batch" + (f" of unit '{self._unit}'" if self._unit else "")
+        if self.budget_tokens is not None:
+            spent = self._model_tokens().spent + self._judge_tokens().spent
+            if spent >= self.budget_tokens:
+                raise BudgetSpent(f"budget spent: {spent:,} of {self.budget_tokens:,} tokens (prompt and completion, "
+                                  f"this invocation); stopped before {where}")
+        if self.budget_cost is not None:
+            unpriced = [e.who for e in self._engines() if e.prices is None]
+            if unpriced:
+                raise AbductError(f"--budget cost={self.budget_cost:g} needs the prices of every model the run asks: "
+                                  f"give {', '.join(unpriced)} price_in= and price_out= (per million tokens; 0 for "
+                                  "one that costs nothing)")
+            cost = self._cost() or 0.0
+            if cost >= self.budget_cost:
+                raise BudgetSpent(f"budget spent: {cost:.6g} of {self.budget_cost:g} at the given prices (this "
+                                  f"invocation); stopped before {where}")
 
     def write_artifact(self, name: str, content: Any) -> None:
         """Kept until the run ends; the outputs' writer puts it beside results.json (rank 0 only)."""
@@ -337,6 +386,7 @@ class Run:
         """``map_units``, each unit's records apart (a shard keeps them by unit id)."""
         if self._store is None and self.out_dir is not None:
             self._store = UnitStore(self.partial_dir, self.signature)
+            self._earlier = _read_ledger(self.partial_dir / LEDGER_FILE)
         store = self._store
         results: list[list[dict[str, Any]]] = []
         if store is not None and check is not None:
@@ -348,10 +398,20 @@ class Run:
         todo = sum(1 for uid, _ in units if f"{stage}/{uid}" not in done)
         self.units_kept += len(units) - todo
         self.units_total += len(units)
-        quiet = self.quiet or todo < 2 or not self.ranks.is_main
-        ticks = iter(progress(range(todo), desc=stage, total=todo, quiet=quiet, unit="unit"))
+        quiet = self.quiet or todo < 1 or not self.ranks.is_main
+        pace = Pace(stage, todo, lambda: total(e.live() for e in self._engines()),
+                    lambda: sum(e.planned for e in self._engines()))
         start = time.perf_counter()
         spent_before = self._model_tokens()
+        with paced(pace, quiet) as unit_done:
+            self._each_unit(stage, units, fn, store, done, results, unit_done, spent_before)
+        self.timings[stage] = self.timings.get(stage, 0.0) + time.perf_counter() - start
+        return results
+
+    def _each_unit(self, stage: str, units: Sequence[tuple[str, T]], fn: Callable[[T], list[dict[str, Any]]],
+                   store: UnitStore | None, done: set[str], results: list[list[dict[str, Any]]],
+                   unit_done: Callable[[], None], spent_before: Tokens) -> None:
+        """``fn`` of each unit not ``done`` (stored as it finishes), the stored records of the others."""
         try:
             for uid, payload in units:
                 key = f"{stage}/{uid}"
@@ -372,15 +432,13 @@ class Run:
                 if store is not None:
                     store.add(key, records)
                 results.append(records)
-                next(ticks, None)
+                unit_done()
         finally:  # keep what finished, also on Ctrl-C or an error in a later unit
             if store is not None:
                 store.flush()
             self.stage_tokens.setdefault(stage, Tokens()).add(self._model_tokens().minus(spent_before))
-        for _ in ticks:  # close the bar
-            pass
-        self.timings[stage] = self.timings.get(stage, 0.0) + time.perf_counter() - start
-        return results
+            if store is not None and (self.partial_dir / "run.json").is_file():  # what a resumed run adds to
+                atomic_write_json(self.partial_dir / LEDGER_FILE, self.ledger())
 
     @property
     def partial_dir(self) -> Path:

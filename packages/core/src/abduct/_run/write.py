@@ -15,8 +15,8 @@ from typing import Any
 
 from abduct._declare.metrics import declared_info, resolve
 from abduct._declare.traits import TaskTraits, input_facts
+from abduct._engine.judging import judges_block
 from abduct._engine.models import LoadedModel
-from abduct._engine.tokens import run_ledger
 from abduct._registry.registry import Registry, get_registry
 from abduct._run.collect import EvalConfig, Prepared
 from abduct._run.outdir import replace_outputs
@@ -46,7 +46,7 @@ def finished_run(run: Run, loaded: LoadedModel, evaluation: Evaluation, traits: 
     results, units, interval_seconds = results_of(traits, evaluation, about, run.data_dir, ci_resamples)
     results.update({**_run_facts(run, resumed, started, interval_seconds=interval_seconds),
                     "created": datetime.now(UTC).isoformat(timespec="seconds")})
-    add_tail(results, run.judge.describe() if run.judge is not None else None)
+    add_tail(results, judges_block(run.judge, run.other_judges))
     gather_objects(None, run.ranks)  # every rank has finished its units before rank 0 tidies up
     if run.ranks.is_main:
         assert run.out_dir is not None
@@ -73,8 +73,7 @@ def _run_facts(run: Run, resumed: bool, started: float, **timings: float) -> dic
         "resumed": resumed,
         "resumed_units": {"kept": run.units_kept, "of": run.units_total},
         "processes": run.ranks.world,
-        "tokens": run_ledger(run.stage_tokens, [e.tokens for e in run.model_engines],
-                             run.judge.engine.tokens if run.judge is not None else None),
+        "tokens": run.ledger(),
         "timings": {
             "total_seconds": time.perf_counter() - started,
             "model_seconds": engine.timer.seconds if engine is not None else 0.0,
@@ -167,7 +166,7 @@ def finished_shard(config: EvalConfig, prepared: Prepared, shard: Shard, run_ide
         "limit_unit": run.limit_unit,
         "ci_resamples": config.ci_resamples,
         "inputs": {"ignored": _ignored(run)},
-        "judge": run.judge.describe() if run.judge is not None else None,
+        "judge": judges_block(run.judge, run.other_judges),
         "stages": {stage: {"elements": len(elements), "records": sum(len(r) for _, r in elements)}
                    for stage, elements in parts.items()},
         **_run_facts(run, resumed, started),

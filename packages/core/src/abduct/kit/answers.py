@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from abduct.contract.metric_info import COUNT, MetricInfo, lower
 from abduct.contract.protocols import MetricResult
@@ -99,3 +100,22 @@ def unparsed_metrics(reasons: Sequence[str | None]) -> dict[str, object]:
     if found:  # only the reasons that occurred
         out["unparsed_reasons"] = {r: found.count(r) for r in dict.fromkeys(found)}
     return out
+
+
+MOSTLY_UNPARSED = 50.0  # percent of the answers: more unread than this and a run ends with a warning
+
+
+def unparsed_warnings(metrics: Mapping[str, Any], where: str = "") -> list[str]:
+    """One loud line for each set of answers (a task's, or each part's of a task with parts) more
+    than ``MOSTLY_UNPARSED`` percent of which could not be read, naming the reasons."""
+    lines = [line for key, value in metrics.items() if isinstance(value, Mapping) and key != "unparsed_reasons"
+             for line in unparsed_warnings(value, f"{where}{key}: ")]
+    rate, count = metrics.get("unparsed_rate"), metrics.get("unparsed")
+    if isinstance(rate, (int, float)) and isinstance(count, int) and rate > MOSTLY_UNPARSED:
+        reasons = metrics.get("unparsed_reasons")
+        named = ", ".join(f"{reason} {n}" for reason, n in reasons.items()) if isinstance(reasons, Mapping) else ""
+        of = f" of {round(count * 100 / rate):,}" if rate else ""
+        lines.insert(0, f"WARNING: {where}{count:,}{of} answers ({rate:.0f}%) could not be read"
+                        f"{f' ({named})' if named else ''}; the metrics measure the reading more than the model: "
+                        "check the prompt, max_new_tokens and reasoning= (samples.html shows the unparsed ones)")
+    return lines

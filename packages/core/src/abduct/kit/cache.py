@@ -19,7 +19,9 @@ import shutil
 import uuid
 import warnings
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -104,7 +106,33 @@ def whole_jpeg(cached: Path) -> bool:
     return True
 
 
+# The run's choice of caches (--cache-dir, --no-cache), read by the caches plugins keep themselves
+# (served responses, region features): set by ``abduct eval`` around a run, unset otherwise.
+_RUN_CACHE: ContextVar[tuple[Path | None, bool] | None] = ContextVar("abduct_run_cache", default=None)
+
+
+@contextmanager
+def run_caches(directory: Path | None, use: bool) -> Iterator[None]:
+    """Within: ``default_cache_dir()`` is ``directory`` when given, and ``cache_dir_for`` gives
+    None unless ``use`` (what ``--cache-dir`` and ``--no-cache`` say for every cache)."""
+    token = _RUN_CACHE.set((directory, use))
+    try:
+        yield
+    finally:
+        _RUN_CACHE.reset(token)
+
+
+def cache_dir_for(kind: str) -> Path | None:
+    """Where a plugin keeps a cache of its own (``kind``: its folder under abduct's cache), or None
+    when the run keeps no cache (``--no-cache``); under ``--cache-dir`` when one is given."""
+    chosen = _RUN_CACHE.get()
+    return None if chosen is not None and not chosen[1] else default_cache_dir() / kind
+
+
 def default_cache_dir() -> Path:
+    chosen = _RUN_CACHE.get()
+    if chosen is not None and chosen[0] is not None:  # the run's --cache-dir
+        return chosen[0]
     if env := os.environ.get("ABDUCT_CACHE_DIR"):
         return Path(env)
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")

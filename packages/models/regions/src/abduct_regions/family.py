@@ -19,7 +19,7 @@ import torch
 
 from abduct import AbductError, Range, Settings, Spec
 from abduct.host import bind_options
-from abduct.kit import default_cache_dir
+from abduct.kit.cache import cache_dir_for
 from abduct_modelkit import honour_umask
 from abduct_regions.featurizer import SIZE_LIMITS, FeatureSettings
 from abduct_regions.positions import PositionKind
@@ -119,7 +119,7 @@ def build_scorer(family: Family, spec: Spec, settings: Settings, options: Featur
     return CrossEncoderScorer(
         family.name, net, tokenizer, inputs, family.position_kind, device=settings.torch_device(),
         batch_size=settings.batch_size, seed=settings.seed,
-        cache_dir=default_cache_dir() / "regions" if options.cache else None, source=spec.argument or "")
+        cache_dir=cache_dir_for("regions") if options.cache else None, source=spec.argument or "")
 
 
 def save_checkpoint(family: Family, scorer: CrossEncoderScorer, directory: Path,

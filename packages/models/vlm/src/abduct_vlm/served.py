@@ -4,7 +4,15 @@
 - Each request is one user turn: the input's images as base64 PNG data URLs (regions drawn),
   then the prompt (``prompts.Prompts``, as for ``vlm``). Greedy decoding is sent as
   temperature 0.
-- Up to ``concurrency`` requests are in flight at once.
+- Up to ``concurrency`` requests are in flight at once; ``concurrency=auto[:MAX]`` adapts the
+  number to what the server takes (``abduct_vlm.replicas.Limiter``; MAX defaults to 64).
+- ``endpoints=URL|URL...``: replicas serving the same model; requests are spread over them
+  (least outstanding first), a replica that fails or slows is drained and its requests go to
+  the others (``abduct_vlm.replicas.Replicas``). Transport like ``mirrors`` (which fails over
+  in a fixed order instead; the two are not combined): ``base_url``, when given, names the
+  model and is one of the replicas, else the first endpoint does.
+- Requests that send the same images go out together (``group=media``, the default; results
+  keep their order), so a server's prefix and encoder caches hit.
 - 429, 5xx, timeouts, dropped connections and invalid JSON are retried ``retries`` times with
   exponential backoff (``backoff`` seconds, doubled each time, at most ``max_backoff``; a
   ``Retry-After`` header is obeyed within that cap); any other HTTP error (400, 401, 404, ...)
@@ -15,8 +23,14 @@
   concurrency, mirrors are transport, not identity: the fingerprint and the cache key name
   ``base_url`` only, so a run resumed against other mirrors sends only what never came back.
 - Every response is written to disk as soon as it arrives (``cache_dir``, default
-  ``$ABDUCT_CACHE_DIR/served``), keyed by the endpoint and the exact request body: a rerun,
-  or a run resumed after a failure, sends only what never came back.
+  ``$ABDUCT_CACHE_DIR/served``; none under ``--no-cache``, under ``--cache-dir`` when given:
+  ``abduct.kit.cache.cache_dir_for``), keyed by the endpoint, the exact request body and what the
+  server lists for the model in ``/models`` (``ChatClient.identity``: a model redeployed under
+  the same name is asked again): a rerun, or a run resumed after a failure, sends only what
+  never came back.
+- The probe: ``GET /models`` once, before any request (``ChatClient.probe``): a server that
+  cannot be reached, answers 404 (the hint to end ``base_url`` in ``/v1``), refuses the key or
+  fails (5xx) is one line with its message within ``PROBE_TIMEOUT`` seconds.
 - ``usage``: the token ledger of the run (results.json's ``tokens``) reads what each answered
   request cost as the server's ``usage`` says (``prompt_tokens``, ``completion_tokens``,
   ``completion_tokens_details.reasoning_tokens``); an answer from the cache costs no tokens and
@@ -48,23 +62,27 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from pathlib import Path
-from typing import Annotated, Any, TypeGuard
+from typing import Annotated, Any, Literal, TypeGuard
 
 import numpy as np
 from PIL import Image
 
 from abduct import AbductError, Decoding, GenerationRequest, Range, Settings, Spec, TextPool, VisualInput
-from abduct.kit import atomic_write_json, default_cache_dir, progress
-from abduct.kit.cache import cache_damaged, read_cache_file
+from abduct.kit import atomic_write_json, progress
+from abduct.kit.cache import cache_damaged, cache_dir_for, read_cache_file
 from abduct.kit.reasoning import Reasoning, ServedReply
 from abduct_vlm.images import input_images
 from abduct_vlm.prompts import DEFAULT_ANSWER_TEMPLATE, Prompts, ScoreMode
+from abduct_vlm.replicas import Limiter, Replicas, media_key, media_order, open_post
 
 KEY_VARIABLES = ("ABDUCT_OPENAI_API_KEY", "OPENAI_API_KEY")
 RETRY_STATUS = {408, 409, 429} | set(range(500, 600))
 MAX_BODY = 64 << 20  # bytes: a reply larger than this is refused, not read into memory
+PROBE_TIMEOUT = 8.0  # seconds: a dead or misaddressed server is one line well within 10 s
+# in a /models entry, what changes from one request to the next (vLLM: the time asked, random ids)
+VOLATILE = ("created", "permission")
 
 
 class ServedError(AbductError):
@@ -72,11 +90,13 @@ class ServedError(AbductError):
 
 
 class TransientError(Exception):
-    """A failure worth retrying; ``wait`` is the server's Retry-After, when it gave one."""
+    """A failure worth retrying; ``wait`` is the server's Retry-After, when it gave one;
+    ``congestion``: a 429, 503 or timeout (an adaptive concurrency backs off)."""
 
-    def __init__(self, message: str, wait: float | None = None) -> None:
+    def __init__(self, message: str, wait: float | None = None, *, congestion: bool = False) -> None:
         super().__init__(message)
         self.wait = wait
+        self.congestion = congestion
 
 
 def data_url(image: Image.Image) -> str:
@@ -91,14 +111,16 @@ def _has_choices(response: object) -> TypeGuard[dict[str, Any]]:
 
 
 class ResponseCache:
-    """One JSON file per response, named by the hash of (endpoint, request body)."""
+    """One JSON file per response, named by the hash of (endpoint, request body, what the server
+    says it serves: ``ChatClient.identity``)."""
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
 
     @staticmethod
-    def key(url: str, body: dict[str, Any]) -> str:
-        return hashlib.sha256(f"{url}\x00{json.dumps(body, sort_keys=True)}".encode()).hexdigest()
+    def key(url: str, body: dict[str, Any], identity: str = "") -> str:
+        served = f"\x00{identity}" if identity else ""  # a server that says nothing keeps its old keys
+        return hashlib.sha256(f"{url}\x00{json.dumps(body, sort_keys=True)}{served}".encode()).hexdigest()
 
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.json"
@@ -130,9 +152,15 @@ class ChatClient:
     def __init__(self, base_url: str, *, api_key: str | None, timeout: float = 60.0, retries: int = 5,
                  backoff: float = 1.0, max_backoff: float = 30.0, concurrency: int = 8,
                  cache: ResponseCache | None = None, quiet: bool = True,
-                 sleep: Callable[[float], None] = time.sleep, mirrors: Sequence[str] = ()) -> None:
+                 sleep: Callable[[float], None] = time.sleep, mirrors: Sequence[str] = (),
+                 endpoints: Sequence[str] = (), adaptive: bool = False, group_media: bool = True,
+                 model: str = "") -> None:
         self.url = _endpoint(base_url)  # the model's identity: fingerprints and cache keys name this one
-        self.urls = list(dict.fromkeys([self.url, *(_endpoint(m) for m in mirrors)]))
+        self.urls = list(dict.fromkeys([self.url, *(_endpoint(m) for m in (*mirrors, *endpoints))]))
+        self.replicas = Replicas(len(self.urls)) if endpoints else None  # spread over, else fail over in order
+        self.limiter = Limiter(concurrency, adaptive=adaptive)
+        self.group_media = group_media
+        self.grouping = {"groups": 0, "shared": 0}  # what media grouping did, over all post_many calls
         self._preferred = 0  # the URL that answered last
         self.api_key = api_key
         self.timeout = timeout
@@ -149,16 +177,58 @@ class ChatClient:
         # the token ledger (abduct._engine.tokens reads it as the model's ``usage``): answers from the
         # server with its ``usage``, answers from the cache (no tokens)
         self.usage = {"requests": 0, "cached": 0, "prompt": 0, "completion": 0, "reasoning": 0}
+        self.model = model  # the served model's name, looked up in the server's /models
+        self._identity: str | None = None  # what the probe read (see ``identity``)
+        self._probe_lock = threading.Lock()
+
+    def identity(self) -> str:
+        """What the server says it serves as ``model`` (its /models entry, without what changes per
+        request; "" where it lists nothing for it), asked once before any request (``probe``)."""
+        with self._probe_lock:
+            if self._identity is None:
+                self._identity = self.probe()
+            return self._identity
+
+    def probe(self) -> str:
+        """GET ``/models`` from the base URL, then each other URL until one answers: a server that
+        cannot be reached (on every URL), refuses the key, is misaddressed (404) or broken (5xx) is
+        one line with its own message within ``PROBE_TIMEOUT``, before any request is sent."""
+        failed: list[str] = []
+        for url in self.urls:
+            base = url.removesuffix("/chat/completions")
+            try:
+                return _identity(self._get(base + "/models"), self.model)
+            except urllib.error.HTTPError as exc:
+                message = _server_message(exc)
+                if exc.code == 404 and not base.rstrip("/").endswith("/v1"):
+                    raise ServedError(f"{base}/models: HTTP 404{message}; an OpenAI-compatible base_url usually "
+                                      f"ends in /v1 (base_url={base}/v1)") from None
+                if exc.code == 404:  # a server without /models: nothing said about what it serves
+                    return ""
+                if exc.code in (401, 403):  # no other URL fixes the key
+                    raise ServedError(f"{base}/models refused the probe: HTTP {exc.code}{message}") from None
+                failed.append(f"{base}/models: HTTP {exc.code}{message}")
+            except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as exc:
+                failed.append(f"cannot reach the server at {base} ({getattr(exc, 'reason', exc)})")
+        if all(f.split(": HTTP ")[-1][:3] in ("408", "409", "429") for f in failed):
+            return ""  # alive but busy: the run's requests wait for it as retries do
+        more = f" (and the {len(failed) - 1} other URLs)" if len(failed) > 1 else ""
+        raise ServedError(f"{failed[0]}{more}; nothing was sent")
+
+    def _get(self, url: str) -> Any:
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        request = urllib.request.Request(url, headers=headers, method="GET")
+        with urllib.request.urlopen(request, timeout=min(self.timeout, PROBE_TIMEOUT)) as response:
+            return json.loads(self._read_body(response))
 
     def _send(self, url: str, body: dict[str, Any]) -> dict[str, Any]:
         headers = {"Content-Type": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
-        request = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers, method="POST")
         with self._lock:
             self.sent += 1
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+            with open_post(url, json.dumps(body).encode(), headers, self.timeout) as response:
                 announced = getattr(response, "length", None)
                 if announced is not None and announced > MAX_BODY:  # refused before a byte of it is read
                     raise ServedError(f"{url} announced a reply of {announced} bytes, over the {MAX_BODY >> 20} MiB cap; "
@@ -170,16 +240,17 @@ class ChatClient:
         except urllib.error.HTTPError as exc:
             message = _server_message(exc)
             if exc.code in RETRY_STATUS:
-                raise TransientError(f"HTTP {exc.code}{message}", _retry_after(exc)) from None
+                raise TransientError(f"HTTP {exc.code}{message}", _retry_after(exc),
+                                     congestion=exc.code in (429, 503)) from None
             raise ServedError(f"{url} refused the request: HTTP {exc.code}{message}") from None
         except TimeoutError:
-            raise TransientError(f"no answer within {self.timeout:g} s") from None
+            raise TransientError(f"no answer within {self.timeout:g} s", congestion=True) from None
         except http.client.HTTPException as exc:  # a truncated body, a reply that is not HTTP
             raise TransientError(f"a broken reply ({type(exc).__name__})") from None
         except (urllib.error.URLError, ConnectionError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
             if isinstance(reason, TimeoutError):
-                raise TransientError(f"no answer within {self.timeout:g} s") from None
+                raise TransientError(f"no answer within {self.timeout:g} s", congestion=True) from None
             raise TransientError(f"cannot reach the server ({reason})") from None
         if len(raw) > MAX_BODY:
             raise ServedError(f"{url} sent a reply larger than the {MAX_BODY >> 20} MiB cap; refused")
@@ -207,22 +278,31 @@ class ChatClient:
                 raise TransientError(f"the reply took longer than {self.timeout:g} s to arrive")
         return b"".join(chunks)
 
-    def post(self, body: dict[str, Any]) -> dict[str, Any]:
-        """The response to ``body``: from the cache, else from the server (retried), then cached."""
-        key = ResponseCache.key(self.url, body)
+    def post(self, body: dict[str, Any], media: str | None = None) -> dict[str, Any]:
+        """The response to ``body``: from the cache, else from the server (retried), then cached;
+        ``media`` (``replicas.media_key``) lets a replica that was sent the same images answer it."""
+        key = ResponseCache.key(self.url, body, self.identity())
         if self.cache is not None and (found := self.cache.get(key)) is not None:
             with self._lock:
                 self.usage["cached"] += 1
             return found
         delay = self.backoff
         first = self._preferred
+        failed: list[int] = []
         for attempt in range(self.retries + 1):
-            index = (first + attempt) % len(self.urls)
+            index = self.replicas.acquire(media, failed) if self.replicas else (first + attempt) % len(self.urls)
+            started = time.monotonic()
             try:
                 response = self._send(self.urls[index], body)
                 self._preferred = index
+                self._ended(index, time.monotonic() - started)
                 break
+            except ServedError:  # the request's fault (401, 400, ...), not the replica's
+                self._ended(index, None)
+                raise
             except TransientError as exc:
+                self._ended(index, None, exc)
+                failed.append(index)
                 if attempt == self.retries:
                     tried = f"{attempt + 1} tries" + (f" over {len(self.urls)} URLs" if len(self.urls) > 1 else "")
                     raise ServedError(f"{self.urls[index]}: {exc} (gave up after {tried})") from None
@@ -235,6 +315,15 @@ class ChatClient:
         if self.cache is not None:
             self.cache.put(key, response)
         return response
+
+    def _ended(self, index: int, seconds: float | None, failure: TransientError | None = None) -> None:
+        """One try on ``urls[index]`` ended: answered in ``seconds``, else failed (``failure``: retried)."""
+        if seconds is not None:
+            self.limiter.answered(seconds)
+        elif failure is not None and failure.congestion:
+            self.limiter.congested()
+        if self.replicas is not None:
+            self.replicas.release(index, seconds, failed=failure is not None)
 
     def _count(self, response: dict[str, Any]) -> None:
         """One answered request and the tokens the server says it cost (0 where it gives no ``usage``)."""
@@ -250,18 +339,53 @@ class ChatClient:
                     self.usage[name] += value
 
     def post_many(self, bodies: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Responses in order, ``concurrency`` at a time. Each is cached when it arrives, so a
-        failure of one loses none of the others; the first failure is raised after all ended."""
+        """Responses in order, ``concurrency`` at a time (or as many as the adaptive limit allows),
+        sent grouped by the images they share (``group_media``). Each is cached when it arrives, so
+        a failure of one loses none of the others; the first failure is raised after all ended."""
         results: list[dict[str, Any] | None] = [None] * len(bodies)
         errors: list[Exception] = []
-        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
-            futures = [pool.submit(self.post, body) for body in bodies]
-            for i, future in enumerate(progress(futures, desc="requests", quiet=self.quiet or len(bodies) < 2,
-                                                unit="req")):
+        media = [media_key(body) if self.group_media or self.replicas else None for body in bodies]
+        order, grouped = media_order(media) if self.group_media else (list(range(len(bodies))), {})
+        for name, value in grouped.items():
+            self.grouping[name] += value
+        quiet = self.quiet or len(bodies) < 2
+        outcomes: list[Any] = [None] * len(bodies)  # each request's response, or the exception it raised
+        shown: list[Future[None]] = [Future() for _ in bodies] if not quiet else []  # for the progress bar
+        feed, feeding, adaptive = iter(order), threading.Lock(), self.limiter.adaptive
+
+        def work() -> None:  # each thread takes the next request in order (and, adapting, a slot for it)
+            while True:
+                with feeding:
+                    i = next(feed, None)
+                    if i is None:
+                        return
+                    if adaptive:  # while holding the feed: requests leave in the sending order
+                        self.limiter.acquire()
                 try:
-                    results[i] = future.result()
-                except Exception as exc:  # keep collecting: the others are cached meanwhile
-                    errors.append(exc)
+                    outcomes[i] = self.post(bodies[i], media[i])
+                except BaseException as exc:
+                    outcomes[i] = exc
+                finally:
+                    if adaptive:
+                        self.limiter.release()
+                    if shown:
+                        shown[i].set_result(None)
+
+        workers = [threading.Thread(target=work, daemon=True) for _ in range(min(self.limiter.maximum, len(bodies)))]
+        for worker in workers:
+            worker.start()
+        for answered in progress([shown[i] for i in order] if shown else [], desc="requests", quiet=quiet, unit="req"):
+            answered.result()
+        for worker in workers:
+            worker.join()
+        for i in order:
+            if isinstance(outcomes[i], BaseException):  # keep collecting: the others are cached meanwhile
+                if not isinstance(outcomes[i], Exception):
+                    raise outcomes[i]  # KeyboardInterrupt, SystemExit
+                errors.append(outcomes[i])
+            else:
+                results[i] = outcomes[i]
+        self.limiter.settled()
         if len(errors) == len(bodies) == 1:
             raise errors[0]
         if errors:  # the answered ones are cached: a rerun sends only these
@@ -277,19 +401,46 @@ def reported_by(response: dict[str, Any]) -> tuple[str, str]:
     return (model if isinstance(model, str) else "", fingerprint if isinstance(fingerprint, str) else "")
 
 
+def _identity(listed: Any, model: str) -> str:
+    """The /models entry for ``model`` (else the only one listed) without what changes per request,
+    as stable text; "" when the server lists no such entry."""
+    entries = [e for e in listed.get("data") or [] if isinstance(e, dict)] if isinstance(listed, dict) else []
+    mine = [e for e in entries if e.get("id") == model] or (entries if len(entries) == 1 else [])
+    if not mine:
+        return ""
+    return json.dumps({k: v for k, v in mine[0].items() if k not in VOLATILE}, sort_keys=True, default=str)
+
+
 def _endpoint(base_url: str) -> str:
     return base_url.rstrip("/") + "/chat/completions"
 
 
-def _base_urls(model: str, base_url: str | None, mirrors: str | None) -> list[str]:
-    """``base_url`` then each of ``mirrors`` (separated by ``|`` or spaces), all http(s) URLs."""
-    if not base_url:
+def _base_urls(model: str, base_url: str | None, mirrors: str | None, endpoints: str | None = None) -> list[str]:
+    """``base_url`` (else the first endpoint) then each of ``mirrors`` or ``endpoints`` (separated by
+    ``|`` or spaces), all http(s) URLs."""
+    replicas = (endpoints or "").replace("|", " ").split()
+    if mirrors and replicas:
+        raise AbductError(f"openai:{model}: give mirrors= (fail over in order) or endpoints= (spread over "
+                          "replicas), not both")
+    if not base_url and not replicas:
         raise AbductError(f"openai:{model} needs base_url=URL (e.g. base_url=http://127.0.0.1:8000/v1)")
-    urls = [base_url, *(mirrors or "").replace("|", " ").split()]
-    for option, url in zip(["base_url", *["mirrors"] * (len(urls) - 1)], urls):
+    urls = [base_url or replicas[0], *(mirrors or "").replace("|", " ").split(), *replicas]
+    option = "mirrors" if mirrors else "endpoints"
+    for name, url in zip(["base_url" if base_url else option, *[option] * (len(urls) - 1)], urls):
         if not url.startswith(("http://", "https://")):
-            raise AbductError(f"openai:{model}: {option} '{url}' is not an http(s) URL")
+            raise AbductError(f"openai:{model}: {name} '{url}' is not an http(s) URL")
     return urls
+
+
+def _concurrency(model: str, value: str) -> tuple[int, bool]:
+    """``N`` (fixed) or ``auto[:MAX]`` (adaptive, at most MAX, default 64): (the most in flight, adaptive)."""
+    text = str(value).strip().lower()
+    head, colon, tail = text.partition(":")
+    adaptive = head == "auto"
+    digits = (tail if colon else "64") if adaptive else text
+    if digits.isdigit() and int(digits) >= 1:
+        return int(digits), adaptive
+    raise AbductError(f"openai:{model}: option 'concurrency' must be a positive integer, auto or auto:MAX, not '{value}'")
 
 
 def _server_message(exc: urllib.error.HTTPError) -> str:
@@ -364,7 +515,20 @@ class ServedModel:
         self.max_images = max_images
         self.name = name
         # What makes an answer: the served model's name and endpoint, and our prompts (no key).
-        self.fingerprint = f"openai|{model}|{client.url}|{prompts.describe()}|max_images={max_images}"
+        self.described = f"openai|{model}|{client.url}|{prompts.describe()}|max_images={max_images}"
+
+    @property
+    def group_media(self) -> bool:
+        """Asks the generation engine to order the whole run's requests by the media they send,
+        so that grouping reaches across its batches (``group=media``)."""
+        return self.client.group_media
+
+    @property
+    def fingerprint(self) -> str:
+        """``described``, and what the server says it serves (probed when first asked: a model
+        redeployed under the same name is another model, for the core's caches too)."""
+        identity = self.client.identity()
+        return self.described + (f"|served={hashlib.sha256(identity.encode()).hexdigest()[:16]}" if identity else "")
 
     def describe_inputs(self) -> dict[str, Any]:
         """What shaped the inputs and who answered (results.json's ``model.inputs``): images go as
@@ -372,8 +536,13 @@ class ServedModel:
         ``system_fingerprint`` values the responses reported (a list when they changed mid-run);
         the URLs and the concurrency used."""
         facts: dict[str, Any] = {"image": {"encoding": "png", "client_resize": "none", "max_images": self.max_images}}
-        served: dict[str, Any] = {"endpoints": 1, "mirrors": len(self.client.urls) - 1,
-                                  "concurrency": self.client.concurrency}
+        client = self.client
+        served: dict[str, Any] = {"endpoints": len(client.urls) if client.replicas else 1,
+                                  "mirrors": 0 if client.replicas else len(client.urls) - 1, **client.limiter.describe()}
+        if client.group_media:
+            served["grouping"] = {"by": "media", **client.grouping}
+        if client.replicas is not None:
+            served["replicas"] = client.replicas.describe()
         for index, name in ((0, "model_id"), (1, "system_fingerprint")):
             seen = sorted({pair[index] for pair in self.client.reported} - {""})
             if seen:
@@ -414,7 +583,7 @@ class ScoringServedModel(ServedModel):
     def __init__(self, *args: Any, top_logprobs: int = 20, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.top_logprobs = top_logprobs
-        self.fingerprint += f"|top_logprobs={top_logprobs}"
+        self.described += f"|top_logprobs={top_logprobs}"
 
     def score(self, visuals: Sequence[VisualInput], texts: Sequence[str]) -> np.ndarray:
         if len(visuals) != len(texts):
@@ -437,7 +606,7 @@ def api_key(variable: str | None) -> str | None:
 
 
 def make_openai(spec: Spec, settings: Settings, *, base_url: str | None = None, mirrors: str | None = None,
-                concurrency: Annotated[int, Range(ge=1)] = 8, timeout: Annotated[float, Range(gt=0)] = 60.0,
+                endpoints: str | None = None, concurrency: str = "8", group: Literal["media", "none"] = "media", timeout: Annotated[float, Range(gt=0)] = 60.0,
                 retries: Annotated[int, Range(ge=0)] = 5, backoff: Annotated[float, Range(ge=0)] = 1.0,
                 max_backoff: Annotated[float, Range(ge=0)] = 30.0, logprobs: bool = False,
                 top_logprobs: Annotated[int, Range(ge=0, le=20)] = 20, api_key_env: str | None = None,
@@ -445,19 +614,23 @@ def make_openai(spec: Spec, settings: Settings, *, base_url: str | None = None, 
                 score_template: str | None = None, answer_template: str | None = None,
                 question: str | None = None, answer: str = "yes", score: ScoreMode = "answer",
                 max_images: Annotated[int | None, Range(ge=1)] = None, reasoning: str = "auto") -> ServedModel:
-    """``openai:MODEL,base_url=URL[,mirrors=URL|URL...][,concurrency=8][,timeout=60][,retries=5][,backoff=1][,max_backoff=30]
+    """``openai:MODEL,base_url=URL[,mirrors=URL|URL...|,endpoints=URL|URL...][,concurrency=8|auto[:MAX]][,group=media|none][,timeout=60][,retries=5][,backoff=1][,max_backoff=30]
     [,logprobs=false][,top_logprobs=20][,api_key_env=NAME][,cache=true][,cache_dir=DIR][,template=...]
     [,answer_template=...][,question=...][,answer=yes][,score=answer][,max_images=N][,reasoning=auto|none|TAG|REGEX]``."""
     if not spec.argument:
         raise AbductError("openai needs the served model's name: openai:MODEL,base_url=URL")
-    primary, *others = _base_urls(spec.argument, base_url, mirrors)
+    primary, *others = _base_urls(spec.argument, base_url, mirrors, endpoints)
+    most, adaptive = _concurrency(spec.argument, concurrency)
     split = Reasoning.parse(reasoning, f"openai:{spec.argument}")
     given = {k: v for k, v in (("template", template), ("score_template", score_template),
                                ("question", question)) if v is not None}
     prompts = Prompts(**given, answer_template=answer_template or DEFAULT_ANSWER_TEMPLATE, answer=answer, score=score)
-    store = ResponseCache(cache_dir or default_cache_dir() / "served") if cache else None
-    client = ChatClient(primary, mirrors=others, api_key=api_key(api_key_env), timeout=timeout, retries=retries, backoff=backoff,
-                        max_backoff=max_backoff, concurrency=concurrency, cache=store)
+    allowed = cache_dir_for("served")  # None under --no-cache; under --cache-dir when one is given
+    store = ResponseCache(cache_dir or allowed) if cache and allowed is not None else None
+    client = ChatClient(primary, mirrors=() if endpoints else others, endpoints=others if endpoints else (),
+                        api_key=api_key(api_key_env), timeout=timeout, retries=retries, backoff=backoff,
+                        max_backoff=max_backoff, concurrency=most, adaptive=adaptive, group_media=group == "media",
+                        cache=store, model=spec.argument)
     name = str(Spec(spec.name, spec.argument))
     if logprobs:
         made: ServedModel = ScoringServedModel(spec.argument, client, prompts, max_images=max_images, name=name,

@@ -30,8 +30,16 @@ broken or hostile server could send), one per request before any fault; the prop
 draw them from ``http_replies`` (abduct-vlm's tests/test_served_properties.py). ``always`` makes one fault permanent.
 ``requests`` holds every body received, ``served`` the number answered normally, ``peak`` the most requests in flight at once.
 Each normal answer carries a ``usage`` counted in words (``token_usage``; ``usage=False``: none), added up in ``tokens``.
+For throughput (``benchmarks/served_throughput.py``): ``overflow="reject"`` answers 429 (no
+Retry-After) to a request beyond ``capacity`` instead of queueing it (counted in ``rejected``);
+``media_saving`` is the share of ``latency`` saved by a request sending the same images as the
+one this server was sent last (its caches hit; counted in ``media_hits``); ``kill()`` makes it
+die as a crashed replica does (new connections refused, requests in flight dropped unanswered).
 It reports ``model_id`` as its model (default: the request's) and, when set, a ``system_fingerprint``;
-both may be changed while it runs, as a redeployed server's change.
+both may be changed while it runs, as a redeployed server's change. ``GET /v1/models`` lists
+``model_id`` (nothing while it is None) with ``root``, the weights it serves as vLLM names them
+(``created`` is the time asked, as vLLM gives it); ``models_status`` makes that route answer
+with this HTTP status and an error message instead (401, 500, 501, ...); ``probes`` counts the GETs.
 
     with FakeOpenAIServer(latency=0.05) as server:
         spec = f"openai:fake,base_url={server.base_url}"
@@ -111,7 +119,9 @@ class _Server(ThreadingHTTPServer):
 class FakeOpenAIServer:
     def __init__(self, *, latency: float = 0.0, capacity: int = 64, reply: Callable[[dict[str, Any]], str | dict[str, Any]] = default_reply,
                  faults: list[str] | tuple[str, ...] = (), always: str | None = None, hang: float = 5.0,
-                 usage: bool = True, model_id: str | None = None, system_fingerprint: str | None = None) -> None:
+                 usage: bool = True, model_id: str | None = None, system_fingerprint: str | None = None,
+                 root: str | None = None, models_status: int | None = None,
+                 overflow: str = "queue", media_saving: float = 0.0) -> None:
         for fault in (*faults, *([always] if always else [])):
             if fault not in FAULTS:
                 raise ValueError(f"unknown fault {fault!r} (known: {', '.join(FAULTS)})")
@@ -127,7 +137,16 @@ class FakeOpenAIServer:
         self.model_id = model_id  # the model id responses report (None: the request's); change it to "redeploy"
         self.system_fingerprint = system_fingerprint  # reported when set, as vLLM and hosted APIs do
         self.tokens = {"prompt": 0, "completion": 0, "reasoning": 0}  # what the normal answers' usage says
+        self.root = root  # the weights behind model_id in /models (vLLM's ``root``); change it to "redeploy"
+        self.models_status = models_status  # GET /models answers this error status when set
+        self.probes = 0  # GET requests received
         self.peak = 0
+        self.overflow = overflow  # "queue" or "reject" (429) beyond capacity
+        self.rejected = 0
+        self.media_saving = media_saving
+        self.media_hits = 0
+        self._last_media: str | None = None
+        self.dead = False
         self._in_flight = 0
         self._lock = threading.Lock()
         self._slots = threading.BoundedSemaphore(max(1, capacity))
@@ -151,6 +170,22 @@ class FakeOpenAIServer:
     def close(self) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+    def kill(self) -> None:
+        """Die as a crashed replica does: refuse new connections, drop the requests in flight unanswered."""
+        self.dead = True
+        self.close()
+
+    def _cost(self, body: dict[str, Any]) -> float:
+        """``latency``, less ``media_saving`` of it when this server was sent the same images last."""
+        from abduct_vlm.replicas import media_key
+
+        media = media_key(body) if self.media_saving else None
+        with self._lock:
+            hit = media is not None and media == self._last_media
+            self._last_media = media
+            self.media_hits += hit
+        return self.latency * (1.0 - self.media_saving) if hit else self.latency
 
     def _next_fault(self) -> str | None:
         with self._lock:
@@ -242,6 +277,19 @@ class FakeOpenAIServer:
                     pass
                 self.close_connection = True
 
+            def do_GET(self) -> None:
+                with server._lock:
+                    server.probes += 1
+                if self.path.rstrip("/") != "/v1/models":
+                    self._send(404, json.dumps({"error": {"message": f"no route {self.path}"}}).encode())
+                elif server.models_status is not None:
+                    self._send(server.models_status, json.dumps({"error": {
+                        "message": f"fake server error {server.models_status}"}}).encode())
+                else:
+                    listed = [{"id": server.model_id, "object": "model", "created": int(time.time()),
+                               "owned_by": "fake", "root": server.root or server.model_id}] if server.model_id else []
+                    self._send(200, json.dumps({"object": "list", "data": listed}).encode())
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
@@ -257,7 +305,12 @@ class FakeOpenAIServer:
                 if not self.path.endswith("/chat/completions"):
                     self._send(404, json.dumps({"error": {"message": f"no route {self.path}"}}).encode())
                     return
-                with server._slots:  # the work counts as in flight; the reply is sent after it
+                if not server._slots.acquire(blocking=server.overflow != "reject"):  # over capacity
+                    with server._lock:
+                        server.rejected += 1
+                    self._send(429, b'{"error": {"message": "over capacity"}}')
+                    return
+                try:  # the work counts as in flight; the reply is sent after it
                     with server._lock:
                         server._in_flight += 1
                         server.peak = max(server.peak, server._in_flight)
@@ -266,6 +319,8 @@ class FakeOpenAIServer:
                     finally:
                         with server._lock:
                             server._in_flight -= 1
+                finally:
+                    server._slots.release()
                 if reply is not None:
                     self._send(*reply)
 
@@ -274,7 +329,10 @@ class FakeOpenAIServer:
                 if fault == "timeout":
                     time.sleep(server.hang)
                     return None
-                time.sleep(server.latency)
+                time.sleep(server._cost(body))
+                if server.dead:  # killed meanwhile: this request is never answered
+                    self._misbehave("reset")
+                    return None
                 if fault == "refuse":
                     return 401, json.dumps({"error": {"message": "invalid API key"}}).encode(), {}
                 if fault == "rate_limit":
@@ -302,3 +360,30 @@ class FakeOpenAIServer:
                 return 200, json.dumps(answer).encode(), {}
 
         return Handler
+
+
+def model_reply(model: Any) -> Callable[[dict[str, Any]], str]:
+    """A ``reply`` that answers as a loaded ``vlm`` model (``abduct_vlm``'s, e.g. ``vlm:tiny``)
+    answers the same images and text greedily, one request at a time: the fake server then serves
+    those weights, as vLLM would, for the parity check (``abduct compare`` of ``vlm:DIR`` and
+    ``openai:``). The images come from the request's data URLs, the text is the prompt sent."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    from abduct import Decoding
+
+    lock = threading.Lock()
+
+    def reply(body: dict[str, Any]) -> str:
+        images = [Image.open(io.BytesIO(base64.b64decode(p["image_url"]["url"].split(",", 1)[1])))
+                  for m in body.get("messages", []) if isinstance(m.get("content"), list)
+                  for p in m["content"] if isinstance(p, dict) and p.get("type") == "image_url"]
+        for image in images:
+            image.load()
+        options = model._generation_kwargs(Decoding(max_new_tokens=int(body.get("max_tokens") or 32)))
+        with lock:  # one forward pass at a time, as the model is not thread-safe
+            return str(model._generate([model.chat(request_text(body), len(images))], [images], options)[0])
+
+    return reply
