@@ -95,9 +95,19 @@ class FencedJudge:
         return replies
 
 
+class ThreeJudge:
+    """Rates every pair 3."""
+
+    fingerprint = "three-judge-v1"
+
+    def generate(self, requests: Sequence[GenerationRequest], decoding: Decoding, pool: TextPool | None) -> list[str]:
+        return ["Score: 3" for _ in requests]
+
+
 def registry() -> Any:
     return registry_with_models("blackswan-gen-test", {"fixed-judge": ("replies by rule", FixedJudge),
-                                                       "fenced-judge": ("replies to the hardened prompt", FencedJudge)})
+                                                       "fenced-judge": ("replies to the hardened prompt", FencedJudge),
+                                                       "three-judge": ("rates 3", ThreeJudge)})
 
 
 def evaluate(corpus: Path, out: Path, task: str, model: str = "random", **kw: Any) -> dict[str, Any]:
@@ -261,6 +271,27 @@ def test_mean_and_max_differ_and_responses_past_the_limit_are_counted(corpus: Pa
                                                            for r in records if len(r["responses"]) > 2) > 0
     ratings = [[x["rating"] for x in r["llm_ratings"] if x["rating"] is not None] for r in records]
     assert any(len(set(found)) > 1 for found in ratings)  # so mean and max differ somewhere
+
+
+def test_two_judges_agreement_by_hand(corpus: Path, bert: Path, tmp_path: Path) -> None:
+    results = evaluate(corpus, tmp_path / "a", task_spec(bert), judge="fixed-judge", other_judges=("three-judge",))
+    first = [rating_for(g, s) for r in records_of(tmp_path / "a") for g in r["references"] for s in r["responses"]]
+    read = [x for x in first if x is not None]
+    m, c = len(read), {k: read.count(k) for k in range(1, 6)}
+    assert 0 < c[3] < m < len(first)  # the case holds equal, different and unparsed ratings
+    block = results["details"]["judge_agreement"]
+    assert block["items"] == len(first) and block["human_labels"] == 0
+    assert [j["read"] for j in block["judges"]] == [m, len(first)]
+    assert block["judges"][0]["score"] == pytest.approx(sum(read) / m) and block["judges"][1]["score"] == 3.0
+    (pair,) = block["pairs"]
+    # the other rates 3 everywhere: p_o = p_e = c_3 / m, so kappa 0; the difference: 3 - the first's mean
+    assert pair["both_read"] == m and pair["agreement"] == pytest.approx(100 * c[3] / m)
+    assert pair["kappa"] == pytest.approx(0.0) and pair["difference"] == pytest.approx(3 - sum(read) / m)
+    # alpha: a unit rated 3 by both gives o_33 = 2, another r gives o_r3 = o_3r = 1 (unparsed: not pairable);
+    # n_3 = m + c_3, n_r = c_r; expected disagreement sum_{c != k} n_c n_k = (2m)^2 - sum n_c^2
+    n = {**c, 3: m + c[3]}
+    expected = (2 * m) ** 2 - sum(v * v for v in n.values())
+    assert block["alpha"] == pytest.approx(1 - (2 * m - 1) * 2 * (m - c[3]) / expected)
 
 
 # -- refusals -----------------------------------------------------------------------------------------

@@ -265,6 +265,56 @@ class RuleJudge:
         return replies
 
 
+class RedGreenJudge(RuleJudge):
+    """Prefers A when it mentions green or red, B otherwise; always a verdict."""
+
+    fingerprint = "nycc-red-green-judge-v1"
+
+    def generate(self, requests: Any, decoding: Any, pool: Any) -> list[str]:
+        said = [r.prompt.split("Explanation A:")[1].split("Explanation B:")[0] for r in requests]
+        return ["A" if "green" in a or "red" in a else "B" for a in said]
+
+
+def test_two_judges_agreement_through_abduct_eval(release: Path, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    from abduct.host import reset_registry
+    from abduct_testing import registry_with_models
+
+    reset_registry(registry_with_models("nycc-test", {"nycc-rule-judge": ("prefers green", RuleJudge),
+                                                      "nycc-red-green-judge": ("prefers green or red", RedGreenJudge)}))
+    try:
+        assert main(["eval", "nycc-explanation", "--model", "random", "--data", str(release), "--out",
+                     str(tmp_path / "j"), "--judge", "nycc-rule-judge", "--judge", "nycc-red-green-judge",
+                     "--quiet", "--no-cache"]) == 0
+    finally:
+        reset_registry(None)
+    results = json.loads((tmp_path / "j" / "results.json").read_text())
+    said = [json.loads(line)["prediction"] for line in (tmp_path / "j" / "predictions.jsonl").read_text().splitlines()]
+    # verdicts (first, second): green (A, A), red (B, A), another colour (B, B), purple (unread, B)
+    green, red, purple = (sum(f"everything is {c}" in s for s in said) for c in ("green", "red", "purple"))
+    other = len(said) - green - red - purple
+    assert min(green, red, purple, other) > 0
+    block = results["details"]["judge_agreement"]
+    first, second = block["judges"]
+    assert block["human_labels"] == 0 and "human" not in first and "alpha_with_people" not in block
+    assert (first["read"], first["unread"], second["read"]) == (len(said) - purple, purple, len(said))
+    assert first["score"] == pytest.approx(results["metrics"]["judge_preference"])
+    assert second["score"] == pytest.approx(100 * (green + red) / len(said))
+    # the items both read (m): the first prefers A on green only, the second on green and red
+    m = green + red + other
+    (pair,) = block["pairs"]
+    p_o, p_e = (green + other) / m, (green * (green + red) + (red + other) * other) / m**2
+    assert pair["both_read"] == m and pair["kappa"] == pytest.approx((p_o - p_e) / (1 - p_e))
+    assert pair["difference"] == pytest.approx(100 * red / m)  # the second's preference minus the first's
+    # alpha: o_AA = 2 x green, o_BB = 2 x other, o_AB = o_BA = red; purple has one value, not pairable
+    n_a, n_b = 2 * green + red, 2 * other + red
+    assert block["alpha"] == pytest.approx(1 - (2 * m - 1) * 2 * red / (2 * n_a * n_b))
+    assert "Judge agreement" in (tmp_path / "j" / "report.html").read_text()
+    capsys.readouterr()
+    assert main(["compare", str(tmp_path / "j")]) == 0
+    assert f"{pair['kappa']:.3f}" in capsys.readouterr().out  # the further judge against the first
+
+
 def test_judge_preference_against_the_reference(release: Path, tmp_path: Path) -> None:
     from abduct_testing import registry_with_models
 

@@ -76,6 +76,15 @@ class Knows:
         return out
 
 
+class Agrees(Knows):
+    """A judge as people label the synthetic release: the oracle, with "No" where it is unsure."""
+
+    fingerprint = "agrees"
+
+    def generate(self, requests: Sequence[GenerationRequest], decoding: Decoding, pool: TextPool | None) -> list[str]:
+        return ["No" if said == "Perhaps" else said for said in super().generate(requests, decoding, pool)]
+
+
 def _colour(image: str) -> str:
     from PIL import Image
 
@@ -115,6 +124,7 @@ def registry() -> Any:
     return registry_with_models("visualriddles-test", {
         "says-a": ("answers A", SaysA), "says-cd": ("answers cannot determine", SaysCd),
         "says-yes": ("answers yes", SaysYes), "knows": ("the synthetic oracle", Knows),
+        "agrees": ("judges as people do", Agrees),
         "fence-judge": ("a literal judge", FenceJudge)})
 
 

@@ -105,10 +105,21 @@ class LiteralJudge:
         return answers
 
 
+class NoJudge:
+    """A judge that answers "No" to everything."""
+
+    accepts = frozenset({"image"})
+    fingerprint = "no-judge"
+
+    def generate(self, requests: Sequence[GenerationRequest], decoding: Decoding, pool: TextPool | None) -> list[str]:
+        return ["No" for _ in requests]
+
+
 def registry() -> Any:
     return registry_with_models("whoops-test", {"oracle": ("gold texts", Oracle),
                                                 "length": ("longer is better", Length),
-                                                "literal-judge": ("literal judge", LiteralJudge)})
+                                                "literal-judge": ("literal judge", LiteralJudge),
+                                                "no-judge": ("answers no", NoJudge)})
 
 
 def evaluate(data: Path, out: Path, task: str, model: str, **kw: Any) -> dict[str, Any]:

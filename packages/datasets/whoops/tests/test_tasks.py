@@ -290,6 +290,22 @@ def test_explanation_judged_with_a_test_judge(corpus: Path, tmp_path: Path) -> N
     assert len({v["fields"]["verdict"] for v in views}) >= 2  # parsed and unparsed verdicts both shown
 
 
+def test_two_judges_agreement_by_hand(corpus: Path, tmp_path: Path) -> None:
+    results = evaluate(corpus, tmp_path / "two", "whoops-explanation", "oracle", judge="literal-judge",
+                       other_judges=("no-judge",))
+    block = results["details"]["judge_agreement"]
+    # the literal judge: yes on 15 images, unparsed on the 5 whales; the other: no on all 20
+    first, other = block["judges"]
+    assert (first["read"], first["score"], other["read"], other["score"]) == (15, 100.0, 20, 0.0)
+    (pair,) = block["pairs"]
+    # 15 both read, never the same: p_o = 0 and p_e = (15 x 0 + 0 x 15) / 15^2 = 0, so kappa 0
+    assert pair["both_read"] == 15 and pair["agreement"] == 0.0 and pair["kappa"] == 0.0
+    assert pair["difference"] == -100.0
+    # alpha: o_yn = o_ny = 15 (a whale has one value: not pairable); n_y = n_n = 15, n = 30
+    assert block["alpha"] == pytest.approx(1 - 29 * 30 / (2 * 15 * 15))
+    assert "alpha_with_people" not in block and block["human_labels"] == 0
+
+
 def test_explanation_without_judge_or_proxy_asks_for_judge(corpus: Path, tmp_path: Path) -> None:
     with pytest.raises(AbductError, match="pass --judge SPEC"):
         evaluate(corpus, tmp_path / "r", "whoops-explanation", "random")

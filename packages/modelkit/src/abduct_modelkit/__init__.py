@@ -21,6 +21,9 @@ Training and seeds (``abduct_modelkit.training``): the skeleton every trainer's 
 
 Regions as a model sees them (``abduct_modelkit.drawing``): ``render``, ``highlight``,
 ``context_only``, ``position_only``, ``region_only``.
+
+Agreement between raters (``abduct_modelkit.agreement``, imported by name, not re-exported here):
+Cohen's κ, Krippendorff's α, the confusion table, the judge-agreement block.
 """
 
 from abduct_modelkit.checkpoints import (

@@ -45,13 +45,20 @@ other half of the split, never its own, unless every video falls in one half), t
 its references (one judge call per reference, answers read as ratings: ``Judge(...,
 answers="text")``); the judged item keeps its question's id, so ``--shard`` keeps it with its
 generation.
+
+With two ``--judge`` specs or more, ``details.judge_agreement``
+(``abduct_metrics.agreement.judge_agreement``) compares the judges' ratings of every gold x
+response pair: each judge's mean rating (``score``), their Krippendorff's α (nominal: a 4 and a 5
+disagree as much as a 1 and a 5), and each further judge against the first (Cohen's κ, the paired
+difference of their mean ratings); the release has no human ratings, so none is compared with people.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
-from typing import Annotated, Any, Literal
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal, cast
 
 from abduct import (
     COUNT,
@@ -207,6 +214,9 @@ class GenTask:
         }
         if run.judged:
             details["llm_match"] = _rate(out, records, self.llm_match, self.judged_responses, self.llm_match_prompt)
+            if any(getattr(v, "others", None) for name, done in records.items() if name.startswith(f"{JUDGE}-")
+                   for v in done):  # several --judge specs
+                details["judge_agreement"] = _agreement(records, self.llm_match_prompt, run.settings.seed)
         else:
             details["llm_match"] = "not run (no --judge)"
         metrics, units = _tables(out, run.judged)
@@ -276,6 +286,31 @@ def _rate(out: list[dict[str, Any]], records: Mapping[str, Records], aggregation
     return {"aggregation": aggregation, "scale": "1-5", "no_rating": NO_RATING, "prompt": prompt, "template": template,
             "template_sha256": hashlib.sha256(template.encode()).hexdigest(), "judged_responses": judged_responses, "official_judge": OFFICIAL_JUDGE,
             "decoding": "greedy (abduct's judges); the official judge sampled at temperature 0.4"}
+
+
+@dataclass(frozen=True)
+class _Pair:
+    """One gold x response pair's rating by a judge, as ``judge_agreement`` reads a judge's record
+    (``others``: the further judges' ratings of the pair, by spec)."""
+
+    id: str
+    raw: str
+    others: dict[str, _Pair] = field(default_factory=dict)
+
+
+def _agreement(records: Mapping[str, Records], prompt: str, seed: int) -> dict[str, Any]:
+    """Several judges' ratings of every gold x response pair (the units): each judge's mean rating,
+    Krippendorff's α (nominal: the ratings 1-5 as categories) and each further judge against the
+    first (κ, the paired difference of their mean ratings); an unparsed rating is left out."""
+    from abduct_metrics.agreement import judge_agreement
+    from abduct_metrics.llm_match import READERS
+
+    pairs = [_Pair(f"{v.id}/{name}/g{gold + 1}", raw,
+                   {spec: _Pair("", other.answers[gold]) for spec, other in getattr(v, "others", {}).items()})
+             for name, done in records.items() if name.startswith(f"{JUDGE}-")
+             for v in done for gold, raw in enumerate(v.answers)]
+    return judge_agreement(pairs, None, label=lambda pair: READERS[prompt](pair.raw),
+                           score=lambda rating: float(cast(int, rating)), seed=seed)
 
 
 def _tables(out: Sequence[Mapping[str, Any]], judged: bool) -> tuple[dict[str, Any], dict[str, UnitScores]]:

@@ -20,7 +20,11 @@ on ``--split leaderboard``.
 retrieves (``random``, ``retrieve:...``) picks from the reference explanations of the *other*
 folds. With ``--judge SPEC`` the judge compares the generated explanation (shown as ``A``) with
 the reference (``B``) and names the better one: ``judge_preference`` is the share of items where
-it prefers the generated one (the paper's human head-to-head, asked of a model).
+it prefers the generated one (the paper's human head-to-head, asked of a model). With two
+``--judge`` specs or more, ``details.judge_agreement`` (``abduct_modelkit.agreement``) holds each
+judge's preference (its ``score``), their Krippendorff's α on the A/B verdicts, and each further
+judge against the first: Cohen's κ and the paired difference of their preferences; the release
+has no human preference labels, so none is compared with people.
 """
 
 from __future__ import annotations
@@ -260,6 +264,11 @@ class ExplanationTask(_NyccTask):
             metrics["judge_unparsed"] = len(verdicts) - len(read)
             units["judge_preference"] = UnitScores.means("instance", read)
             details["judge_template"] = JUDGE_TEMPLATE
+            if any(getattr(v, "others", None) for v in records[JUDGE_STAGE]):  # several --judge specs
+                from abduct_modelkit.agreement import judge_agreement
+
+                details["judge_agreement"] = judge_agreement(records[JUDGE_STAGE], None,
+                                                             label=lambda v: preference(v.raw), seed=run.settings.seed)
         return Evaluation(metrics, predictions, details=details, units=units)
 
 

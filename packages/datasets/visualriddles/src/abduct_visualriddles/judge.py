@@ -24,6 +24,14 @@ verdicts and the labels over the same N (``abduct_metrics.agreement.cohen_kappa`
 verdict is its own category, so it is a disagreement there too; absent when κ is undefined,
 e.g. one label everywhere); ``judge_yes_rate`` and ``human_yes_rate``; the confusion table
 (human label -> verdict -> count) in details.
+
+**Several judges** (Krippendorff's α): each judge model is one run of this task; ``abduct
+compare RUN...`` of such runs (the same ``reference=`` and ``image=``) gives α across their
+models on the answers every run judged, α with people as one more rater, and each run against
+the first: Cohen's κ, the share of equal verdicts and the paired difference of their yes rates.
+For that the run's ``details.judge_agreement`` (the model as the judge against people, as a
+``--judge`` is shown) declares, under ``across_runs``, the ``verdict`` field of the predictions;
+as in κ, an unparsed verdict is a category of its own (``abduct_report.judge_agreement``).
 """
 
 from __future__ import annotations
@@ -65,6 +73,14 @@ Reference = Literal["based", "free"]
 _FIRST = re.compile(r"^[\W_]*(yes|no)\b", re.IGNORECASE)
 _LABELS = {"yes": True, "true": True, "1": True, "no": False, "false": False, "0": False}
 UNPARSED = "unparsed"  # the category an unread verdict has in the confusion table and in κ
+SCORES = {"yes": 100.0, "no": 0.0, UNPARSED: 0.0}  # a judge's score: its percent of yes (judge_yes_rate)
+
+
+@dataclass(frozen=True)
+class _Item:
+    """A judged answer as ``judge_agreement`` reads a judge's record (the verdict comes by id)."""
+
+    id: str
 
 
 @dataclass(frozen=True)
@@ -198,9 +214,24 @@ class JudgeTask:
             "confusion_reads": "human label -> judge verdict -> count",
             "conditions": {"reference": self.reference, **({} if self.image else {"image": "none"})},
             "riddles_without_judgements": len(without), "verdict": "first word yes/no, any case"}
+        details["judge_agreement"] = self.agreement(predictions, run)
         units = {"accuracy": UnitScores.means("judged answer", {p["id"]: p["correct"] for p in predictions})
                  .clustered("riddle", {p["id"]: p["riddle"] for p in predictions})}
         return Evaluation(metrics, predictions, details=details, units=units)
+
+    def agreement(self, predictions: Sequence[Mapping[str, Any]], run: RunInfo) -> dict[str, Any]:
+        """The model as the judge against people (the figures above, as report.html and compare
+        show a judge), declaring its verdicts comparable across runs judged alike: ``abduct
+        compare`` of several runs gives α across their models (module docstring)."""
+        from abduct_metrics.agreement import judge_agreement
+
+        verdicts = {p["id"]: p["verdict"] for p in predictions}
+        block = judge_agreement([_Item(p["id"]) for p in predictions], {p["id"]: p["human"] for p in predictions},
+                                label=lambda item: verdicts[item.id], score=lambda label: SCORES[str(label)], first="model",
+                                seed=run.settings.seed)
+        block["across_runs"] = {"label": "verdict", "people": "human", "scores": SCORES,
+                                "judged": {"task": TASK, "reference": self.reference, "image": self.image}}
+        return block
 
     def view(self, record: Mapping[str, Any], riddles: Mapping[str, Riddle]) -> dict[str, Any] | None:
         riddle = riddles.get(str(record.get("riddle")))

@@ -6,7 +6,11 @@ the image weird, judged against the designer's and the crowd's explanations.
   image given to judges that take images); the verdict is "equivalent to any reference" (the
   paper's GPT-4 equivalence judgement). ``judge_equivalent`` = 100 x the share of yes among
   the parsed verdicts; answers that are neither yes nor no are counted in
-  ``judge_parse_failures``, never guessed.
+  ``judge_parse_failures``, never guessed. With two ``--judge`` specs or more,
+  ``details.judge_agreement`` (``abduct_metrics.agreement.judge_agreement``) holds each judge's
+  share of yes, their Krippendorff's α and each further judge against the first (Cohen's κ,
+  the paired difference of their shares); the release has no human verdicts on generated
+  explanations, so none is compared with people.
 - **Automatic proxies**, each when its model is given: ``bertscore_model=DIR`` (a local Hugging
   Face model; ``bertscore_layers=N`` its layer): ``bertscore_f1`` (also precision, recall),
   best over the references, no idf, no rescaling, the hash in details; ``bem_model=DIR``:
@@ -159,6 +163,10 @@ class ExplanationTask(WhoopsView):
                 record["judge"] = verdicts[record["image_id"]].equivalent
                 record["judge_raw"] = verdicts[record["image_id"]].raw
             details["judge_template"] = JUDGE_TEMPLATE
+            if any(getattr(v, "others", None) for v in records[JUDGE_STAGE]):  # several --judge specs
+                from abduct_metrics.agreement import judge_agreement
+
+                details["judge_agreement"] = judge_agreement(records[JUDGE_STAGE], None, seed=run.settings.seed)
         else:
             details["judge"] = "not run (no --judge): automatic proxies only"
         predictions = {r["image_id"]: r["prediction"] for r in explained}
