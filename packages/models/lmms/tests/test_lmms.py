@@ -104,6 +104,14 @@ def test_lmms_eval_and_abduct_agree(model_dir: Path, corpus: Path, tmp_path: Pat
     predicted = _outputs(tmp_path / "lmms")
     assert [d["filtered_resps"] for d in docs] == predicted
     assert set(predicted) <= {"1", "2"} and len(set(predicted)) == 2  # the narrowed head answers, not always alike
+    # the token ledger: each answer a request; the prompts' text and the answers in the class's tokenizer
+    # (byte-level: a token per byte; each answer is one token, "1" or "2")
+    from abduct_lmms.export import planned
+    from abduct_lmms.replay import Source
+
+    _, asked = planned(Source("nleye-triplet", corpus))
+    assert ours["tokens"]["total"] == {"requests": len(predicted), "cached": 0, "completion": len(predicted),
+                                       "prompt": sum(len(d["text"].encode()) for d in asked), "reasoning": 0}
     metrics = ours["metrics"]
     for name in ("consistency_accuracy", "order1_accuracy", "order2_accuracy", "unparsed", "n"):
         assert theirs[f"{name},none"] == pytest.approx(metrics[name]), name

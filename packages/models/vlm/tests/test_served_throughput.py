@@ -131,7 +131,7 @@ def test_auto_concurrency_is_recorded_and_bad_values_are_one_line() -> None:
         assert 1 <= facts["concurrency_settled"] <= 16 and facts["concurrency_backoffs"] == 0
         assert served(f"base_url={server.base_url},concurrency=auto").client.limiter.maximum == 64
         for bad in ("0", "auto:0", "many", "auto:x", "autox"):
-            with pytest.raises(AbductError, match=rf"^openai:fake: concurrency '{bad}' is not a positive integer"):
+            with pytest.raises(AbductError, match=rf"^openai:fake: option 'concurrency' must be a positive integer, auto or auto:MAX, not '{bad}'"):
                 served(f"base_url={server.base_url},concurrency={bad}")
         with pytest.raises(AbductError, match="give mirrors= .* or endpoints= .*, not both"):
             served(f"base_url={server.base_url},mirrors={server.base_url},endpoints={server.base_url}")

@@ -6,6 +6,13 @@ batches inside them as it always does, by its own ``batch_size`` model argument)
 ``docs``'s, served to the class through its ``task_dict`` as lmms-eval's evaluator does, in the
 shape the class asks: a chat class (``is_simple = False``, what ``lmms-eval --model NAME``
 picks) takes messages built by lmms-eval's own task code, a simple class ``doc_to_visual``.
+
+``usage``, the token ledger the run reads (``abduct._engine.tokens``): each generated answer is a
+request; where the class exposes its ``tokenizer`` (lmms-eval's classes mostly do), the prompt's
+text and the answer are counted in its tokens. The class builds its chat prompt and image tokens
+inside ``generate_until``, out of sight, so ``prompt`` counts the request's text only and
+``completion`` the answer as returned (re-tokenised: special tokens such as the end of sequence
+are not in it).
 """
 
 from __future__ import annotations
@@ -61,6 +68,18 @@ class LmmsModel:
         self.name = name
         self.class_name = type(lm).__name__
         self.fingerprint = fingerprint
+        self.usage = {"requests": 0, "prompt": 0, "completion": 0}  # generate's (see the module docstring)
+
+    def _count(self, prompts: Sequence[str], answers: Sequence[str]) -> None:
+        self.usage["requests"] += len(answers)
+        try:
+            tokenizer = getattr(self.lm, "tokenizer", None)  # a property on most classes; some raise
+        except Exception:
+            tokenizer = None
+        if not callable(tokenizer):
+            return  # requests only
+        for key, texts in (("prompt", prompts), ("completion", answers)):
+            self.usage[key] += sum(len(tokenizer(t, add_special_tokens=False)["input_ids"]) for t in texts)
 
     def _instances(self, kind: str, docs: list[dict[str, Any]], gen_kwargs: dict[str, Any] | None) -> list[Any]:
         from lmms_eval.api.instance import Instance
@@ -85,7 +104,9 @@ class LmmsModel:
         if decoding.do_sample:
             gen_kwargs["top_p"] = decoding.top_p
         made = self.lm.generate_until(self._instances("generate_until", docs, gen_kwargs))
-        return [answer_of("generate_until", m) for m in made]
+        answers: list[str] = [answer_of("generate_until", m) for m in made]
+        self._count([d["text"] for d in docs], answers)
+        return answers
 
 
 class LmmsScoringModel(LmmsModel):

@@ -3,7 +3,9 @@ and chat template.
 
 - **generates** from the prompt (``prompts.Prompts``) and the input's images in order (the
   media, then each related input's: NL-EYE's premise and hypotheses), regions drawn with the
-  Sherlock highlight (``abduct_modelkit.drawing``);
+  Sherlock highlight (``abduct_modelkit.drawing``); with ``reasoning_budget=N``, in two phases
+  (``_generate_budgeted``): the reasoning for at most N tokens, then the answer for its own
+  ``max_new_tokens``;
 - **scores** a candidate by its log-likelihood as the model's answer (mean over its tokens,
   or the sum), or the log-likelihood of a fixed answer such as "yes" (``score=answer``, and
   whenever the candidate is no text but the images).
@@ -23,6 +25,7 @@ from typing import Annotated, Any, Literal
 import numpy as np
 import torch
 from PIL import Image
+from transformers import StoppingCriteria, StoppingCriteriaList
 
 from abduct import AbductError, Decoding, GenerationRequest, Range, Settings, Spec, TextPool, VisualInput
 from abduct.kit.reasoning import Reasoning
@@ -80,12 +83,13 @@ class VisionLanguageModel:
     reasoning = Reasoning("auto")  # reasoning=: how the generation engine splits each reply
 
     def __init__(self, loaded: Loaded, prompts: Prompts, *, batch_size: int = 8, max_images: int | None = None,
-                 reduce: Literal["mean", "sum"] = "mean", name: str = "vlm", decode_timeout: float = 120.0) -> None:
+                 reduce: Literal["mean", "sum"] = "mean", name: str = "vlm", decode_timeout: float = 120.0,
+                 reasoning_budget: int | None = None, reasoning_tag: str = "think") -> None:
         self.model: Any = loaded.model
         self.processor: Any = loaded.processor
         self.tokenizer: Any = getattr(self.processor, "tokenizer", self.processor)
         self.tokenizer.padding_side = "left"  # every row's last token is at the last position
-        self.usage = {"requests": 0, "prompt": 0, "completion": 0}  # generate's tokens (``_count``)
+        self.usage = {"requests": 0, "prompt": 0, "completion": 0, "reasoning": 0}  # generate's tokens (``_count``)
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self.device = next(self.model.parameters()).device
@@ -100,7 +104,11 @@ class VisionLanguageModel:
         self._keep_logits = "logits_to_keep" in inspect.signature(self.model.forward).parameters
         self._sampler: Any = None
         self.decode_timeout = decode_timeout
+        self.reasoning_budget = reasoning_budget  # None: one generation of max_new_tokens (see _generate_budgeted)
+        self.reasoning_tag = reasoning_tag
         self.fingerprint = f"{loaded.fingerprint}|{prompts.describe()}|reduce={reduce}|max_images={self.max_images}"
+        if reasoning_budget is not None:  # unset: the fingerprints (and cached texts) of before
+            self.fingerprint += f"|reasoning_budget={reasoning_budget}|reasoning_tag={reasoning_tag}"
 
     # -- inputs ------------------------------------------------------------------------------
     def images(self, visual: VisualInput) -> list[Image.Image]:
@@ -129,6 +137,8 @@ class VisionLanguageModel:
             facts["video"] = {"frames_per_clip": settings.frames_per_span, "sampling": settings.mode,
                               "frame_size": settings.size if settings.size is not None else "as decoded",
                               "decode_backend": self._sampler.backend}
+        if self.reasoning_budget is not None:
+            facts["reasoning"] = {"budget": self.reasoning_budget, "closing": f"</{self.reasoning_tag}>"}
         return facts
 
     def chat(self, text: str, images: int) -> str:
@@ -154,11 +164,17 @@ class VisionLanguageModel:
 
     def _generate(self, texts: list[str], images: list[list[Image.Image]], kwargs: dict[str, Any]) -> list[str]:
         batch = self._encode(texts, images)
-        with torch.inference_mode(), one_thread_if(self._small):
-            made = self.model.generate(**batch, **kwargs)
-        new = made[:, batch["input_ids"].shape[1] :]
+        if self.reasoning_budget is not None:
+            return self._generate_budgeted(texts, images, batch, kwargs)
+        new = self._run(batch, kwargs)
         self._count(batch, new)
         return [t.strip() for t in self.tokenizer.batch_decode(new, skip_special_tokens=True)]
+
+    def _run(self, batch: Any, kwargs: dict[str, Any]) -> Any:
+        """The tokens ``model.generate`` adds after the batch's prompts (finished rows padded)."""
+        with torch.inference_mode(), one_thread_if(self._small):
+            made = self.model.generate(**batch, **kwargs)
+        return made[:, batch["input_ids"].shape[1] :]
 
     def _count(self, batch: Any, new: Any) -> None:
         """The token ledger (read as ``usage`` by the run): the prompt's tokens, padding left out,
@@ -170,6 +186,86 @@ class VisionLanguageModel:
         self.usage["requests"] += int(new.shape[0])
         self.usage["prompt"] += prompt
         self.usage["completion"] += completion
+
+    def _ids(self, row: Any) -> list[int]:
+        """A row of generated tokens as a list, without the padding after its end."""
+        ids: list[int] = row.tolist()
+        pad = self.tokenizer.pad_token_id
+        while ids and ids[-1] == pad:
+            ids.pop()
+        return ids
+
+    def _generate_budgeted(self, texts: list[str], images: list[list[Image.Image]], batch: Any,
+                           kwargs: dict[str, Any]) -> list[str]:
+        """``reasoning_budget=N``: the reasoning and the answer get separate limits, as a server's
+        thinking budget does (vLLM's ``thinking_token_budget``). Phase 1 generates at most N tokens
+        and stops a row at its closing tag ``</TAG>``. Then, per row:
+
+        - the reasoning closed: the answer follows with its own ``max_new_tokens``;
+        - N tokens spent inside an open reasoning (the reply began with ``<TAG>``, or the chat
+          template opened it): ``</TAG>`` is forced (appended as tokens) and the answer follows
+          with its own ``max_new_tokens``;
+        - the row ended (end of sequence): its text is final;
+        - no reasoning at all: the reply continues to ``max_new_tokens`` tokens in all, as
+          without a budget.
+
+        Phase 2 continues each row from its prompt's and phase 1's token ids (not re-read text,
+        so nothing is re-tokenised). The ledger counts the prompt once; completion counts every
+        token generated (a forced closing tag included), ``reasoning`` the phase-1 tokens of rows
+        that reasoned."""
+        budget, limit = int(self.reasoning_budget or 0), int(kwargs["max_new_tokens"])
+        opening, closing = f"<{self.reasoning_tag}>", f"</{self.reasoning_tag}>"
+        closing_ids: list[int] = self.tokenizer(closing, add_special_tokens=False)["input_ids"]
+        stop = _Closed(self.tokenizer, closing, start=batch["input_ids"].shape[1], window=2 * len(closing_ids) + 4)
+        first = self._run(batch, {**kwargs, "max_new_tokens": budget, "stopping_criteria": StoppingCriteriaList([stop])})
+        self._count(batch, first)
+        ends = self.model.generation_config.eos_token_id
+        ends = set(ends if isinstance(ends, list) else [ends] if ends is not None else [])
+        replies: list[list[int]] = []
+        more: list[int] = []  # tokens still to generate per row (0: the row is done)
+        for text, row in zip(texts, first):
+            ids = self._ids(row)
+            said = self.tokenizer.decode(ids, skip_special_tokens=False)
+            if closing in said:
+                more.append(limit)
+                self.usage["reasoning"] += len(ids)
+            elif len(ids) < budget or (ids and ids[-1] in ends):
+                more.append(0)
+            elif text.rstrip().endswith(opening) or said.lstrip().startswith(opening):
+                self.usage["reasoning"] += len(ids)
+                self.usage["completion"] += len(closing_ids)
+                ids = ids + closing_ids
+                more.append(limit)
+            else:  # not reasoning: as one generation of max_new_tokens
+                ids = ids[:limit]
+                more.append(max(0, limit - budget))
+            replies.append(ids)
+        for n in sorted(set(more) - {0}):
+            rows = [i for i, m in enumerate(more) if m == n]
+            added = self._continue([texts[i] for i in rows], [images[i] for i in rows], [replies[i] for i in rows],
+                                   {**kwargs, "max_new_tokens": n})
+            for i, ids in zip(rows, added):
+                replies[i] = replies[i] + ids
+                self.usage["completion"] += len(ids)
+        return [self.tokenizer.decode(ids, skip_special_tokens=True).strip() for ids in replies]
+
+    def _continue(self, texts: list[str], images: list[list[Image.Image]], prefixes: list[list[int]],
+                  kwargs: dict[str, Any]) -> list[list[int]]:
+        """What each row generates after its prompt and its ``prefixes`` (token ids), left-padded
+        again; tensors with a value per token (Qwen2-VL's ``mm_token_type_ids``) are extended
+        with zeros (text)."""
+        batch = self._encode(texts, images)
+        ids, mask = batch["input_ids"], batch["attention_mask"].bool()
+        width = max(int(m.sum()) + len(p) for m, p in zip(mask, prefixes))
+        for key in [k for k, v in batch.items() if torch.is_tensor(v) and v.shape == ids.shape]:
+            fill = self.tokenizer.pad_token_id if key == "input_ids" else 0
+            grown = torch.full((len(prefixes), width), fill, dtype=batch[key].dtype, device=ids.device)
+            for j, prefix in enumerate(prefixes):
+                tail = prefix if key == "input_ids" else [1] * len(prefix) if key == "attention_mask" else [0] * len(prefix)
+                row = torch.cat([batch[key][j][mask[j]], torch.tensor(tail, dtype=grown.dtype, device=ids.device)])
+                grown[j, width - len(row) :] = row
+            batch[key] = grown
+        return [self._ids(row) for row in self._run(batch, kwargs)]
 
     def generate(self, requests: Sequence[GenerationRequest], decoding: Decoding, pool: TextPool | None) -> list[str]:
         """Greedy and beam search run in batches of ``batch_size`` (left padding is masked, so a
@@ -226,23 +322,41 @@ class VisionLanguageModel:
         return out
 
 
+class _Closed(StoppingCriteria):
+    """Stops a row once its generated text holds ``closing`` (the reasoning's closing tag),
+    looking at its last ``window`` tokens."""
+
+    def __init__(self, tokenizer: Any, closing: str, *, start: int, window: int) -> None:
+        self.tokenizer, self.closing, self.start, self.window = tokenizer, closing, start, window
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor, **kwargs: Any) -> torch.BoolTensor:
+        tails = input_ids[:, self.start :][:, -self.window :]
+        said = self.tokenizer.batch_decode(tails, skip_special_tokens=False)
+        return torch.tensor([self.closing in text for text in said], dtype=torch.bool, device=input_ids.device)  # type: ignore[return-value]
+
+
 def make_vlm(spec: Spec, settings: Settings, *, template: str | None = None, score_template: str | None = None,
              answer_template: str | None = None, question: str | None = None, answer: str = "yes",
              score: ScoreMode = "auto", reduce: Literal["mean", "sum"] = "mean",
              max_images: Annotated[int | None, Range(ge=1)] = None, dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto", device_map: str | None = None,
-             decode_timeout: Annotated[float, Range(gt=0)] = 120.0, reasoning: str = "auto") -> VisionLanguageModel:
+             decode_timeout: Annotated[float, Range(gt=0)] = 120.0, reasoning: str = "auto",
+             reasoning_budget: Annotated[int | None, Range(ge=1)] = None) -> VisionLanguageModel:
     """``vlm:DIR|NAME|tiny[,template=...][,score_template=...][,answer_template=...][,question=...]
     [,answer=yes][,score=auto|text|answer][,reduce=mean|sum][,max_images=N][,dtype=auto|float32|bfloat16|float16]
-    [,device_map=auto][,decode_timeout=120][,reasoning=auto|none|TAG|REGEX]``; ``--batch-size`` rows go through the model at once (see the package README for the templates' defaults)."""
+    [,device_map=auto][,decode_timeout=120][,reasoning=auto|none|TAG|REGEX][,reasoning_budget=N]``; ``--batch-size`` rows go through the model at once (see the package README for the templates' defaults)."""
     if spec.tag is not None:
         raise AbductError(f"vlm takes no @tag (got '@{spec.tag}'); name the model as vlm:DIR or vlm:NAME")
     given = {k: v for k, v in (("template", template), ("score_template", score_template),
                                ("answer_template", answer_template), ("question", question)) if v is not None}
     prompts = Prompts(**given, answer=answer, score=score)  # checked before any weight is read
     split = Reasoning.parse(reasoning, str(Spec(spec.name, spec.argument)))
+    if reasoning_budget is not None and split.mode not in ("auto", "tag"):
+        raise AbductError(f"{Spec(spec.name, spec.argument)}: reasoning_budget needs a closing tag to force: "
+                          f"reasoning=auto (<think>) or reasoning=TAG, not reasoning={split}")
     device = "cpu" if device_map is not None else settings.torch_device()
     loaded = load(spec.argument, device=device, dtype=dtype, device_map=device_map)
     made = VisionLanguageModel(loaded, prompts, batch_size=settings.batch_size, max_images=max_images, reduce=reduce,
-                               name=str(Spec(spec.name, spec.argument)), decode_timeout=decode_timeout)
+                               name=str(Spec(spec.name, spec.argument)), decode_timeout=decode_timeout,
+                               reasoning_budget=reasoning_budget, reasoning_tag=split.value or "think")
     made.reasoning = split  # read by the generation engine, which splits every reply (abduct.kit.reasoning)
     return made

@@ -38,6 +38,12 @@
 - A reply's ``reasoning_content`` (or ``reasoning``), as vLLM's and SGLang's reasoning parsers
   return it, is kept beside its content (a ``ServedReply``, cached raw); ``reasoning=`` splits
   answer from reasoning in the generation engine (``abduct.kit.reasoning``).
+- The reasoning's budget, apart from ``max_tokens`` (``max_new_tokens``), where the server takes
+  one: ``reasoning_budget=N`` is sent as ``thinking_token_budget`` (vLLM's chat-completions
+  request field; docs/features/reasoning_outputs.md, "Thinking Budget Control": once the
+  reasoning reaches N tokens the server forces its end string), ``reasoning_effort=LEVEL`` as
+  ``reasoning_effort`` (the OpenAI API's field, also a field of vLLM's ChatCompletionRequest and
+  forwarded to the chat template by SGLang). Neither is sent unless given.
 - The API key is read from the environment variable ``ABDUCT_OPENAI_API_KEY`` (else
   ``OPENAI_API_KEY``; ``api_key_env=NAME`` picks another) and sent as a bearer token; it is
   never part of a fingerprint, a cache key or any output.
@@ -508,14 +514,18 @@ class ServedModel:
     reasoning = Reasoning("auto")  # reasoning=: how the generation engine splits each reply
 
     def __init__(self, model: str, client: ChatClient, prompts: Prompts, *, max_images: int | None = None,
-                 name: str = "openai") -> None:
+                 name: str = "openai", reasoning_budget: int | None = None, reasoning_effort: str | None = None) -> None:
         self.model = model
         self.client = client
         self.prompts = prompts
         self.max_images = max_images
         self.name = name
+        # the reasoning's limits, as request fields (module docstring); none: the bodies of before
+        self.thinking = {k: v for k, v in (("thinking_token_budget", reasoning_budget),
+                                           ("reasoning_effort", reasoning_effort)) if v is not None}
         # What makes an answer: the served model's name and endpoint, and our prompts (no key).
         self.described = f"openai|{model}|{client.url}|{prompts.describe()}|max_images={max_images}"
+        self.described += "".join(f"|{k}={v}" for k, v in self.thinking.items())
 
     @property
     def group_media(self) -> bool:
@@ -541,6 +551,8 @@ class ServedModel:
                                   "mirrors": 0 if client.replicas else len(client.urls) - 1, **client.limiter.describe()}
         if client.group_media:
             served["grouping"] = {"by": "media", **client.grouping}
+        if self.thinking:
+            facts["reasoning"] = dict(self.thinking)
         if client.replicas is not None:
             served["replicas"] = client.replicas.describe()
         for index, name in ((0, "model_id"), (1, "system_fingerprint")):
@@ -569,7 +581,7 @@ class ServedModel:
         for r in requests:
             body: dict[str, Any] = {"model": self.model,
                                     "messages": [self._message(r.visual, self.prompts.generation(r.visual, r.prompt))],
-                                    "max_tokens": decoding.max_new_tokens, "temperature": 0.0}
+                                    "max_tokens": decoding.max_new_tokens, "temperature": 0.0, **self.thinking}
             if decoding.do_sample:
                 body.update(temperature=decoding.temperature, top_p=decoding.top_p,
                             seed=decoding.seed_for(f"{r.visual.key(portable=True)}\x00{r.prompt or ''}") % (2**31))
@@ -613,10 +625,12 @@ def make_openai(spec: Spec, settings: Settings, *, base_url: str | None = None, 
                 cache: bool = True, cache_dir: Path | None = None, template: str | None = None,
                 score_template: str | None = None, answer_template: str | None = None,
                 question: str | None = None, answer: str = "yes", score: ScoreMode = "answer",
-                max_images: Annotated[int | None, Range(ge=1)] = None, reasoning: str = "auto") -> ServedModel:
+                max_images: Annotated[int | None, Range(ge=1)] = None, reasoning: str = "auto",
+                reasoning_budget: Annotated[int | None, Range(ge=1)] = None, reasoning_effort: str | None = None) -> ServedModel:
     """``openai:MODEL,base_url=URL[,mirrors=URL|URL...|,endpoints=URL|URL...][,concurrency=8|auto[:MAX]][,group=media|none][,timeout=60][,retries=5][,backoff=1][,max_backoff=30]
     [,logprobs=false][,top_logprobs=20][,api_key_env=NAME][,cache=true][,cache_dir=DIR][,template=...]
-    [,answer_template=...][,question=...][,answer=yes][,score=answer][,max_images=N][,reasoning=auto|none|TAG|REGEX]``."""
+    [,answer_template=...][,question=...][,answer=yes][,score=answer][,max_images=N][,reasoning=auto|none|TAG|REGEX]
+    [,reasoning_budget=N][,reasoning_effort=LEVEL]``."""
     if not spec.argument:
         raise AbductError("openai needs the served model's name: openai:MODEL,base_url=URL")
     primary, *others = _base_urls(spec.argument, base_url, mirrors, endpoints)
@@ -634,8 +648,10 @@ def make_openai(spec: Spec, settings: Settings, *, base_url: str | None = None, 
     name = str(Spec(spec.name, spec.argument))
     if logprobs:
         made: ServedModel = ScoringServedModel(spec.argument, client, prompts, max_images=max_images, name=name,
-                                               top_logprobs=top_logprobs)
+                                               top_logprobs=top_logprobs, reasoning_budget=reasoning_budget,
+                                               reasoning_effort=reasoning_effort)
     else:
-        made = ServedModel(spec.argument, client, prompts, max_images=max_images, name=name)
+        made = ServedModel(spec.argument, client, prompts, max_images=max_images, name=name,
+                           reasoning_budget=reasoning_budget, reasoning_effort=reasoning_effort)
     made.reasoning = split
     return made
