@@ -59,6 +59,8 @@ def test_a_local_reasoning_budget_forces_the_closing_tag_and_the_answer_gets_its
     plain = _thinking_qwen(None)
     unbudgeted = plain.generate(requests, Decoding(max_new_tokens=ANSWER), None)
     assert not any("</think>" in t for t in unbudgeted)  # without a budget: cut off inside the reasoning
+    cut = [split.split(t) for t in unbudgeted]  # the template opened it: unfinished, never read as an answer
+    assert all(not r.finished and str(r) == "" for r in cut), [(str(r), r.finished) for r in cut]
 
     model = _thinking_qwen(BUDGET)
     before = dict(model.usage)

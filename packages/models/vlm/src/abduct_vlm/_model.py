@@ -168,7 +168,18 @@ class VisionLanguageModel:
             return self._generate_budgeted(texts, images, batch, kwargs)
         new = self._run(batch, kwargs)
         self._count(batch, new)
-        return [t.strip() for t in self.tokenizer.batch_decode(new, skip_special_tokens=True)]
+        made = [t.strip() for t in self.tokenizer.batch_decode(new, skip_special_tokens=True)]
+        return [self._opened_by_template(text, reply) for text, reply in zip(texts, made)]
+
+    def _opened_by_template(self, prompt: str, reply: str) -> str:
+        """The reply as the model wrote it after its prompt: a chat template that opens ``<TAG>``
+        (Qwen3's, DeepSeek-R1's) leaves the opening tag out of the reply, and a reasoning cut off
+        at ``max_new_tokens`` would then read as an answer; with the tag put back, the split
+        (``abduct.kit.reasoning``) finds it unfinished."""
+        opening = f"<{self.reasoning_tag}>"
+        if self.reasoning.mode not in ("auto", "tag") or not prompt.rstrip().endswith(opening):
+            return reply
+        return reply if reply.startswith(opening) else opening + reply
 
     def _run(self, batch: Any, kwargs: dict[str, Any]) -> Any:
         """The tokens ``model.generate`` adds after the batch's prompts (finished rows padded)."""
