@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-import abduct._run.pace as pace
+import abduct._engine.pace as pace
 from abduct_nleye.synth import synthesize as nleye_corpus
 from abduct_vlm.testing import FakeOpenAIServer
 from conftest import abduct
