@@ -1,7 +1,7 @@
 """Served throughput: replicas, adaptive concurrency, media grouping and the client's own cost.
 
-Measured in one run against local ``FakeOpenAIServer`` replicas (threads in this process,
-real HTTP on 127.0.0.1) driven by abduct-vlm's ``ChatClient`` (what ``openai:`` sends with;
+Measured in one run against local ``FakeOpenAIServer`` replicas (threads in this process, but
+for 4's server, which runs in a process of its own; real HTTP on 127.0.0.1) driven by abduct-vlm's ``ChatClient`` (what ``openai:`` sends with;
 no response cache), each figure a ratio of two measurements made here:
 
 1. replicas: requests/s with ``endpoints=`` over 4 replicas of capacity C (each serves C
@@ -31,6 +31,7 @@ import argparse
 import http.client
 import json
 import logging
+import multiprocessing
 import random
 import threading
 import time
@@ -157,21 +158,36 @@ def raw_loop(url: str, bodies: list[dict[str, Any]], threads: int, *, library: s
     assert len(answers) == len(bodies)
 
 
+def _serve(urls: Any, stop: Any) -> None:
+    """A zero-latency server in a process of its own (the client's threads do not share its GIL)."""
+    with FakeOpenAIServer(latency=0.0, capacity=64) as server:
+        urls.put(server.base_url)
+        stop.wait()
+
+
 def overhead(args: argparse.Namespace) -> dict[str, float]:
     bodies = [body(i) for i in range(args.overhead_requests)]
-    with FakeOpenAIServer(latency=0.0, capacity=64) as server:
-        chat = client([server], args.overhead_threads)
+    urls: Any = multiprocessing.Queue()
+    stop = multiprocessing.Event()
+    process = multiprocessing.Process(target=_serve, args=(urls, stop), daemon=True)
+    process.start()
+    try:
+        url = urls.get(timeout=60)
+        chat = ChatClient(url, api_key=None, concurrency=args.overhead_threads, timeout=30)
         chat.identity()
         threads = args.overhead_threads
-        paths: dict[str, Callable[[], Any]] = {"raw": lambda: raw_loop(server.base_url, bodies, threads),
+        paths: dict[str, Callable[[], Any]] = {"raw": lambda: raw_loop(url, bodies, threads),
                                                "ours": lambda: chat.post_many(bodies),
-                                               "urllib": lambda: raw_loop(server.base_url, bodies, threads, library="urllib")}
+                                               "urllib": lambda: raw_loop(url, bodies, threads, library="urllib")}
         best = {name: float("inf") for name in paths}
         for _ in range(args.repeats):
             for name, fn in paths.items():
                 start = time.perf_counter()
                 fn()
                 best[name] = min(best[name], time.perf_counter() - start)
+    finally:
+        stop.set()
+        process.join(timeout=10)
     n = len(bodies)
     return {"raw_rps": n / best["raw"], "ours_rps": n / best["ours"], "overhead": best["ours"] / best["raw"] - 1,
             "us_per_request_beyond_raw": (best["ours"] - best["raw"]) / n * 1e6, "urllib_rps": n / best["urllib"],
