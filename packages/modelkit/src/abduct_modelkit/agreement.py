@@ -1,8 +1,7 @@
 """Agreement between raters on nominal labels: Cohen's κ, Krippendorff's α, a confusion table.
 
 Its home is abduct-modelkit (the judges are models; it needs nothing heavier than the core) so
-that abduct-report and dataset packages without torch can import it; ``abduct_metrics.agreement``
-re-exports it.
+that abduct-report and dataset packages without torch can import it.
 
 Usage (a task whose judge is compared with human labels, or several judges with each other)::
 

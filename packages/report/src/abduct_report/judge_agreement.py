@@ -1,5 +1,5 @@
 """A judge's agreement, as report.html and ``abduct compare`` show it: results.json's
-``details.judge_agreement`` (written by a task through ``abduct_metrics.agreement.judge_agreement``)
+``details.judge_agreement`` (written by a task through ``abduct_modelkit.agreement.judge_agreement``)
 and the ``judge`` block's further judges (``--judge`` given more than once).
 
 Per judge: items read, its score (percent of yes for a yes/no judge), and against people's labels

@@ -45,7 +45,7 @@ class JudgedBy(Judged):
     """A ``Judged`` record that also carries, with several ``--judge`` specs, each further
     judge's record of the same item by its spec (``others``; with one judge, a plain ``Judged``). The contract's
     ``Judged`` is unchanged: a task reads it as ``getattr(record, "others", {})``, as
-    ``abduct_metrics.agreement.judge_agreement`` does."""
+    ``abduct_modelkit.agreement.judge_agreement`` does."""
 
     others: dict[str, Judged] = field(default_factory=dict)
 

@@ -24,11 +24,11 @@ from typing import Any, TypeVar
 from abduct._engine.generation import GenerationEngine
 from abduct._engine.judging import JudgeEngine
 from abduct._engine.models import engine_for
+from abduct._engine.pace import Pace, paced
 from abduct._engine.scoring import ModelCalls, ScoringEngine
 from abduct._engine.tokens import Tokens, added_blocks, run_ledger, total
 from abduct._registry.providers import UnknownNameError, not_installed
 from abduct._registry.registry import Registry, get_registry
-from abduct._engine.pace import Pace, paced
 from abduct.contract.errors import AbductError
 from abduct.contract.protocols import Metric
 from abduct.contract.records import FEATURES

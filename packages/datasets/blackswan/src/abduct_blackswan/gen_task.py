@@ -47,7 +47,7 @@ answers="text")``); the judged item keeps its question's id, so ``--shard`` keep
 generation.
 
 With two ``--judge`` specs or more, ``details.judge_agreement``
-(``abduct_metrics.agreement.judge_agreement``) compares the judges' ratings of every gold x
+(``abduct_modelkit.agreement.judge_agreement``) compares the judges' ratings of every gold x
 response pair: each judge's mean rating (``score``), their Krippendorff's α (nominal: a 4 and a 5
 disagree as much as a 1 and a 5), and each further judge against the first (Cohen's κ, the paired
 difference of their mean ratings); the release has no human ratings, so none is compared with people.
@@ -302,8 +302,8 @@ def _agreement(records: Mapping[str, Records], prompt: str, seed: int) -> dict[s
     """Several judges' ratings of every gold x response pair (the units): each judge's mean rating,
     Krippendorff's α (nominal: the ratings 1-5 as categories) and each further judge against the
     first (κ, the paired difference of their mean ratings); an unparsed rating is left out."""
-    from abduct_metrics.agreement import judge_agreement
     from abduct_metrics.llm_match import READERS
+    from abduct_modelkit.agreement import judge_agreement
 
     pairs = [_Pair(f"{v.id}/{name}/g{gold + 1}", raw,
                    {spec: _Pair("", other.answers[gold]) for spec, other in getattr(v, "others", {}).items()})

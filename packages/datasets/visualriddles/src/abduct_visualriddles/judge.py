@@ -20,7 +20,7 @@ the first word only); anything else is unparsed and counted with its reason.
 
 **Figures** (N = the judged answers): ``accuracy`` = 100 x verdicts equal to the human label /
 N (an unparsed verdict is wrong, and counted in N); ``kappa`` = Cohen's κ between the
-verdicts and the labels over the same N (``abduct_metrics.agreement.cohen_kappa``; an unparsed
+verdicts and the labels over the same N (``abduct_modelkit.agreement.cohen_kappa``; an unparsed
 verdict is its own category, so it is a disagreement there too; absent when κ is undefined,
 e.g. one label everywhere); ``judge_yes_rate`` and ``human_yes_rate``; the confusion table
 (human label -> verdict -> count) in details.
@@ -157,7 +157,7 @@ def _name(verdict: bool | None) -> str:
 def judge_values(pairs: Sequence[tuple[bool | None, bool]]) -> tuple[dict[str, Any], dict[str, dict[str, int]]]:
     """``pairs``: (verdict or None, human label) per judged answer; the figures and the
     confusion table ``{human: {verdict: count}}`` (module docstring)."""
-    from abduct_metrics.agreement import cohen_kappa, confusion
+    from abduct_modelkit.agreement import cohen_kappa, confusion
 
     verdicts = [_name(v) for v, _ in pairs]
     humans = [_name(h) for _, h in pairs]
@@ -223,7 +223,7 @@ class JudgeTask:
         """The model as the judge against people (the figures above, as report.html and compare
         show a judge), declaring its verdicts comparable across runs judged alike: ``abduct
         compare`` of several runs gives α across their models (module docstring)."""
-        from abduct_metrics.agreement import judge_agreement
+        from abduct_modelkit.agreement import judge_agreement
 
         verdicts = {p["id"]: p["verdict"] for p in predictions}
         block = judge_agreement([_Item(p["id"]) for p in predictions], {p["id"]: p["human"] for p in predictions},

@@ -7,7 +7,7 @@ the image weird, judged against the designer's and the crowd's explanations.
   paper's GPT-4 equivalence judgement). ``judge_equivalent`` = 100 x the share of yes among
   the parsed verdicts; answers that are neither yes nor no are counted in
   ``judge_parse_failures``, never guessed. With two ``--judge`` specs or more,
-  ``details.judge_agreement`` (``abduct_metrics.agreement.judge_agreement``) holds each judge's
+  ``details.judge_agreement`` (``abduct_modelkit.agreement.judge_agreement``) holds each judge's
   share of yes, their Krippendorff's α and each further judge against the first (Cohen's κ,
   the paired difference of their shares); the release has no human verdicts on generated
   explanations, so none is compared with people.
@@ -164,7 +164,7 @@ class ExplanationTask(WhoopsView):
                 record["judge_raw"] = verdicts[record["image_id"]].raw
             details["judge_template"] = JUDGE_TEMPLATE
             if any(getattr(v, "others", None) for v in records[JUDGE_STAGE]):  # several --judge specs
-                from abduct_metrics.agreement import judge_agreement
+                from abduct_modelkit.agreement import judge_agreement
 
                 details["judge_agreement"] = judge_agreement(records[JUDGE_STAGE], None, seed=run.settings.seed)
         else:

@@ -28,7 +28,7 @@ from abduct import (
     percent,
 )
 from abduct.host import main, reset_registry
-from abduct_metrics.agreement import judge_agreement
+from abduct_modelkit.agreement import judge_agreement
 from abduct_testing.toy import install_toy_registry, write_toy_data
 
 Y, N = "Verdict: yes", "Verdict: no"

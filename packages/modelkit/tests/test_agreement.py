@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from abduct_metrics.agreement import (
+from abduct_modelkit.agreement import (
     agreement_summary,
     cohen_kappa,
     confusion,
