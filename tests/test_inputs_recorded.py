@@ -14,7 +14,7 @@ import pytest
 
 from abduct_nleye.synth import synthesize as nleye_corpus
 from abduct_report.conditions import input_differences, unlike_notes
-from abduct_vlm.testing import FakeOpenAIServer
+from abduct_vlm.testing import FakeOpenAIServer, default_reply
 from conftest import abduct
 
 
@@ -45,7 +45,8 @@ def test_served_facts_labels_and_compare_flags_what_differs(nleye: Path, env: di
     assert model["inputs"] == {
         "image": {"encoding": "png", "client_resize": "none", "max_images": None},
         "served": {"endpoints": 1, "mirrors": 0, "concurrency": 3, "model_id": "fake-ckpt-1",
-                   "system_fingerprint": "fp_a", "grouping": {"by": "media", "groups": 8, "shared": 0}}}
+                   "system_fingerprint": "fp_a", "grouping": {"by": "media", "groups": 8, "shared": 0},
+                   "probe": {"requests": 1, "prompt": 1, "completion": 1}}}  # "ping" answered "pong"
     assert second["model"]["label"] == "three images at most"
     on_disk = json.loads((tmp_path / "b" / "results.json").read_text())
     assert on_disk["model"]["label"] == "three images at most" and on_disk["model"]["inputs"] == second["model"]["inputs"]
@@ -89,10 +90,15 @@ def test_compare_says_each_preprocessing_fact_that_differs_and_nothing_it_cannot
 
 def test_merged_shards_list_the_fingerprints_their_servers_reported(nleye: Path, env: dict[str, str],
                                                                      tmp_path: Path) -> None:
+    def redeployed(body: dict[str, Any]) -> str:  # during the second shard, after its probe saw fp_a
+        fake.system_fingerprint = "fp_b"
+        return default_reply(body)
+
+    # (redeployed between the shards, the probes would see two models: the merge refuses such shards)
     with FakeOpenAIServer(system_fingerprint="fp_a") as fake:
         spec = f"openai:fake,base_url={fake.base_url},cache=false"
-        for index, fingerprint in enumerate(("fp_a", "fp_b")):  # redeployed between the shards
-            fake.system_fingerprint = fingerprint
+        for index in range(2):
+            fake.reply = redeployed if index else default_reply
             done = abduct("eval", "nleye-triplet", "--model", spec, "--data", str(nleye), "--out",
                           str(tmp_path / f"s{index}"), "--quiet", "--shard", f"{index}/2", env=env)
             assert done.returncode == 0, done.stderr

@@ -138,6 +138,31 @@ def test_a_model_redeployed_under_the_same_name_is_asked_again(change: str, nley
     assert {a for pair in olds for a in pair} == {"1"} and {a for pair in answers for a in pair} == {"2"}
 
 
+def test_a_new_system_fingerprint_under_the_same_name_is_asked_again(nleye: Path, tmp_path: Path) -> None:
+    """/models unchanged, only the ``system_fingerprint`` the answers report (a new snapshot behind
+    the same name): the probe's one chat request reads it, so a new run reaches the server and
+    reads "2"; back on the first fingerprint, the first run's cache answers again."""
+    answer = {"text": "1"}
+    with FakeOpenAIServer(reply=lambda body: answer["text"], model_id="m", root="ckpt",
+                          system_fingerprint="fp-a") as fake:
+        spec = f"openai:m,base_url={fake.base_url}"
+        code, first, err = _eval("nleye-triplet", spec, nleye, tmp_path / "a", tmp_path / "cache")
+        assert code == 0, err
+        sent = fake.served
+        answer["text"], fake.system_fingerprint = "2", "fp-b"
+        code, changed, err = _eval("nleye-triplet", spec, nleye, tmp_path / "b", tmp_path / "cache")
+        assert code == 0 and fake.served == 2 * sent, err
+        fake.system_fingerprint = "fp-a"
+        code, back, err = _eval("nleye-triplet", spec, nleye, tmp_path / "c", tmp_path / "cache")
+        assert code == 0 and fake.served == 2 * sent, err  # all from the cache: only the probe was sent
+    assert fake.pings == 3 and back["tokens"]["total"]["cached"] == sent and changed["tokens"]["total"]["cached"] == 0
+    assert [changed["model"]["inputs"]["served"]["system_fingerprint"], back["model"]["inputs"]["served"]
+            ["system_fingerprint"]] == ["fp-b", "fp-a"]
+    outputs = {run: {a for line in (tmp_path / run / "predictions.jsonl").open() for a in json.loads(line)["outputs"]}
+               for run in "abc"}
+    assert outputs == {"a": {"1"}, "b": {"2"}, "c": {"1"}}
+
+
 @pytest.mark.parametrize(("server", "base", "expected"), [
     ({}, "closed", r"cannot reach the server at http://127\.0\.0\.1:\d+/v1 \(.*refused.*\); nothing was sent"),
     ({}, "no_v1", r"/models: HTTP 404 \(no route /models\); an OpenAI-compatible base_url usually ends in /v1 "
@@ -155,7 +180,7 @@ def test_a_dead_or_misaddressed_server_fails_in_seconds_in_one_line(server: dict
         started = time.monotonic()
         code, _, err = _eval("nleye-triplet", f"openai:m,base_url={url}", nleye, tmp_path / "o", tmp_path / "c")
         took = time.monotonic() - started
-        assert fake.requests == []  # the probe caught it: no chat request sent
+        assert fake.requests == [] and fake.pings == 0  # /models caught it: no chat request sent
     assert code == 2 and took < 10, (code, took, err)
     lines = err.strip().splitlines()
     assert len(lines) == 1 and re.search(expected, lines[0]), err

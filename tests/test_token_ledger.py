@@ -47,9 +47,11 @@ def test_the_ledger_is_what_the_server_counted_and_cached_answers_cost_nothing(n
         assert tokens["total"] == {"requests": fake.served, "cached": 0, "prompt": fake.tokens["prompt"],
                                    "completion": fake.tokens["completion"], "reasoning": 0}
         assert fake.served == 96 and fake.tokens["prompt"] > 0
+        # the probe's one request is recorded apart from the ledger, as the server counted it
+        assert first["model"]["inputs"]["served"]["probe"] == {"requests": 1, **fake.ping_tokens} and fake.pings == 1
         code, again, err = _eval("nleye-triplet", _served(fake), nleye, tmp_path / "b", tmp_path / "cache")
         assert code == 0, err
-        assert fake.served == 96  # all from the cache
+        assert fake.served == 96 and fake.pings == 2  # all from the cache; the rerun's probe only
         assert again["tokens"]["total"] == {"requests": 0, "cached": 96, "prompt": 0, "completion": 0, "reasoning": 0}
 
 

@@ -119,9 +119,10 @@ def test_a_served_model_runs_and_a_rerun_sends_nothing(nleye: Path, cache: dict[
         sent = len(fake.requests)
         assert sent == 12 and first["metrics"]["unparsed"] == 0  # the fake answers 1 or 2 to this prompt
         again = _cli("nleye-triplet", spec, nleye, tmp_path / "b", cache)
-        assert len(fake.requests) == sent and again["metrics"] == first["metrics"]
+        # nothing but each run's probe ("ping", max_tokens=1: what the server says it serves)
+        assert len(fake.requests) == sent and fake.pings == 2 and again["metrics"] == first["metrics"]
         uncached = _cli("nleye-triplet", spec, nleye, tmp_path / "c", cache, "--no-cache")
-        assert len(fake.requests) == 2 * sent  # --no-cache governs the model's response cache too
+        assert len(fake.requests) == 2 * sent and fake.pings == 3  # --no-cache governs the response cache too
         assert uncached["metrics"] == first["metrics"]
 
 

@@ -135,7 +135,7 @@ def test_the_api_key_is_sent_and_never_kept(tmp_path: Path, monkeypatch: pytest.
         model.generate(requests_for(tmp_path, 1), Decoding(), None)
         monkeypatch.setenv("MY_KEY", "sk-other")
         served(fake, None, ",api_key_env=MY_KEY").generate(requests_for(tmp_path, 1), Decoding(), None)
-    assert seen == ["Bearer sk-secret-123", "Bearer sk-other"]
+    assert seen == ["Bearer sk-secret-123"] * 2 + ["Bearer sk-other"] * 2  # the probe's request, then the run's
     assert "sk-" not in model.fingerprint
     assert not any("sk-secret" in p.read_text() for p in (tmp_path / "cache").rglob("*.json"))
 
@@ -259,3 +259,33 @@ def test_a_null_or_malformed_logprob_entry_is_one_line(entry: Any) -> None:
     response = {"choices": [{"message": {"content": "No"}, "logprobs": {"content": [entry]}}]}
     with pytest.raises(ServedError, match="returned no logprobs"):
         answer_logprob(response, "yes", "http://server")
+
+
+@pytest.mark.parametrize("status", [400, 429])
+def test_a_probe_refused_as_a_bad_request_only_means_no_fingerprint(status: int, tmp_path: Path) -> None:
+    """A model that refuses ``max_tokens`` (400), a busy server (429): the run goes on, unchanged."""
+    with FakeOpenAIServer(system_fingerprint="fp-a", ping_status=status) as fake:
+        model = served(fake, None)
+        texts = model.generate(requests_for(tmp_path, 2), Decoding(), None)
+    assert len(texts) == 2 and fake.pings == 1 and fake.served == 2
+    assert model.usage["requests"] == 2 and "probe" not in model.describe_inputs()["served"]
+
+
+@pytest.mark.parametrize("status", [401, 404, 500])
+def test_a_probe_refused_for_good_fails_in_one_line_before_the_run(status: int, tmp_path: Path) -> None:
+    with FakeOpenAIServer(ping_status=status) as fake:
+        with pytest.raises(AbductError, match=rf"chat/completions refused the probe: HTTP {status} \(fake server "
+                                              rf"error {status}\); nothing was sent"):
+            served(fake, None).generate(requests_for(tmp_path, 2), Decoding(), None)
+    assert fake.pings == 1 and fake.requests == []
+
+
+def test_the_probe_names_the_snapshot_and_is_kept_out_of_the_ledger(tmp_path: Path) -> None:
+    with FakeOpenAIServer(model_id="m", system_fingerprint="fp-a") as fake:
+        model = served(fake, None)
+        before = model.fingerprint
+        model.generate(requests_for(tmp_path, 2), Decoding(), None)
+        assert model.usage == {"requests": 2, "cached": 0, **fake.tokens}  # what the server counted, less the probe
+        assert model.describe_inputs()["served"]["probe"] == {"requests": 1, **fake.ping_tokens}
+        fake.system_fingerprint = "fp-b"
+        assert served(fake, None).fingerprint != before  # another snapshot: another model

@@ -25,12 +25,14 @@
 - Every response is written to disk as soon as it arrives (``cache_dir``, default
   ``$ABDUCT_CACHE_DIR/served``; none under ``--no-cache``, under ``--cache-dir`` when given:
   ``abduct.kit.cache.cache_dir_for``), keyed by the endpoint, the exact request body and what the
-  server lists for the model in ``/models`` (``ChatClient.identity``: a model redeployed under
-  the same name is asked again): a rerun, or a run resumed after a failure, sends only what
-  never came back.
-- The probe: ``GET /models`` once, before any request (``ChatClient.probe``): a server that
-  cannot be reached, answers 404 (the hint to end ``base_url`` in ``/v1``), refuses the key or
-  fails (5xx) is one line with its message within ``PROBE_TIMEOUT`` seconds.
+  server says it serves (``ChatClient.identity``: its ``/models`` entry for the model, the
+  ``model`` and ``system_fingerprint`` the probe's answer names; a model redeployed under the
+  same name is asked again): a rerun, or a run resumed after a failure, sends only what never
+  came back (and the probe).
+- The probe: ``GET /models`` once, then one minimal chat request (``PROBE``), before any other
+  request (``ChatClient.probe``): a server that cannot be reached, answers 404 (the hint to end
+  ``base_url`` in ``/v1``), refuses the key or fails (5xx) is one line with its message within
+  ``PROBE_TIMEOUT`` seconds. The chat request's tokens are not in ``usage`` (``probed``).
 - ``usage``: the token ledger of the run (results.json's ``tokens``) reads what each answered
   request cost as the server's ``usage`` says (``prompt_tokens``, ``completion_tokens``,
   ``completion_tokens_details.reasoning_tokens``); an answer from the cache costs no tokens and
@@ -87,6 +89,9 @@ KEY_VARIABLES = ("ABDUCT_OPENAI_API_KEY", "OPENAI_API_KEY")
 RETRY_STATUS = {408, 409, 429} | set(range(500, 600))
 MAX_BODY = 64 << 20  # bytes: a reply larger than this is refused, not read into memory
 PROBE_TIMEOUT = 8.0  # seconds: a dead or misaddressed server is one line well within 10 s
+# the probe's chat request, besides the model's name: the least a server answers with its ``model``
+# and ``system_fingerprint``
+PROBE: dict[str, Any] = {"messages": [{"role": "user", "content": "ping"}], "max_tokens": 1, "temperature": 0.0}
 # in a /models entry, what changes from one request to the next (vLLM: the time asked, random ids)
 VOLATILE = ("created", "permission")
 
@@ -185,6 +190,7 @@ class ChatClient:
         self.usage = {"requests": 0, "cached": 0, "prompt": 0, "completion": 0, "reasoning": 0}
         self.model = model  # the served model's name, looked up in the server's /models
         self._identity: str | None = None  # what the probe read (see ``identity``)
+        self.probed: dict[str, int] = {}  # what the probe's chat request cost (not in ``usage``)
         self._probe_lock = threading.Lock()
 
     def identity(self) -> str:
@@ -196,28 +202,73 @@ class ChatClient:
             return self._identity
 
     def probe(self) -> str:
+        """``/models`` (``_listed``), then one minimal chat request (``_ping``) to the URL that
+        answered: what both say the server serves (the /models entry; the ``model`` and
+        ``system_fingerprint`` the answer names, which change with a snapshot under the same name
+        where /models says nothing new), as stable text; "" where neither says anything."""
+        listed, url = self._listed()
+        answered = self._ping(url)
+        return listed + (f"\x00{answered}" if answered else "")
+
+    def _ping(self, url: str) -> str:
+        """One user message "ping", ``max_tokens=1``, temperature 0, not retried, kept out of
+        ``usage`` (recorded in ``probed``). A refused key, a 404 and 5xx are one line as for
+        /models; any other answer that is not a chat completion (a 400 from a model that refuses
+        ``max_tokens``, a busy 429, a timeout) only means the server said nothing about itself."""
+        body = {"model": self.model, **PROBE}
+        headers = {"Content-Type": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        try:
+            with open_post(url, json.dumps(body).encode(), headers, min(self.timeout, PROBE_TIMEOUT)) as response:
+                raw = self._read_body(response)
+            parsed = json.loads(raw, parse_constant=_no_constant, parse_float=_finite_float)
+        except urllib.error.HTTPError as exc:
+            message = _server_message(exc)
+            if exc.code == 404 and not url.removesuffix("/chat/completions").rstrip("/").endswith("/v1"):
+                raise ServedError(f"{url}: HTTP 404{message}; an OpenAI-compatible base_url usually ends in /v1") from None
+            if exc.code in (401, 403, 404) or exc.code >= 500:
+                raise ServedError(f"{url} refused the probe: HTTP {exc.code}{message}; nothing was sent") from None
+            return ""
+        except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError, TransientError):
+            return ""  # /models answered, so the server is there: the run's requests retry as they do
+        if not _has_choices(parsed):
+            return ""
+        given = parsed.get("usage")
+        usage: dict[str, Any] = given if isinstance(given, dict) else {}
+        self.probed = {"requests": 1, **{name: value for name, field in (("prompt", "prompt_tokens"),
+                                                                        ("completion", "completion_tokens"))
+                                         if isinstance(value := usage.get(field), int) and not isinstance(value, bool)}}
+        model, fingerprint = reported_by(parsed)
+        with self._lock:  # who answered, even where every answer of the run comes from a cache
+            self.reported.add((model, fingerprint))
+        said = {k: v for k, v in (("model", model), ("system_fingerprint", fingerprint)) if v}
+        return json.dumps(said, sort_keys=True) if said else ""
+
+    def _listed(self) -> tuple[str, str]:
         """GET ``/models`` from the base URL, then each other URL until one answers: a server that
         cannot be reached (on every URL), refuses the key, is misaddressed (404) or broken (5xx) is
-        one line with its own message within ``PROBE_TIMEOUT``, before any request is sent."""
+        one line with its own message within ``PROBE_TIMEOUT``, before any request is sent. The
+        model's entry (``_identity``) and the URL that answered."""
         failed: list[str] = []
         for url in self.urls:
             base = url.removesuffix("/chat/completions")
             try:
-                return _identity(self._get(base + "/models"), self.model)
+                return _identity(self._get(base + "/models"), self.model), url
             except urllib.error.HTTPError as exc:
                 message = _server_message(exc)
                 if exc.code == 404 and not base.rstrip("/").endswith("/v1"):
                     raise ServedError(f"{base}/models: HTTP 404{message}; an OpenAI-compatible base_url usually "
                                       f"ends in /v1 (base_url={base}/v1)") from None
                 if exc.code == 404:  # a server without /models: nothing said about what it serves
-                    return ""
+                    return "", url
                 if exc.code in (401, 403):  # no other URL fixes the key
                     raise ServedError(f"{base}/models refused the probe: HTTP {exc.code}{message}") from None
                 failed.append(f"{base}/models: HTTP {exc.code}{message}")
             except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as exc:
                 failed.append(f"cannot reach the server at {base} ({getattr(exc, 'reason', exc)})")
         if all(f.split(": HTTP ")[-1][:3] in ("408", "409", "429") for f in failed):
-            return ""  # alive but busy: the run's requests wait for it as retries do
+            return "", self.url  # alive but busy: the run's requests wait for it as retries do
         more = f" (and the {len(failed) - 1} other URLs)" if len(failed) > 1 else ""
         raise ServedError(f"{failed[0]}{more}; nothing was sent")
 
@@ -559,6 +610,8 @@ class ServedModel:
             seen = sorted({pair[index] for pair in self.client.reported} - {""})
             if seen:
                 served[name] = seen[0] if len(seen) == 1 else seen
+        if client.probed:  # the probe's one chat request, not in the token ledger
+            served["probe"] = dict(client.probed)
         facts["served"] = served
         return facts
 

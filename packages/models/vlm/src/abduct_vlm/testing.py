@@ -40,6 +40,10 @@ both may be changed while it runs, as a redeployed server's change. ``GET /v1/mo
 ``model_id`` (nothing while it is None) with ``root``, the weights it serves as vLLM names them
 (``created`` is the time asked, as vLLM gives it); ``models_status`` makes that route answer
 with this HTTP status and an error message instead (401, 500, 501, ...); ``probes`` counts the GETs.
+The client's probe chat request (``abduct_vlm.served.PROBE``: one "ping", ``max_tokens=1``) is
+answered "pong" with the model id and fingerprint as any answer (``ping_status``: with this HTTP status and an error message instead), never
+spoiled by ``faults`` or ``raw`` (they are meant for the run's requests), and kept apart: counted
+in ``pings`` and ``ping_tokens``, not in ``requests``, ``served`` or ``tokens``.
 
     with FakeOpenAIServer(latency=0.05) as server:
         spec = f"openai:fake,base_url={server.base_url}"
@@ -120,7 +124,7 @@ class FakeOpenAIServer:
     def __init__(self, *, latency: float = 0.0, capacity: int = 64, reply: Callable[[dict[str, Any]], str | dict[str, Any]] = default_reply,
                  faults: list[str] | tuple[str, ...] = (), always: str | None = None, hang: float = 5.0,
                  usage: bool = True, model_id: str | None = None, system_fingerprint: str | None = None,
-                 root: str | None = None, models_status: int | None = None,
+                 root: str | None = None, models_status: int | None = None, ping_status: int | None = None,
                  overflow: str = "queue", media_saving: float = 0.0) -> None:
         for fault in (*faults, *([always] if always else [])):
             if fault not in FAULTS:
@@ -140,6 +144,9 @@ class FakeOpenAIServer:
         self.root = root  # the weights behind model_id in /models (vLLM's ``root``); change it to "redeploy"
         self.models_status = models_status  # GET /models answers this error status when set
         self.probes = 0  # GET requests received
+        self.ping_status = ping_status  # the probe's chat request answers this error status when set
+        self.pings = 0  # the client's probe chat requests received (not in ``requests``)
+        self.ping_tokens = {"prompt": 0, "completion": 0}  # what their usage says (not in ``tokens``)
         self.peak = 0
         self.overflow = overflow  # "queue" or "reject" (429) beyond capacity
         self.rejected = 0
@@ -193,8 +200,8 @@ class FakeOpenAIServer:
                 return self.faults.popleft()
         return self.always
 
-    def completion(self, body: dict[str, Any]) -> dict[str, Any]:
-        made = self.reply(body)
+    def completion(self, body: dict[str, Any], made: str | dict[str, Any] | None = None) -> dict[str, Any]:
+        made = self.reply(body) if made is None else made
         # a reply function may give the message's fields itself (content, reasoning_content, finish_reason)
         message = dict(made) if isinstance(made, dict) else {"content": made}
         finish = message.pop("finish_reason", "stop")
@@ -293,6 +300,9 @@ class FakeOpenAIServer:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
+                if _is_probe(body):
+                    self._ping(body)
+                    return
                 with server._lock:
                     server.requests.append(body)
                 with server._lock:
@@ -323,6 +333,20 @@ class FakeOpenAIServer:
                     server._slots.release()
                 if reply is not None:
                     self._send(*reply)
+
+            def _ping(self, body: dict[str, Any]) -> None:
+                with server._lock:
+                    server.pings += 1
+                if server.ping_status is not None:
+                    self._send(server.ping_status, json.dumps({"error": {
+                        "message": f"fake server error {server.ping_status}"}}).encode())
+                    return
+                answer = server.completion(body, "pong")  # not ``reply``: that answers the run's requests
+                with server._lock:
+                    usage = answer.get("usage") or {}
+                    server.ping_tokens["prompt"] += usage.get("prompt_tokens", 0)
+                    server.ping_tokens["completion"] += usage.get("completion_tokens", 0)
+                self._send(200, json.dumps(answer).encode())
 
             def _answer(self, body: dict[str, Any]) -> tuple[int, bytes, dict[str, str]] | None:
                 fault = server._next_fault()
@@ -360,6 +384,12 @@ class FakeOpenAIServer:
                 return 200, json.dumps(answer).encode(), {}
 
         return Handler
+
+
+def _is_probe(body: dict[str, Any]) -> bool:
+    from abduct_vlm.served import PROBE
+
+    return {k: v for k, v in body.items() if k != "model"} == PROBE
 
 
 def model_reply(model: Any) -> Callable[[dict[str, Any]], str]:
