@@ -261,9 +261,9 @@ def test_a_null_or_malformed_logprob_entry_is_one_line(entry: Any) -> None:
         answer_logprob(response, "yes", "http://server")
 
 
-@pytest.mark.parametrize("status", [400, 429])
+@pytest.mark.parametrize("status", [400, 429, 503])
 def test_a_probe_refused_as_a_bad_request_only_means_no_fingerprint(status: int, tmp_path: Path) -> None:
-    """A model that refuses ``max_tokens`` (400), a busy server (429): the run goes on, unchanged."""
+    """A model that refuses ``max_tokens`` (400), a busy server (429, 503): the run goes on, unchanged."""
     with FakeOpenAIServer(system_fingerprint="fp-a", ping_status=status) as fake:
         model = served(fake, None)
         texts = model.generate(requests_for(tmp_path, 2), Decoding(), None)

@@ -214,7 +214,7 @@ class ChatClient:
         """One user message "ping", ``max_tokens=1``, temperature 0, not retried, kept out of
         ``usage`` (recorded in ``probed``). A refused key, a 404 and 5xx are one line as for
         /models; any other answer that is not a chat completion (a 400 from a model that refuses
-        ``max_tokens``, a busy 429, a timeout) only means the server said nothing about itself."""
+        ``max_tokens``, a busy 429 or 503, a timeout) only means the server said nothing about itself."""
         body = {"model": self.model, **PROBE}
         headers = {"Content-Type": "application/json"}
         if self.api_key:
@@ -227,7 +227,7 @@ class ChatClient:
             message = _server_message(exc)
             if exc.code == 404 and not url.removesuffix("/chat/completions").rstrip("/").endswith("/v1"):
                 raise ServedError(f"{url}: HTTP 404{message}; an OpenAI-compatible base_url usually ends in /v1") from None
-            if exc.code in (401, 403, 404) or exc.code >= 500:
+            if exc.code in (401, 403, 404) or (exc.code >= 500 and exc.code != 503):  # 503: busy, as 429
                 raise ServedError(f"{url} refused the probe: HTTP {exc.code}{message}; nothing was sent") from None
             return ""
         except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError, TransientError):
