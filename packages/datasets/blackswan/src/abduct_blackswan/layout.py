@@ -17,6 +17,7 @@ from pathlib import Path
 
 from abduct import AbductError
 from abduct.kit import require_dir
+from abduct.kit.hub import hub_snapshot
 
 VARIANTS = ("MCQ", "YN", "Gen")
 SPLITS = ("validation", "test")
@@ -41,23 +42,6 @@ def _holds_files(folder: Path, variant: str) -> bool:
     return any(p.is_file() for p in folder.glob(f"BlackSwanSuite_{variant}_*"))
 
 
-def _snapshot(cache_repo: Path) -> Path | None:
-    """The snapshot of a hub-cache repo folder: the commit ``refs/main`` names, else the only one."""
-    snapshots = cache_repo / "snapshots"
-    if not snapshots.is_dir():
-        return None
-    ref = cache_repo / "refs" / "main"
-    if ref.is_file():
-        named = snapshots / ref.read_text(encoding="utf-8").strip()
-        if named.is_dir():
-            return named
-    found = sorted(p for p in snapshots.iterdir() if p.is_dir())
-    if len(found) > 1:
-        raise AbductError(f"{snapshots}: several snapshots ({', '.join(p.name for p in found)}) and no refs/main "
-                          "naming one; pass the one to read as --data DIR")
-    return found[0] if found else None
-
-
 def repo_dir(data_dir: Path, variant: str) -> Path:
     """The folder holding ``variant``'s repo (see the module docstring); one line when there is none."""
     data_dir = require_dir(Path(data_dir), "data directory")
@@ -66,7 +50,7 @@ def repo_dir(data_dir: Path, variant: str) -> Path:
             return folder
     cache_name = f"datasets--{HUB_OWNER}--BlackSwanSuite-{variant}"
     for cache_repo in (data_dir / cache_name, data_dir / "hub" / cache_name):
-        snapshot = _snapshot(cache_repo) if cache_repo.is_dir() else None
+        snapshot = hub_snapshot(cache_repo) if cache_repo.is_dir() else None
         if snapshot is not None:
             return snapshot
     if _holds_files(data_dir, variant):

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from abduct import AbductError, DataError
 from abduct.kit import require_dir
+from abduct.kit.hub import hub_snapshot
 
 REPO_FOLDER = "datasets--jmhessel--newyorker_caption_contest"
 SPLITS = ("train", "validation", "test")
@@ -31,28 +32,13 @@ def _has_configs(folder: Path) -> bool:
     return any(p.is_dir() and _CONFIG.match(p.name) for p in folder.iterdir()) if folder.is_dir() else False
 
 
-def _snapshot(folder: Path) -> Path | None:
-    """The snapshot of a hub-cache repo folder: the revision ``refs/main`` names, else the only one."""
-    snapshots = folder / "snapshots"
-    if not snapshots.is_dir():
-        return None
-    ref = folder / "refs" / "main"
-    if ref.is_file() and (snapshots / ref.read_text().strip()).is_dir():
-        return snapshots / ref.read_text().strip()
-    found = sorted(p for p in snapshots.iterdir() if _has_configs(p))
-    if len(found) > 1:
-        raise AbductError(f"{snapshots} holds {len(found)} snapshots with configs and no refs/main: pass one of "
-                          f"them as --data ({', '.join(p.name for p in found)})")
-    return found[0] if found else None
-
-
 def repo_root(data_dir: Path) -> Path:
     """The folder holding the configs (see the module docstring), or a one-line refusal."""
     data_dir = require_dir(Path(data_dir), "NYCC data directory")
     if _has_configs(data_dir):
         return data_dir
     for folder in (data_dir, data_dir / REPO_FOLDER, data_dir / "hub" / REPO_FOLDER):
-        found = _snapshot(folder)
+        found = hub_snapshot(folder, _has_configs)
         if found is not None:
             return found
     names = sorted(p.name for p in data_dir.iterdir())[:12]

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from abduct import AbductError, DataError
 from abduct.kit import read_csv_cells, require_dir
+from abduct.kit.hub import hub_snapshot
 
 REPO_ID = "visual-riddles/visual_riddles"
 SPLIT = "test"
@@ -85,28 +86,13 @@ class Layout:
         return dict(self.found)
 
 
-def _snapshot(cache_repo: Path) -> Path | None:
-    snapshots = cache_repo / "snapshots"
-    if not snapshots.is_dir():
-        return None
-    ref = cache_repo / "refs" / "main"
-    named = snapshots / ref.read_text(encoding="utf-8").strip() if ref.is_file() else None
-    if named is not None and named.is_dir():
-        return named
-    found = sorted(p for p in snapshots.iterdir() if p.is_dir())
-    if len(found) > 1:
-        raise AbductError(f"{snapshots}: several snapshots ({', '.join(p.name for p in found)}) and no refs/main "
-                          "naming one; pass the one to read as --data DIR")
-    return found[0] if found else None
-
-
 def repo_dir(data_dir: Path) -> Path:
     """The repo's folder: ``data_dir`` itself, or its snapshot in a hub cache (module docstring)."""
     data_dir = require_dir(Path(data_dir), "data directory")
     if (data_dir / SPLIT / METADATA).is_file():
         return data_dir
     for cache_repo in (data_dir / CACHE_NAME, data_dir / "hub" / CACHE_NAME, data_dir / "datasets" / CACHE_NAME):
-        snapshot = _snapshot(cache_repo) if cache_repo.is_dir() else None
+        snapshot = hub_snapshot(cache_repo) if cache_repo.is_dir() else None
         if snapshot is not None:
             return snapshot
     raise AbductError(f"Visual Riddles: no {SPLIT}/{METADATA} in {data_dir} (nor a hub cache {CACHE_NAME}/snapshots/"
