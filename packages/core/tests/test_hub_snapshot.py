@@ -1,4 +1,4 @@
-"""``abduct.kit.hub.hub_snapshot``: the snapshot of a hub-cache dataset folder that a reader uses."""
+"""``abduct.kit.io.hub_snapshot``: the snapshot of a hub-cache dataset folder that a reader uses."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from abduct.contract.errors import AbductError
-from abduct.kit.hub import hub_snapshot
+from abduct.kit.io import hub_snapshot
 
 
 def _snapshots(repo: Path, *commits: str) -> None:

@@ -1,4 +1,5 @@
-"""File helpers: atomic writes, hashing and JSON reading with errors that name the file."""
+"""File helpers: atomic writes, hashing and JSON reading with errors that name the file, and
+the hub cache's snapshot a release is read from."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -300,3 +301,25 @@ def describe_os_error(exc: OSError) -> str:
     reason = exc.strerror or type(exc).__name__
     names = [str(n) for n in (exc.filename, exc.filename2) if n is not None]
     return f"{' -> '.join(names)}: {reason}" if names else f"{reason} ({exc})"
+
+
+def hub_snapshot(repo_folder: Path, holds: Callable[[Path], bool] = Path.is_dir) -> Path | None:
+    """The snapshot to read of a dataset repository in the Hugging Face hub cache
+    (``datasets--OWNER--NAME``, holding ``snapshots/<commit>/`` and ``refs/main``, as
+    ``huggingface_hub`` leaves it; files only, never the network): the commit ``refs/main``
+    names, else the only snapshot that ``holds`` the release's files; None where there is none.
+    Several candidates and no ``refs/main`` naming one is one line listing them (the user passes
+    one as ``--data``)."""
+    snapshots = repo_folder / "snapshots"
+    if not snapshots.is_dir():
+        return None
+    ref = repo_folder / "refs" / "main"
+    if ref.is_file():
+        named = snapshots / ref.read_text(encoding="utf-8").strip()
+        if named.is_dir():
+            return named
+    found = sorted(p for p in snapshots.iterdir() if p.is_dir() and holds(p))
+    if len(found) > 1:
+        raise AbductError(f"{snapshots}: several snapshots ({', '.join(p.name for p in found)}) and no refs/main "
+                          "naming one; pass the one to read as --data DIR")
+    return found[0] if found else None

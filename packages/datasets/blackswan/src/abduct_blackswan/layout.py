@@ -17,7 +17,7 @@ from pathlib import Path
 
 from abduct import AbductError
 from abduct.kit import require_dir
-from abduct.kit.hub import hub_snapshot
+from abduct.kit.io import hub_snapshot
 
 VARIANTS = ("MCQ", "YN", "Gen")
 SPLITS = ("validation", "test")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from abduct import AbductError, DataError
 from abduct.kit import require_dir
-from abduct.kit.hub import hub_snapshot
+from abduct.kit.io import hub_snapshot
 
 REPO_FOLDER = "datasets--jmhessel--newyorker_caption_contest"
 SPLITS = ("train", "validation", "test")

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from abduct import AbductError, DataError
 from abduct.kit import read_csv_cells, require_dir
-from abduct.kit.hub import hub_snapshot
+from abduct.kit.io import hub_snapshot
 
 REPO_ID = "visual-riddles/visual_riddles"
 SPLIT = "test"
