@@ -98,8 +98,11 @@ def _install(session: nox.Session, names: list[str]) -> None:
 def _pytest(session: nox.Session, tests: str, *options: str) -> None:
     # the slowest tests of every session go into its log, where ./dev test reads them for its
     # summary. The property tests' example counts (--thorough) come from abduct_testing.profiles,
-    # a pytest plugin that the test kit's entry point loads wherever it is installed
-    session.run("pytest", tests, "-q", "--durations=8", "--durations-min=1", *options, *session.posargs)
+    # a pytest plugin that the test kit's entry point loads wherever it is installed. A test
+    # still running after 5 minutes dumps every thread's stack into the log (it is not stopped;
+    # ./dev test stops a session past its limit), so a hang says where it hangs
+    session.run("pytest", tests, "-q", "--durations=8", "--durations-min=1", "-o", "faulthandler_timeout=300",
+                *options, *session.posargs)
 
 
 def _typecheck(session: nox.Session, package_dir: Path) -> None:

@@ -40,7 +40,10 @@ with open(os.environ["FAKE_EVENTS"], "a") as events:
 print(f"output of {name}")
 print("============================= slowest 8 durations ==============================")
 print(f"{sessions[name]['seconds']:.2f}s call     tests/test_{name}.py::test_slow")
-time.sleep(sessions[name]["seconds"])
+first = os.environ["FAKE_EVENTS"] + "." + name + ".ran"  # "first_seconds": the first run's, when it differs
+seconds = sessions[name].get("first_seconds", sessions[name]["seconds"]) if not os.path.exists(first) else sessions[name]["seconds"]
+open(first, "w").close()
+time.sleep(seconds)
 with open(os.environ["FAKE_EVENTS"], "a") as events:
     events.write(json.dumps([time.time(), "end", name, "", []]) + "\\n")
 sys.exit(sessions[name].get("code", 0))
@@ -103,6 +106,28 @@ def test_a_failed_session_prints_its_log_tail_and_the_run_fails(tmp_path: Path, 
     assert code == 1
     assert "FAILED bad" in out and "output of bad" in out and "FAILED (3)" in out
     assert "failed: bad" in out and "output of good" not in out
+
+
+def test_a_session_past_its_limit_is_stopped_and_run_once_more(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    began = time.time()
+    sessions = {"hangs": {"seconds": 60}, "hangs-once": {"first_seconds": 60, "seconds": 0.1}, "quick": {"seconds": 0.1}}
+    code, out, events = run_lanes(tmp_path, sessions, monkeypatch, capsys, "--session-limit", "1.5")
+    assert code == 1 and time.time() - began < 60  # stopped, not waited for
+    assert len(re.findall(r"FAILED hangs in \d+ s \(stopped: over its limit of 2 s\)", out)) == 2, out  # twice: fails
+    assert len(re.findall(r"FAILED hangs-once in \d+ s \(stopped", out)) == 1 and "ok     hangs-once" in out
+    assert "--- end of hangs ---" in out  # each stop prints its log's tail
+    assert [e[2] for e in events if e[1] == "start"].count("hangs") == 2
+    assert sorted(e[2] for e in events if e[1] == "end") == ["hangs-once", "quick"]  # the stopped runs never finished
+    summary = out[out.index("session "):]
+    assert re.search(r"hangs +TIMED OUT on rerun", summary) and re.search(r"hangs-once +passed on rerun", summary)
+    assert f"rerun after a timeout: hangs-once (the stopped run's log: {tmp_path / 'state' / 'logs' / 'hangs-once.timed-out.log'})" in summary
+    assert (tmp_path / "state" / "logs" / "hangs-once.timed-out.log").exists()
+    assert "failed: hangs (logs in" in out
+    assert test_lanes.Lanes("nox", [test_lanes.Session("s", False, 400.0, tmp_path)], 1, None, [], {}, 0.0,
+                            tmp_path).queue[0].limit == 3 * 400.0  # by default, 3x its expected seconds
+    assert test_lanes.Lanes("nox", [test_lanes.Session("s", False, 5.0, tmp_path)], 1, None, [], {}, 0.0,
+                            tmp_path).queue[0].limit == test_lanes.LIMIT_FLOOR  # and at least the floor
 
 
 def test_an_unknown_session_is_one_line_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

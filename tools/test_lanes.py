@@ -1,6 +1,6 @@
 """``./dev test``'s runner: the nox sessions in parallel lanes, longest first, with a summary.
 
-    python tools/test_lanes.py [-j JOBS] [-s SESSION ...] [--thorough] [--since EPOCH] [-- PYTEST-ARGS]
+    python tools/test_lanes.py [-j JOBS] [-s SESSION ...] [--thorough] [--session-limit S] [--since EPOCH] [-- PYTEST-ARGS]
 
 Each session is still one ``nox -s NAME`` in its own environment; lanes only decide when it
 starts. A session keeps about one core busy (CI-TIME: its CPU seconds ≈ its wall seconds), so
@@ -10,7 +10,12 @@ long ones never start last. Sessions tagged ``browser`` wait until Chromium is i
 (``--browser-ready FILE`` appears; ``./dev`` installs it in the background meanwhile).
 
 Each session's output goes to ``.nox/logs/NAME.log``; a failed session's tail is printed when
-it ends. The summary gives every session's result and seconds, its slowest tests (pytest's
+it ends. A session that runs past its limit (``LIMIT_FACTOR`` times its expected seconds, at
+least ``LIMIT_FLOOR``; ``--session-limit`` sets one for all) is stopped, its log's tail printed
+and kept as ``NAME.timed-out.log``, and run once more; stopped twice, it fails. So a hang costs
+minutes and says where it was, instead of running into CI's own limit (a test that runs past
+``faulthandler_timeout``, set by the noxfile, has dumped every thread's stack into the log by
+then), and the summary names every rerun. The summary gives every session's result and seconds, its slowest tests (pytest's
 ``--durations``), and the total against the budget. Exit status: 0 when every session passed,
 1 otherwise, 130 on Ctrl-C (the sessions are stopped).
 """
@@ -18,6 +23,7 @@ it ends. The summary gives every session's result and seconds, its slowest tests
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -38,6 +44,7 @@ EXPECTED = {
     "abduct-lmms": 60, "abduct-sherlock": 60, "abduct-uniter": 40, "abduct-video": 40, "abduct-regions": 30,
     "abduct-cosim": 30, "abduct-blackswan": 60, "abduct-visualriddles": 35, "abduct-nycc": 25, "slurm": 70, "lint": 20, "abduct-testing": 15, "abduct-plugin-example": 10, "abduct-tutorial": 10,
 }
+LIMIT_FACTOR, LIMIT_FLOOR = 3, 600  # a session's limit: 3x its expected seconds, at least 10 min
 DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s (?:call|setup|teardown)\s+(\S+)")
 
 
@@ -48,6 +55,8 @@ class Session:
     expected: float
     log: Path
     lane: int = 0
+    limit: float = 0.0
+    timed_out_log: Path | None = None  # set when a first run was stopped at its limit and this is the rerun
     process: subprocess.Popen[bytes] | None = None
     started: float = 0.0
     seconds: float = 0.0
@@ -91,8 +100,11 @@ def tail(path: Path, lines: int) -> str:
 
 class Lanes:
     def __init__(self, nox: str, sessions: list[Session], jobs: int, browser_ready: Path | None,
-                 pytest_args: list[str], environ: dict[str, str], since: float, state: Path) -> None:
+                 pytest_args: list[str], environ: dict[str, str], since: float, state: Path,
+                 limit: float | None = None) -> None:
         self.nox, self.jobs, self.browser_ready, self.state = nox, jobs, browser_ready, state
+        for session in sessions:
+            session.limit = limit if limit is not None else max(LIMIT_FLOOR, LIMIT_FACTOR * session.expected)
         self.queue = sorted(sessions, key=lambda s: -s.expected)
         self.running: list[Session] = []
         self.done: list[Session] = []
@@ -124,17 +136,29 @@ class Lanes:
         self.running.append(session)
         self.say(f"start  {session.name} (lane {session.lane})")
 
-    def finish(self, session: Session, code: int) -> None:
+    def finish(self, session: Session, code: int, timed_out: bool = False) -> None:
         session.seconds = time.time() - session.started
-        session.result = "passed" if code == 0 else f"FAILED ({code})"
+        session.result = "passed" if code == 0 else "TIMED OUT" if timed_out else f"FAILED ({code})"
+        if session.timed_out_log is not None:
+            session.result += " on rerun"
         session.slowest = slowest_tests(session.log)
         self.running.remove(session)
         self.done.append(session)
         mark = "ok    " if code == 0 else "FAILED"
-        self.say(f"{mark} {session.name} in {session.seconds:.0f} s")
+        over = f" (stopped: over its limit of {session.limit:.0f} s)" if timed_out else ""
+        self.say(f"{mark} {session.name} in {session.seconds:.0f} s{over}")
         if code != 0:
             print(f"--- last {TAIL_LINES} lines of {session.log} ---\n{tail(session.log, TAIL_LINES)}\n"
                   f"--- end of {session.name} ---", flush=True)
+        if timed_out and session.timed_out_log is None:
+            # A stopped session runs once more, first in line: one hang must not sink a whole CI
+            # run, and a session that hangs twice fails. The first log is kept, and the summary
+            # names every rerun.
+            session.timed_out_log = session.log.with_name(f"{session.name}.timed-out.log")
+            session.log.replace(session.timed_out_log)
+            self.done.remove(session)
+            self.queue.insert(0, session)
+            self.say(f"rerun  {session.name} (the stopped run's log: {session.timed_out_log})")
 
     def next_session(self) -> Session | None:
         for session in self.queue:
@@ -155,18 +179,31 @@ class Lanes:
                 assert session.process is not None
                 if (code := session.process.poll()) is not None:
                     self.finish(session, code)
+                elif time.time() - session.started > session.limit:
+                    self.finish(session, self.kill([session]).get(session.name, 1) or 1, timed_out=True)
             time.sleep(0.5)
 
-    def stop(self) -> None:
-        for session in self.running:
+    @staticmethod
+    def kill(sessions: list[Session]) -> dict[str, int]:
+        """Stop each session's whole process group (nox, pytest, whatever they started): TERM,
+        then KILL after 20 s; their exit codes."""
+        for session in sessions:
             if session.process is not None and session.process.poll() is None:
-                os.killpg(session.process.pid, signal.SIGTERM)
-        for session in self.running:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(session.process.pid, signal.SIGTERM)
+        codes = {}
+        for session in sessions:
             if session.process is not None:
                 try:
-                    session.process.wait(timeout=20)
+                    codes[session.name] = session.process.wait(timeout=20)
                 except subprocess.TimeoutExpired:
-                    os.killpg(session.process.pid, signal.SIGKILL)
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(session.process.pid, signal.SIGKILL)
+                    codes[session.name] = session.process.wait()
+        return codes
+
+    def stop(self) -> None:
+        self.kill(self.running)
 
     def summary(self) -> str:
         rows = sorted(self.done, key=lambda s: -s.seconds)
@@ -175,6 +212,8 @@ class Lanes:
         for s in rows:
             slow = "; ".join(f"{sec:.0f} s {test}" for sec, test in s.slowest[:2])
             lines.append(f"{s.name:<{width}}  {s.result:<10} {s.seconds:>7.0f}  {slow}")
+        lines += [f"rerun after a timeout: {s.name} (the stopped run's log: {s.timed_out_log})"
+                  for s in rows if s.timed_out_log is not None]
         serial = sum(s.seconds for s in rows)
         total = self.elapsed()
         verdict = "within" if total <= BUDGET_SECONDS else "OVER"
@@ -193,6 +232,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-s", "--sessions", nargs="+", default=[], metavar="SESSION", help="only these sessions")
     parser.add_argument("--thorough", action="store_true",
                         help="hypothesis's thorough profile: many more examples per property test")
+    parser.add_argument("--session-limit", type=float, default=None, metavar="S",
+                        help=f"stop a session after S seconds (default: {LIMIT_FACTOR}x its expected seconds, "
+                             f"at least {LIMIT_FLOOR})")
     parser.add_argument("--browser-ready", type=Path, default=None, help="browser sessions wait for this file")
     parser.add_argument("--since", type=float, default=time.time(), help="when ./dev test started (epoch seconds)")
     parser.add_argument("--nox", default=str(Path(sys.executable).with_name("nox")), help=argparse.SUPPRESS)
@@ -213,7 +255,8 @@ def main(argv: list[str] | None = None) -> int:
     environ = dict(os.environ)
     if args.thorough:
         environ["ABDUCT_HYPOTHESIS_PROFILE"] = "thorough"
-    lanes = Lanes(nox, sessions, max(1, args.jobs), args.browser_ready, args.pytest_args, environ, args.since, state)
+    lanes = Lanes(nox, sessions, max(1, args.jobs), args.browser_ready, args.pytest_args, environ, args.since, state,
+                  args.session_limit)
     try:
         lanes.run()
     except KeyboardInterrupt:
@@ -223,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
     print("\n" + lanes.summary(), flush=True)
     seconds_file.write_text(json.dumps({**last_seconds(seconds_file), **{s.name: round(s.seconds) for s in lanes.done}},
                                        indent=1))
-    failed = [s.name for s in lanes.done if s.result != "passed"]
+    failed = [s.name for s in lanes.done if not s.result.startswith("passed")]
     if failed:
         print(f"failed: {', '.join(failed)} (logs in {state / 'logs'})", file=sys.stderr)
     return 1 if failed else 0
