@@ -99,8 +99,11 @@ def test_text_answers_are_returned_per_prompt_and_never_count_as_parse_failures(
     assert [v.equivalent for v in read] == [None, None]
     assert read[0].answers == ("No", "Yes.") and len(read[1].answers) == 1
     assert engine.describe()["judged"] == 2 and engine.describe()["parse_failures"] == 0
+    assert engine.describe()["read_by_task"] == 2  # so the CLI says the task read them, not "0 unparsed"
     again = engine.judge(items, template, stage="k")  # the same prompts read as verdicts
     assert [v.equivalent for v in again] == [True, None] and engine.describe()["parse_failures"] == 1
+    assert engine.describe()["read_by_task"] == 2
+
 
 def _expected(records: list[dict]) -> list[bool | None]:
     return [None if r["prediction"].endswith("0") else r["prediction"] in r["references"] for r in records]

@@ -187,6 +187,34 @@ def test_sigterm_during_the_writes_of_a_rerun_is_one_line_143_and_leaves_the_fin
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # main() put the default back
 
 
+def test_a_process_forked_during_a_command_ends_on_sigterm() -> None:
+    """The command's SIGTERM handler (Ctrl-C's unwinding) is not inherited by a process a
+    library forks meanwhile: multiprocessing's Pool.terminate() ends its workers with SIGTERM,
+    and one stuck on a lock copied at the fork would otherwise never end."""
+    from abduct._cli import _on_sigterm, _sigterm_as_interrupt
+
+    with _sigterm_as_interrupt():
+        assert signal.getsignal(signal.SIGTERM) is _on_sigterm
+        read_end, write_end = os.pipe()
+        child = os.fork()
+        if child == 0:  # the child: waits to be ended; with the command's handler it would exit 1
+            try:
+                os.close(read_end)
+                os.write(write_end, b"1" if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL else b"0")
+                time.sleep(60)
+            finally:
+                os._exit(1)
+        os.close(write_end)
+        with os.fdopen(read_end, "rb") as pipe:
+            default_in_child = pipe.read(1)
+        os.kill(child, signal.SIGTERM)
+        started = time.monotonic()
+        _, status = os.waitpid(child, 0)
+        assert signal.getsignal(signal.SIGTERM) is _on_sigterm  # the command's own is untouched
+    assert default_in_child == b"1"
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGTERM and time.monotonic() - started < 10
+
+
 def test_sigterm_to_a_running_eval_is_one_line_143_with_no_temporary_file_left(
         finished: tuple[Path, Path, dict[str, str]]) -> None:
     """A real process, as a shell or a batch system sees it: the rerun resumes afterwards."""

@@ -40,8 +40,11 @@ def baseline_file(tmp_path_factory) -> Path:
 def _direct(data, model_dir, **kwargs):
     predictions, references = data
     ids = list(predictions)
+    # nthreads=0: bert-score's idf counts in this process, the same counts its default pool makes
+    # (a pool forked from this threaded process can hang: see test_idf_forks_no_process)
     (p, r, f), digest = bert_score.score([predictions[k] for k in ids], [references[k] for k in ids],
-                                         model_type=str(model_dir), device="cpu", return_hash=True, **kwargs)
+                                         model_type=str(model_dir), device="cpu", return_hash=True, nthreads=0,
+                                         **kwargs)
     return ids, [t.double().numpy() for t in (p, r, f)], digest
 
 
@@ -49,6 +52,21 @@ def _assert_equal(result, ids, columns) -> None:
     for key, col in zip(("bertscore_precision", "bertscore_recall", "bertscore_f1"), columns):
         np.testing.assert_allclose([result.per_sample[k][key] for k in ids], SCALE * col, rtol=0, atol=SCALE * TOL)
         assert abs(result.corpus[key] - SCALE * float(np.mean(col))) <= SCALE * TOL
+
+
+def test_idf_forks_no_process(data, tiny_bert, monkeypatch: pytest.MonkeyPatch) -> None:
+    """bert-score counts idf in a forked multiprocessing.Pool by default; forked from a process
+    running threads it hung the test suite once (a pool that never joined). Ours counts in
+    process, so a Pool is never made."""
+    import bert_score.utils
+
+    def no_pool(*args, **kwargs):
+        raise AssertionError("bert-score's idf made a multiprocessing.Pool")
+
+    monkeypatch.setattr(bert_score.utils, "Pool", no_pool)
+    ours = create(f"bertscore,model={tiny_bert},num_layers=2,idf=true", batch_size=8).compute(*data)
+    ids, columns, _ = _direct(data, tiny_bert, num_layers=2, idf=True, batch_size=8)
+    _assert_equal(ours, ids, columns)
 
 
 @pytest.mark.parametrize("idf", [False, True])

@@ -257,13 +257,14 @@ def eval_cmd(task: str, model: str, data_dir: Path, out_dir: Path, split: str | 
     if results.get("limit_unit"):
         click.echo(f"  (limited to the first {limit} {results['limit_unit']})")
     if "judge" in results:
-        verdicts = results["judge"]
-        click.echo(f"  judged by {verdicts['spec']}: {verdicts['judged']} items, "
-                   f"{verdicts['parse_failures']} unparsed verdicts")
-        for other in verdicts.get("others", []):
-            click.echo(f"  also judged by {other['spec']}: {other['judged']} items, "
-                       f"{other['parse_failures']} unparsed verdicts, the same verdict as the first on "
-                       f"{other['same_verdicts']} of {other['both_read']} read by both")
+        for k, judge in enumerate([results["judge"], *results["judge"].get("others", [])]):
+            said = f"  {'also judged' if k else 'judged'} by {judge['spec']}: {judge['judged']} items"
+            if judge["read_by_task"] == judge["judged"]:  # the task's own figures say what it read
+                click.echo(f"{said} (answers read by the task)")
+                continue
+            same = (f", the same verdict as the first on {judge['same_verdicts']} of {judge['both_read']} read by both"
+                    if k else "")
+            click.echo(f"{said}, {judge['parse_failures']} unparsed verdicts{same}")
     echo_tokens(results)
     echo_written(out_dir, results)
     echo_unparsed(results)  # last: what a reader of the run must not miss
@@ -527,6 +528,18 @@ def main(argv: list[str] | None = None) -> int:
 def _on_sigterm(signum: int, frame: Any) -> None:
     _terminated.append(signum)
     raise KeyboardInterrupt  # unwinds as Ctrl-C does: temporary files removed, a finished run kept whole
+
+
+def _sigterm_default_in_a_forked_child() -> None:
+    """A process forked while a command runs (a library's multiprocessing pool: bert-score's idf
+    workers) is not the command: SIGTERM must end it, as ``Pool.terminate()`` expects. With the
+    command's handler, a worker stuck on a lock copied at the fork never runs it, so it never
+    ends and the pool's join waits for ever (seen once: a test session that hung)."""
+    if signal.getsignal(signal.SIGTERM) is _on_sigterm:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+os.register_at_fork(after_in_child=_sigterm_default_in_a_forked_child)
 
 
 @contextlib.contextmanager

@@ -283,11 +283,14 @@ def test_two_judges_agreement_through_abduct_eval(release: Path, tmp_path: Path,
     reset_registry(registry_with_models("nycc-test", {"nycc-rule-judge": ("prefers green", RuleJudge),
                                                       "nycc-red-green-judge": ("prefers green or red", RedGreenJudge)}))
     try:
-        assert main(["eval", "nycc-explanation", "--model", "random", "--data", str(release), "--out",
+        assert main(["eval", "nycc-explanation,judge_order=fixed", "--model", "random", "--data", str(release), "--out",
                      str(tmp_path / "j"), "--judge", "nycc-rule-judge", "--judge", "nycc-red-green-judge",
-                     "--quiet", "--no-cache"]) == 0
+                     "--no-cache"]) == 0
     finally:
         reset_registry(None)
+    said_by_cli = capsys.readouterr().out  # the task reads the A/B answers: no yes/no counts in the summary
+    assert "judged by nycc-rule-judge: 20 items (answers read by the task)" in said_by_cli
+    assert "also judged by nycc-red-green-judge: 20 items (answers read by the task)" in said_by_cli
     results = json.loads((tmp_path / "j" / "results.json").read_text())
     said = [json.loads(line)["prediction"] for line in (tmp_path / "j" / "predictions.jsonl").read_text().splitlines()]
     # verdicts (first, second): green (A, A), red (B, A), another colour (B, B), purple (unread, B)
@@ -319,8 +322,8 @@ def test_judge_preference_against_the_reference(release: Path, tmp_path: Path) -
     from abduct_testing import registry_with_models
 
     registry = registry_with_models("nycc-test", {"nycc-rule-judge": ("prefers green", RuleJudge)})
-    config = EvalConfig(task="nycc-explanation", model="random", data_dir=release, out_dir=tmp_path / "j",
-                        judge="nycc-rule-judge", quiet=True, use_cache=False)
+    config = EvalConfig(task="nycc-explanation,judge_order=fixed", model="random", data_dir=release,
+                        out_dir=tmp_path / "j", judge="nycc-rule-judge", quiet=True, use_cache=False)
     result = run_evaluation(config, registry)
     rows = [json.loads(line) for line in (tmp_path / "j" / "predictions.jsonl").read_text().splitlines()]
     verdicts = [None if "purple" in r["prediction"] else "green" in r["prediction"] for r in rows]
@@ -329,3 +332,49 @@ def test_judge_preference_against_the_reference(release: Path, tmp_path: Path) -
     assert result["metrics"]["judge_unparsed"] == len(verdicts) - len(read)
     assert result["metrics"]["judge_preference"] == pytest.approx(100.0 * sum(read) / len(read))
     assert [r["judge_prefers_generated"] for r in rows] == verdicts
+    assert "judge_order_consistency" not in result["metrics"]
+
+
+def test_judge_asked_in_both_orders_cancels_a_position(release: Path, tmp_path: Path) -> None:
+    """The default: each item judged with the generated explanation as A, then as B. An item
+    scores 1 or 0 when its verdicts agree, 0.5 when they differ; unread in either order, it is
+    unparsed. A judge that always answers A prefers nothing."""
+    from abduct_testing import registry_with_models
+
+    class AlwaysA(RuleJudge):
+        fingerprint = "nycc-always-a-v1"
+
+        def generate(self, requests: Any, decoding: Any, pool: Any) -> list[str]:
+            return ["A" for _ in requests]
+
+    registry = registry_with_models("nycc-test", {"nycc-rule-judge": ("prefers green", RuleJudge),
+                                                  "nycc-always-a": ("always A", AlwaysA)})
+    result = run_evaluation(EvalConfig(task="nycc-explanation", model="random", data_dir=release, out_dir=tmp_path / "j",
+                                       judge="nycc-rule-judge", quiet=True, use_cache=False), registry)
+    rows = [json.loads(line) for line in (tmp_path / "j" / "predictions.jsonl").read_text().splitlines()]
+
+    def rule(text: str) -> bool | None:  # RuleJudge on the explanation shown as A: does it prefer A?
+        return None if "purple" in text else "green" in text
+
+    first = [rule(r["prediction"]) for r in rows]
+    swapped = [None if rule(r["reference"]) is None else not rule(r["reference"]) for r in rows]
+    expected = [None if a is None or b is None else (float(a) if a == b else 0.5) for a, b in zip(first, swapped)]
+    read = [e for e in expected if e is not None]
+    assert {0.0, 0.5, 1.0} <= set(read) and len(read) < len(expected)  # the case holds every outcome
+    metrics = result["metrics"]
+    assert metrics["judge_preference"] == pytest.approx(100.0 * sum(read) / len(read))
+    assert metrics["judge_unparsed"] == len(expected) - len(read)
+    both = [(a, b) for a, b in zip(first, swapped) if a is not None and b is not None]
+    assert metrics["judge_order_consistency"] == pytest.approx(100.0 * sum(a == b for a, b in both) / len(both))
+    assert [r["judge_preference"] for r in rows] == expected
+    assert [r["judge_prefers_generated_swapped"] for r in rows] == swapped
+    assert result["details"]["judge_order"].startswith("both")
+
+    biased = run_evaluation(EvalConfig(task="nycc-explanation", model="random", data_dir=release,
+                                       out_dir=tmp_path / "a", judge="nycc-always-a", quiet=True, use_cache=False),
+                            registry)["metrics"]
+    assert (biased["judge_preference"], biased["judge_order_consistency"], biased["judge_unparsed"]) == (50.0, 0.0, 0)
+    fixed = run_evaluation(EvalConfig(task="nycc-explanation,judge_order=fixed", model="random", data_dir=release,
+                                      out_dir=tmp_path / "f", judge="nycc-always-a", quiet=True, use_cache=False),
+                           registry)["metrics"]
+    assert fixed["judge_preference"] == 100.0  # what one order alone reports for a judge that always says A

@@ -78,10 +78,14 @@ class BertScore:
         with hub_access() as hub:
             _require_weights(model, hub)
             try:
+                # nthreads=0: the idf counts in this process. bert-score's default forks a
+                # multiprocessing.Pool from a process that runs threads (torch's, tokenizers',
+                # tqdm's, the METEOR JVM's reader), and such a fork can hang for ever: seen in
+                # the test suite, a pool that never joined. The counts are the same either way.
                 self._scorer = bert_score.BERTScorer(
                     model_type=str(model), num_layers=int(num_layers), idf=self.idf, device=device,
                     batch_size=self.batch_size, lang=lang, rescale_with_baseline=bool(rescale_with_baseline),
-                    baseline_path=baseline_path,
+                    baseline_path=baseline_path, nthreads=0,
                 )
             except (OSError, ValueError) as exc:
                 raise AbductError(

@@ -131,6 +131,7 @@ class JudgeEngine:
         self.fingerprint = fingerprint
         self.judged = 0
         self.parse_failures = 0
+        self.read_by_task = 0  # items whose answers the task reads itself (verdicts=False)
         self.prompts: dict[str, str] = {}
         self.same_verdicts = 0  # a further --judge: items on which its verdict is the first judge's
         self.both_read = 0  # ... of the items whose verdict both read
@@ -179,6 +180,7 @@ class JudgeEngine:
         read = [Verdict(r["equivalent"], str(r["raw"]), tuple(r.get("answers") or (r["raw"],))) for r in records]
         self.judged += len(read)
         self.parse_failures += sum(v.equivalent is None for v in read) if verdicts else 0
+        self.read_by_task += 0 if verdicts else len(read)
         return read
 
     @staticmethod
@@ -197,13 +199,15 @@ class JudgeEngine:
 
     def describe(self, further: bool = False) -> dict[str, Any]:
         """The ``judge`` block of results.json (``further``: a further ``--judge``'s, with
-        ``same_verdicts`` of ``both_read``). ``prompt_sha256`` hashes the one template used
+        ``same_verdicts`` of ``both_read``; ``read_by_task``: the judged items whose answers the
+        task reads, which are neither parse failures nor compared here). ``prompt_sha256`` hashes the one template used
         (several templates: the hash of their hashes, each listed under ``prompts``)."""
         hashes = sorted(set(self.prompts.values()))
         prompt = hashes[0] if len(hashes) == 1 else (_sha256("\n".join(hashes)) if hashes else None)
         block = {"spec": self.spec, "fingerprint": self.fingerprint, "prompt_sha256": prompt,
                  "prompts": dict(sorted(self.prompts.items())), "judged": self.judged,
-                 "parse_failures": self.parse_failures, "model_seconds": self.engine.timer.seconds}
+                 "parse_failures": self.parse_failures, "read_by_task": self.read_by_task,
+                 "model_seconds": self.engine.timer.seconds}
         if further:
             block.update(same_verdicts=self.same_verdicts, both_read=self.both_read)
         return block

@@ -219,10 +219,12 @@ def _judge_block(shards: Sequence[ShardDir]) -> dict[str, Any] | None:
     block = {"spec": blocks[0]["spec"], "fingerprint": blocks[0]["fingerprint"], "prompt_sha256": prompt,
              "prompts": dict(sorted(prompts.items())), "judged": sum(int(b["judged"]) for b in blocks),
              "parse_failures": sum(int(b["parse_failures"]) for b in blocks),
+             "read_by_task": sum(int(b["read_by_task"]) for b in blocks),
              "model_seconds": sum(float(b["model_seconds"]) for b in blocks)}
     if blocks[0].get("others"):  # further --judge specs: each one's counts added up the same way
         block["others"] = [{**other, **{key: sum(b["others"][k][key] for b in blocks) for key in
-                                        ("judged", "parse_failures", "model_seconds", "same_verdicts", "both_read")}}
+                                        ("judged", "parse_failures", "read_by_task", "model_seconds",
+                                         "same_verdicts", "both_read")}}
                            for k, other in enumerate(blocks[0]["others"])]
     return block
 

@@ -30,7 +30,7 @@ has no human preference labels, so none is compared with people.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -71,7 +71,12 @@ QUESTIONS = {"matching": "Which of these captions was written for this New Yorke
 EXPLAIN = "Explain, in two or three sentences, why this caption of the New Yorker cartoon is funny."
 JUDGE_TEMPLATE = ("A New Yorker cartoon has the caption: {question}\nExplanation A: {candidate}\n"
                   "Explanation B: {reference}\nWhich explanation of the joke is better? Answer with A or B only.")
-JUDGE_STAGE = "judge"
+# The same question with the two explanations swapped: with ``judge_order=both`` the judge is
+# asked in both orders, so a judge that favours a position cannot favour the generated text.
+SWAPPED_TEMPLATE = ("A New Yorker cartoon has the caption: {question}\nExplanation A: {reference}\n"
+                    "Explanation B: {candidate}\nWhich explanation of the joke is better? Answer with A or B only.")
+JUDGE_STAGE, SWAPPED_STAGE = "judge", "judge-swapped"
+JudgeOrder = Literal["both", "fixed"]
 
 
 def _with_folds(info: Mapping[str, MetricInfo]) -> dict[str, MetricInfo]:
@@ -204,10 +209,20 @@ class RankingTask(ChoiceTask):
 _LETTER = re.compile(r"^\W*([AB])\b")
 
 
-def preference(raw: str) -> bool | None:
-    """True: the judge names A (the generated explanation), False: B; None: neither, read strictly."""
+def preference(raw: str, swapped: bool = False) -> bool | None:
+    """True: the judge names the generated explanation (A, or B when the order was ``swapped``),
+    False: the reference; None: neither letter, read strictly."""
     match = _LETTER.match(raw.strip())
-    return None if match is None else match.group(1) == "A"
+    return None if match is None else (match.group(1) == "A") != swapped
+
+
+def both_orders(first: bool | None, swapped: bool | None) -> float | None:
+    """One item's preference for the generated explanation from its two orders: 1 or 0 when the
+    verdicts agree, 0.5 when they disagree (the position decided: a tie, as MT-Bench's pairwise
+    judge counts it), None when either answer was unread."""
+    if first is None or swapped is None:
+        return None
+    return float(first) if first == swapped else 0.5
 
 
 class ExplanationTask(_NyccTask):
@@ -216,7 +231,14 @@ class ExplanationTask(_NyccTask):
     kind = "explanation"
     metric_info = _with_folds({"bleu": higher(0.0, 100.0), "rouge_l": higher(0.0, 100.0),
                                "rouge_l_mean": higher(0.0, 100.0), "n": COUNT,
-                               "judge_preference": percent(), "judge_unparsed": COUNT})
+                               "judge_preference": percent(), "judge_unparsed": COUNT,
+                               "judge_order_consistency": percent()})
+
+    def __init__(self, fold: str = "all", input: Input = "pixels", judge_order: JudgeOrder = "both") -> None:
+        super().__init__(fold, input)
+        if judge_order not in ("both", "fixed"):
+            raise AbductError(f"judge_order={judge_order!r}: use both (each item judged in both orders) or fixed")
+        self.judge_order = judge_order
 
     def _request(self, item: NyccItem) -> GenerationRequest:
         return GenerationRequest(item.visual(self.input), f'Caption: "{item.caption}"\n{EXPLAIN}')
@@ -234,15 +256,21 @@ class ExplanationTask(_NyccTask):
         names = [s.name for s in stages]
         captions = {i.id: i.caption for i in examples}
 
-        def judged(done: Mapping[str, Records]) -> Judge:
-            made = [r for name in names for r in done[name]]
-            return Judge([JudgeItem(r.id, r.prediction, tuple(r.references), question=captions[r.id]) for r in made],
-                         JUDGE_TEMPLATE, answers="text")
+        def judged(template: str) -> Callable[[Mapping[str, Records]], Judge]:
+            def items(done: Mapping[str, Records]) -> Judge:
+                made = [r for name in names for r in done[name]]
+                return Judge([JudgeItem(r.id, r.prediction, tuple(r.references), question=captions[r.id])
+                              for r in made], template, answers="text")
+            return items
 
-        return [*stages, Stage(JUDGE_STAGE, after=judged)]
+        judging = [Stage(JUDGE_STAGE, after=judged(JUDGE_TEMPLATE))]
+        if self.judge_order == "both":
+            judging.append(Stage(SWAPPED_STAGE, after=judged(SWAPPED_TEMPLATE)))
+        return [*stages, *judging]
 
     def finish(self, examples: Sequence[NyccItem], records: Mapping[str, Records], run: RunInfo) -> Evaluation:
-        made = {str(r.id): r.prediction for name, done in records.items() if name != JUDGE_STAGE for r in done}
+        made = {str(r.id): r.prediction for name, done in records.items()
+                if name not in (JUDGE_STAGE, SWAPPED_STAGE) for r in done}
         empty = [i.id for i in examples if not made[i.id].strip()]
         if empty:  # the official scorer skips a fold with an empty explanation; here it is said
             raise AbductError(f"{len(empty)} generated explanation(s) are empty (first: {empty[0]}); the official "
@@ -256,14 +284,28 @@ class ExplanationTask(_NyccTask):
                                    "bleu": "sacreBLEU corpus score, defaults (13a, exp smoothing)"}
         units = {}
         if JUDGE_STAGE in records:
-            verdicts = {str(v.id): preference(v.raw) for v in records[JUDGE_STAGE]}
+            first = {str(v.id): preference(v.raw) for v in records[JUDGE_STAGE]}
+            verdicts: dict[str, float | None] = {k: None if v is None else float(v) for k, v in first.items()}
+            details["judge_template"] = JUDGE_TEMPLATE
+            details["judge_order"] = "fixed: the generated explanation is A"
+            if SWAPPED_STAGE in records:
+                swapped = {str(v.id): preference(v.raw, swapped=True) for v in records[SWAPPED_STAGE]}
+                verdicts = {k: both_orders(first[k], swapped.get(k)) for k in first}
+                both_read = [k for k in first if first[k] is not None and swapped.get(k) is not None]
+                if both_read:
+                    metrics["judge_order_consistency"] = 100.0 * sum(first[k] == swapped[k] for k in both_read) / len(both_read)
+                details["judge_swapped_template"] = SWAPPED_TEMPLATE
+                details["judge_order"] = ("both: each item judged with the generated explanation as A, then as B; "
+                                          "an item scores 1 or 0 when the two verdicts agree, 0.5 when they differ")
+                for row in predictions:
+                    row["judge_prefers_generated_swapped"] = swapped.get(row["id"])
             for row in predictions:
-                row["judge_prefers_generated"] = verdicts[row["id"]]
+                row["judge_prefers_generated"] = first[row["id"]]
+                row["judge_preference"] = verdicts[row["id"]]
             read = {k: v for k, v in verdicts.items() if v is not None}
             metrics["judge_preference"] = 100.0 * sum(read.values()) / len(read) if read else 0.0
             metrics["judge_unparsed"] = len(verdicts) - len(read)
             units["judge_preference"] = UnitScores.means("instance", read)
-            details["judge_template"] = JUDGE_TEMPLATE
             if any(getattr(v, "others", None) for v in records[JUDGE_STAGE]):  # several --judge specs
                 from abduct_modelkit.agreement import judge_agreement
 
@@ -284,7 +326,7 @@ def make_ranking(spec: Spec, settings: Settings, *, fold: str = "all", input: In
     return RankingTask(fold, input, answer)
 
 
-def make_explanation(spec: Spec, settings: Settings, *, fold: str = "all",
-                     input: Input = "pixels") -> ExplanationTask:
-    """``nycc-explanation[,fold=all|0..4][,input=pixels|description]``."""
-    return ExplanationTask(fold, input)
+def make_explanation(spec: Spec, settings: Settings, *, fold: str = "all", input: Input = "pixels",
+                     judge_order: JudgeOrder = "both") -> ExplanationTask:
+    """``nycc-explanation[,fold=all|0..4][,input=pixels|description][,judge_order=both|fixed]``."""
+    return ExplanationTask(fold, input, judge_order)
