@@ -15,9 +15,9 @@ least ``LIMIT_FLOOR``; ``--session-limit`` sets one for all) is stopped, its log
 and kept as ``NAME.timed-out.log``, and run once more; stopped twice, it fails. So a hang costs
 minutes and says where it was, instead of running into CI's own limit (a test that runs past
 ``faulthandler_timeout``, set by the noxfile, has dumped every thread's stack into the log by
-then), and the summary names every rerun. The summary gives every session's result and seconds, its slowest tests (pytest's
-``--durations``), and the total against the budget. Exit status: 0 when every session passed,
-1 otherwise, 130 on Ctrl-C (the sessions are stopped).
+then). The summary gives every session's result and seconds, its slowest tests (pytest's
+``--durations``), every rerun, and the total against the budget. Exit status: 0 when every
+session passed, 1 otherwise, 130 on Ctrl-C (the sessions are stopped).
 """
 
 from __future__ import annotations
@@ -180,27 +180,26 @@ class Lanes:
                 if (code := session.process.poll()) is not None:
                     self.finish(session, code)
                 elif time.time() - session.started > session.limit:
-                    self.finish(session, self.kill([session]).get(session.name, 1) or 1, timed_out=True)
+                    self.kill([session])
+                    self.finish(session, 1, timed_out=True)
             time.sleep(0.5)
 
     @staticmethod
-    def kill(sessions: list[Session]) -> dict[str, int]:
+    def kill(sessions: list[Session]) -> None:
         """Stop each session's whole process group (nox, pytest, whatever they started): TERM,
-        then KILL after 20 s; their exit codes."""
+        then KILL after 20 s."""
         for session in sessions:
             if session.process is not None and session.process.poll() is None:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(session.process.pid, signal.SIGTERM)
-        codes = {}
         for session in sessions:
             if session.process is not None:
                 try:
-                    codes[session.name] = session.process.wait(timeout=20)
+                    session.process.wait(timeout=20)
                 except subprocess.TimeoutExpired:
                     with contextlib.suppress(ProcessLookupError):
                         os.killpg(session.process.pid, signal.SIGKILL)
-                    codes[session.name] = session.process.wait()
-        return codes
+                    session.process.wait()
 
     def stop(self) -> None:
         self.kill(self.running)
