@@ -61,7 +61,7 @@ def _engine() -> JudgeEngine:
 
 @pytest.mark.parametrize(("template", "message"), [
     ("{candidate} vs {refs}", "unknown placeholder '{refs}' (known: {boundary}, {candidate}, {question}, {reference}, {references})"),
-    ("{reference} {references} {candidate}", "exactly one of the placeholders {reference}"),
+    ("{reference} {references} {candidate}", "at most one of the placeholders {reference}"),
     ("{references} only", "needs the placeholder '{candidate}'"),
     ("{candidate} {0}", "placeholders are plain names"),
     ("{candidate {references}", "malformed"),
@@ -88,6 +88,22 @@ def test_per_reference_questions_and_duplicate_ids() -> None:
     with pytest.raises(AbductError, match="item 'e' has no reference"):
         engine.judge([JudgeItem("e", "x", ())], template, stage="k")
 
+
+
+def test_a_template_without_references_judges_from_the_question_alone(tmp_path: Path) -> None:
+    """Reference-free judging: one question per item, its references (if any) never shown; an
+    item with none is refused only by a template that shows references."""
+    log = tmp_path / "asked.log"
+    judge = LiteralJudge(0.0, str(log))  # "Yes." only when the candidate is among the numbered references shown
+    engine = JudgeEngine(GenerationEngine(judge, decoding=Decoding(), quiet=True), "literal-judge", judge.fingerprint)
+    items = [JudgeItem("a", "rain", (), question="What falls?"), JudgeItem("b", "secret", ("secret",), question="Q2")]
+    read = engine.judge(items, "Question: {question}\nCandidate: {candidate}\n[{boundary}]", stage="free")
+    assert [v.equivalent for v in read] == [False, False]  # b's reference was not shown, or it would be yes
+    assert log.read_text().splitlines() == ["Question: What falls?", "Question: Q2"]
+    shown = engine.judge(items[1:], "Candidate: {candidate}\n{references}", stage="with")
+    assert [v.equivalent for v in shown] == [True]
+    with pytest.raises(AbductError, match="item 'a' has no reference to judge against"):
+        engine.judge(items, "Candidate: {candidate}\n{references}", stage="with2")
 
 
 def test_text_answers_are_returned_per_prompt_and_never_count_as_parse_failures() -> None:

@@ -157,5 +157,6 @@ def test_open_judged_reference_based_and_free(corpus: Path, tmp_path: Path) -> N
     assert free["metrics"]["judge_correct"] == 0.0  # no ground truth shown: the literal judge says no
     for prompt, riddle in zip(FenceJudge.prompts, riddles):
         assert "[ground-truth answer" not in prompt and riddle.answer not in prompt.split("[candidate answer")[0]
+        assert riddle.question in prompt.split("[question ")[1].split("[end ")[0]  # the question, in its own block
     hint = evaluate(corpus, tmp_path / "att", "visualriddles-open,setup=attribution", "knows", judge="fence-judge")
     assert hint["metrics"]["answers"] == 18 and hint["details"]["riddles_without_attribution"] == 3

@@ -6,7 +6,9 @@ task's prompt template, and read a strict verdict from its answer:
 
 - the template fills ``{candidate}``, ``{question}`` and either ``{references}`` (all
   references, numbered, one question per item) or ``{reference}`` (one question per
-  reference); the verdict is "equivalent to any reference";
+  reference); the verdict is "equivalent to any reference". A template with neither judges
+  without references (Visual Riddles' reference-free setting): one question per item, whose
+  references, if any, are not shown;
 - ``{boundary}``, when the template uses it, is this request's code (``boundary``): 16 hex
   digits derived from the request's texts (so a cached judgment is found again), which none of
   them contains. A template fences the judged texts between lines ``[NAME {boundary}]`` and
@@ -150,14 +152,16 @@ class JudgeEngine:
         where = f"the judging prompt of '{stage}'"
         names = check_template(template, FIELDS, where, required=("candidate",))
         per_reference = "reference" in names
-        if per_reference == ("references" in names):
-            raise AbductError(f"{where} needs exactly one of the placeholders {{reference}} (one question per "
-                              "reference) and {references} (all references in one question)")
+        if per_reference and "references" in names:
+            raise AbductError(f"{where} takes at most one of the placeholders {{reference}} (one question per "
+                              "reference) and {references} (all references in one question); with neither, the "
+                              "judge is shown no reference")
+        shows_references = per_reference or "references" in names
         seen: set[str] = set()
         for item in items:
             if item.id in seen:
                 raise AbductError(f"{where}: item id '{item.id}' is given twice")
-            if not item.references:
+            if shows_references and not item.references:
                 raise AbductError(f"{where}: item '{item.id}' has no reference to judge against")
             seen.add(item.id)
         self.prompts[stage] = _sha256(template)

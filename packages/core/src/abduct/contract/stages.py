@@ -203,8 +203,10 @@ class Generate:
 class Judge:
     """Ask the ``--judge`` model whether each candidate is equivalent to a reference;
     ``template`` is the judge's prompt with ``{candidate}``, ``{references}`` (or ``{reference}``:
-    one prompt per reference), ``{question}``. ``answers="text"``: the judge answers in its own
-    terms (a rating), which the task reads; no yes/no verdict is parsed or counted."""
+    one prompt per reference), ``{question}``; with neither references placeholder, the judge
+    answers from the question and candidate alone (reference-free). ``answers="text"``: the judge
+    answers in its own terms (a rating), which the task reads; no yes/no verdict is parsed or
+    counted."""
 
     items: Sequence[JudgeItem]
     template: str

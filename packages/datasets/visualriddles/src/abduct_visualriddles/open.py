@@ -12,10 +12,8 @@ answers (their own included): the chance row.
 **Judging** (stage ``judge``, the core's judge with ``--judge SPEC``), in the paper's two
 automatic settings: ``reference=based`` (default; the paper's best auto-rater setting) gives
 the judge the question, the ground-truth answer and the candidate; ``reference=free`` the
-question and the candidate only. The core's judge compares a candidate with references, so in
-the reference-free setting the one text it is handed beside the candidate is the question
-(``JUDGE_FREE`` shows it as the question; no answer is given). The judge sees the image when it
-takes images. The templates are abduct's (the official judge prompt is not published); both
+question and the candidate only (``JUDGE_FREE`` has no references placeholder, so the core's
+judge shows no answer). The judge sees the image when it takes images. The templates are abduct's (the official judge prompt is not published); both
 ask for a final ``Verdict: yes|no`` line, read by the core (unread: ``judge_parse_failures``).
 
 **Figures**: ``judge_correct`` = 100 x yes / parsed verdicts; ``judge_parse_failures``;
@@ -62,7 +60,7 @@ JUDGE_BASED = ("A visual riddle asks a question about an image that needs a visu
                "[candidate answer {boundary}]\n{candidate}\n[end {boundary}]\n"
                "The ground-truth answer is the full, correct answer: use it. " + _ASK)
 JUDGE_FREE = ("A visual riddle asks a question about an image that needs a visual clue and world knowledge. " + _RULE
-              + "[question {boundary}]\n{references}\n[end {boundary}]\n"
+              + "[question {boundary}]\n{question}\n[end {boundary}]\n"
               "[candidate answer {boundary}]\n{candidate}\n[end {boundary}]\n" + _ASK)
 NO_JUDGE = (f"{TASK} is scored by a judge model: pass --judge SPEC (e.g. --judge openai:MODEL,base_url=URL or "
             "--judge vlm:DIR)")
@@ -108,8 +106,7 @@ class OpenTask:
             judged = []
             for made in done["answer"]:
                 r = by_id[str(made.id)]
-                shown = (r.answer,) if self.reference == "based" else (r.question,)
-                judged.append(JudgeItem(r.id, made.prediction, shown, r.visual(True), r.question))
+                judged.append(JudgeItem(r.id, made.prediction, (r.answer,), r.visual(True), r.question))
             return Judge(judged, template)
 
         return [Stage("answer", Generate(items, pool, per_unit=32)), Stage("judge", after=verdicts)]
