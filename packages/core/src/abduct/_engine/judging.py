@@ -204,8 +204,9 @@ class JudgeEngine:
     def describe(self, further: bool = False) -> dict[str, Any]:
         """The ``judge`` block of results.json (``further``: a further ``--judge``'s, with
         ``same_verdicts`` of ``both_read``; ``read_by_task``: the judged items whose answers the
-        task reads, which are neither parse failures nor compared here). ``prompt_sha256`` hashes the one template used
-        (several templates: the hash of their hashes, each listed under ``prompts``)."""
+        task reads, which are neither parse failures nor compared here). ``prompt_sha256``
+        hashes the one template used (several templates: the hash of their hashes, each listed
+        under ``prompts``)."""
         hashes = sorted(set(self.prompts.values()))
         prompt = hashes[0] if len(hashes) == 1 else (_sha256("\n".join(hashes)) if hashes else None)
         block = {"spec": self.spec, "fingerprint": self.fingerprint, "prompt_sha256": prompt,

@@ -18,13 +18,16 @@ on ``--split leaderboard``.
 **Explanation.** The model is asked to explain the joke of the cartoon and its winning caption;
 ``bleu`` and ``rouge_l`` as the official scorer computes them (``text.py``). A generator that
 retrieves (``random``, ``retrieve:...``) picks from the reference explanations of the *other*
-folds. With ``--judge SPEC`` the judge compares the generated explanation (shown as ``A``) with
-the reference (``B``) and names the better one: ``judge_preference`` is the share of items where
-it prefers the generated one (the paper's human head-to-head, asked of a model). With two
-``--judge`` specs or more, ``details.judge_agreement`` (``abduct_modelkit.agreement``) holds each
-judge's preference (its ``score``), their Krippendorff's α on the A/B verdicts, and each further
-judge against the first: Cohen's κ and the paired difference of their preferences; the release
-has no human preference labels, so none is compared with people.
+folds. With ``--judge SPEC`` the judge compares the generated explanation with the reference and
+names the better one (the paper's human head-to-head, asked of a model), in both orders
+(``judge_order=both``, the default: generated as ``A``, then as ``B``; agreeing answers score 1
+or 0, differing ones 0.5) or once (``judge_order=fixed``, generated as ``A``):
+``judge_preference`` is the mean ×100, ``judge_order_consistency`` the share of items whose two
+answers agree. With two ``--judge`` specs or more, ``details.judge_agreement``
+(``abduct_modelkit.agreement``) holds, on the first order's answers, each judge's preference (its
+``score``), their Krippendorff's α on the A/B verdicts, and each further judge against the first:
+Cohen's κ and the paired difference of their preferences; the release has no human preference
+labels, so none is compared with people.
 """
 
 from __future__ import annotations
@@ -290,15 +293,16 @@ class ExplanationTask(_NyccTask):
             details["judge_order"] = "fixed: the generated explanation is A"
             if SWAPPED_STAGE in records:
                 swapped = {str(v.id): preference(v.raw, swapped=True) for v in records[SWAPPED_STAGE]}
-                verdicts = {k: both_orders(first[k], swapped.get(k)) for k in first}
-                both_read = [k for k in first if first[k] is not None and swapped.get(k) is not None]
+                verdicts = {k: both_orders(first[k], swapped[k]) for k in first}  # the same items, swapped
+                both_read = [k for k in first if first[k] is not None and swapped[k] is not None]
                 if both_read:
-                    metrics["judge_order_consistency"] = 100.0 * sum(first[k] == swapped[k] for k in both_read) / len(both_read)
+                    agree = sum(first[k] == swapped[k] for k in both_read)
+                    metrics["judge_order_consistency"] = 100.0 * agree / len(both_read)
                 details["judge_swapped_template"] = SWAPPED_TEMPLATE
                 details["judge_order"] = ("both: each item judged with the generated explanation as A, then as B; "
                                           "an item scores 1 or 0 when the two verdicts agree, 0.5 when they differ")
                 for row in predictions:
-                    row["judge_prefers_generated_swapped"] = swapped.get(row["id"])
+                    row["judge_prefers_generated_swapped"] = swapped[row["id"]]
             for row in predictions:
                 row["judge_prefers_generated"] = first[row["id"]]
                 row["judge_preference"] = verdicts[row["id"]]
